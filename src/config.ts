@@ -1,0 +1,108 @@
+/** Configuration from environment variables (SPEC §1). Parsing is pure: a bad value throws a ConfigError naming it. */
+
+export interface Config {
+  port: number;
+  host: string;
+  dataDir: string;
+  databaseUrl: string | null;
+  adminApiKey: string | null;
+  /** The 32-byte key that seals signing secrets; null means "generated in DATA_DIR". */
+  secretKey: Buffer | null;
+  /** null means http://HOST:PORT, known only once the port is bound. */
+  publicUrl: string | null;
+  retrySchedule: number[];
+  deliveryTimeoutMs: number;
+  maxRetryAfterS: number;
+  allowPrivateDestinations: boolean;
+  retentionDays: number;
+  logLevel: string;
+}
+
+export class ConfigError extends Error {}
+
+const LOG_LEVELS = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'];
+
+type Env = Record<string, string | undefined>;
+
+export function loadConfig(env: Env): Config {
+  const get = (name: string): string | undefined => {
+    const value = env[name]?.trim();
+    return value === '' ? undefined : value;
+  };
+  const integer = (name: string, fallback: number, min: number, max = Number.MAX_SAFE_INTEGER): number => {
+    const raw = get(name);
+    if (raw === undefined) return fallback;
+    if (!/^\d+$/.test(raw) || Number(raw) < min || Number(raw) > max) {
+      throw new ConfigError(`${name}: must be an integer from ${min} to ${max}, got "${raw}"`);
+    }
+    return Number(raw);
+  };
+
+  return {
+    port: integer('PORT', 8080, 0, 65535),
+    host: get('HOST') ?? '127.0.0.1',
+    dataDir: get('DATA_DIR') ?? './data',
+    databaseUrl: databaseUrl(get('DATABASE_URL')),
+    adminApiKey: adminKey(get('ADMIN_API_KEY')),
+    secretKey: secretKey(get('SECRET_KEY')),
+    publicUrl: publicUrl(get('PUBLIC_URL')),
+    retrySchedule: retrySchedule(get('RETRY_SCHEDULE')),
+    deliveryTimeoutMs: integer('DELIVERY_TIMEOUT_MS', 8000, 1, 600_000),
+    maxRetryAfterS: integer('MAX_RETRY_AFTER_S', 3600, 0, 86_400),
+    allowPrivateDestinations: boolean('ALLOW_PRIVATE_DESTINATIONS', get('ALLOW_PRIVATE_DESTINATIONS')),
+    retentionDays: integer('RETENTION_DAYS', 14, 1, 36_500),
+    logLevel: logLevel(get('LOG_LEVEL')),
+  };
+}
+
+function databaseUrl(raw: string | undefined): string | null {
+  if (raw === undefined) return null;
+  if (!/^postgres(ql)?:\/\//.test(raw)) throw new ConfigError('DATABASE_URL: must be a postgres:// URL');
+  return raw;
+}
+
+function adminKey(raw: string | undefined): string | null {
+  if (raw === undefined) return null;
+  if (raw.length < 16) throw new ConfigError('ADMIN_API_KEY: must be at least 16 characters');
+  return raw;
+}
+
+function secretKey(raw: string | undefined): Buffer | null {
+  if (raw === undefined) return null;
+  const key = /^[0-9a-f]{64}$/i.test(raw) ? Buffer.from(raw, 'hex') : Buffer.from(raw, 'base64');
+  if (key.length !== 32) throw new ConfigError('SECRET_KEY: must be 32 bytes, as 64 hex digits or base64');
+  return key;
+}
+
+function publicUrl(raw: string | undefined): string | null {
+  if (raw === undefined) return null;
+  if (!URL.canParse(raw) || !/^https?:$/.test(new URL(raw).protocol)) {
+    throw new ConfigError('PUBLIC_URL: must be an absolute http or https URL');
+  }
+  return raw.replace(/\/+$/, '');
+}
+
+function retrySchedule(raw: string | undefined): number[] {
+  if (raw === undefined) return [5, 10, 20, 40, 80];
+  const parts = raw.split(',').map((p) => p.trim());
+  // Fractions are allowed so that tests can run the schedule quickly.
+  if (!parts.every((p) => /^\d+(\.\d+)?$/.test(p))) {
+    throw new ConfigError(
+      `RETRY_SCHEDULE: must be comma-separated seconds such as "5,10,20,40,80", got "${raw}"`,
+    );
+  }
+  return parts.map(Number);
+}
+
+function boolean(name: string, raw: string | undefined): boolean {
+  if (raw === undefined) return false;
+  if (/^(true|1|yes)$/i.test(raw)) return true;
+  if (/^(false|0|no)$/i.test(raw)) return false;
+  throw new ConfigError(`${name}: must be true or false, got "${raw}"`);
+}
+
+function logLevel(raw: string | undefined): string {
+  if (raw === undefined) return 'info';
+  if (!LOG_LEVELS.includes(raw)) throw new ConfigError(`LOG_LEVEL: must be one of ${LOG_LEVELS.join(', ')}`);
+  return raw;
+}

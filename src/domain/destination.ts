@@ -1,0 +1,201 @@
+/**
+ * SSRF guard for webhook destinations: which URLs Herald may be told to send to.
+ * Checked once at save time (checkDestination) and again at every connection (guardedLookup),
+ * because DNS answers can change between the two.
+ */
+
+import { lookup as dnsLookup, type LookupAddress, type LookupOptions } from 'node:dns';
+import { lookup as dnsLookupAsync } from 'node:dns/promises';
+import { BlockList, isIP } from 'node:net';
+import { domainToASCII } from 'node:url';
+
+export type DestinationProblem = {
+  field: 'destination_url';
+  code: 'invalid_request' | 'destination_not_allowed';
+  message: string;
+};
+export type Lookup = (hostname: string) => Promise<string[]>;
+export interface DestinationPolicy {
+  allowPrivate: boolean;
+  lookup?: Lookup;
+}
+
+const MAX_LENGTH = 2048;
+
+// Two lists on purpose: a BlockList matches IPv4 addresses against IPv6 rules via ::ffff:a.b.c.d,
+// so ::/8 in a shared list would refuse every IPv4 address.
+const blockedV4 = new BlockList();
+for (const [net, prefix] of [
+  ['0.0.0.0', 8],
+  ['10.0.0.0', 8],
+  ['100.64.0.0', 10],
+  ['127.0.0.0', 8],
+  ['169.254.0.0', 16],
+  ['172.16.0.0', 12],
+  ['192.0.0.0', 24],
+  ['192.168.0.0', 16],
+  ['198.18.0.0', 15],
+  ['224.0.0.0', 4],
+  ['240.0.0.0', 4], // also covers 255.255.255.255
+] as const) {
+  blockedV4.addSubnet(net, prefix, 'ipv4');
+}
+const blockedV6 = new BlockList();
+for (const [net, prefix] of [
+  ['::', 8], // includes ::/128, ::1 and IPv4-compatible ::a.b.c.d
+  ['fc00::', 7],
+  ['fe80::', 10],
+  ['ff00::', 8],
+] as const) {
+  blockedV6.addSubnet(net, prefix, 'ipv6');
+}
+
+const problem = (code: DestinationProblem['code'], message: string): DestinationProblem => ({
+  field: 'destination_url',
+  code,
+  message: `destination_url: ${message}`,
+});
+
+/** Syntax rules only (absolute http/https, ≤2048 chars, no userinfo). Returns null when fine. */
+export function checkDestinationSyntax(raw: unknown): DestinationProblem | null {
+  if (typeof raw !== 'string') return problem('invalid_request', 'must be a string');
+  if (raw.length > MAX_LENGTH) return problem('invalid_request', `at most ${MAX_LENGTH} characters`);
+  // Demand a literal "scheme://": WHATWG would also accept `http:host` or `http:\\host`.
+  const match = /^https?:\/\/([^/\\?#]*)/i.exec(raw);
+  if (!match || !URL.canParse(raw)) {
+    return problem('invalid_request', 'must be an absolute http or https URL');
+  }
+  // Any '@' in the authority is userinfo, even an empty one (`http://@host/`) that URL drops silently.
+  const url = new URL(raw);
+  if (match[1].includes('@') || url.username || url.password) {
+    return problem('invalid_request', 'must not contain user information');
+  }
+  return null;
+}
+
+/** IPv6 text (already validated by isIP, no zone) to its eight 16-bit groups. */
+function hextets(ip: string): number[] {
+  const groups = (s: string): number[] =>
+    s === ''
+      ? []
+      : s.split(':').flatMap((g) => {
+          if (!g.includes('.')) return [Number.parseInt(g, 16)];
+          const [a, b, c, d] = g.split('.').map(Number);
+          return [(a << 8) | b, (c << 8) | d];
+        });
+  const gap = ip.indexOf('::');
+  if (gap === -1) return groups(ip);
+  const head = groups(ip.slice(0, gap));
+  const tail = groups(ip.slice(gap + 2));
+  return [...head, ...new Array(8 - head.length - tail.length).fill(0), ...tail];
+}
+
+/** True when an IP literal (v4 or v6, any canonical form, no brackets) is globally reachable. */
+export function isPublicAddress(ip: string): boolean {
+  const family = isIP(ip);
+  if (family === 4) return !blockedV4.check(ip, 'ipv4');
+  if (family !== 6) return false; // not an IP literal: fail closed
+  const bare = ip.split('%')[0]; // a zone id does not change where the address points
+  const h = hextets(bare);
+  const zeros = (from: number, to: number) => h.slice(from, to).every((x) => x === 0);
+  // IPv4-mapped (::ffff:0:0/96) and NAT64 (64:ff9b::/96) reach the IPv4 address they carry.
+  if ((zeros(0, 5) && h[5] === 0xffff) || (h[0] === 0x64 && h[1] === 0xff9b && zeros(2, 6))) {
+    return isPublicAddress(`${h[6] >> 8}.${h[6] & 255}.${h[7] >> 8}.${h[7] & 255}`);
+  }
+  return !blockedV6.check(bare, 'ipv6');
+}
+
+/**
+ * One canonical spelling of a host: no brackets, lowercase, IDNA full stops and IPv4 short/hex/octal
+ * forms folded (domainToASCII runs the WHATWG host parser), trailing dots dropped.
+ */
+function normaliseHost(host: string): string {
+  const inner = host.startsWith('[') && host.endsWith(']') ? host.slice(1, -1) : host;
+  if (isIP(inner)) return inner;
+  return (domainToASCII(inner) || inner.toLowerCase()).replace(/\.+$/, '');
+}
+
+const isLocalhostName = (host: string) => host === 'localhost' || host.endsWith('.localhost');
+
+/** Full check at save time: syntax, then host literal / localhost names / resolved addresses. Null when allowed. */
+export async function checkDestination(
+  raw: unknown,
+  policy: DestinationPolicy,
+): Promise<DestinationProblem | null> {
+  const syntax = checkDestinationSyntax(raw);
+  if (syntax) return syntax;
+  const host = normaliseHost(new URL(raw as string).hostname);
+  // localhost names are refused even when private destinations are allowed.
+  if (isLocalhostName(host)) return problem('destination_not_allowed', `${host} is not allowed`);
+  if (policy.allowPrivate) return null;
+  if (isIP(host)) {
+    return isPublicAddress(host)
+      ? null
+      : problem('destination_not_allowed', `${host} is not a globally reachable address`);
+  }
+  const lookup = policy.lookup ?? defaultLookup;
+  let addresses: string[];
+  try {
+    addresses = await lookup(host);
+  } catch {
+    // Unresolvable now is accepted: guardedLookup judges the answer at every connection.
+    return null;
+  }
+  const bad = addresses.find((a) => !isPublicAddress(a));
+  return bad === undefined
+    ? null
+    : problem(
+        'destination_not_allowed',
+        `${host} resolves to ${bad}, which is not a globally reachable address`,
+      );
+}
+
+async function defaultLookup(hostname: string): Promise<string[]> {
+  const found = await dnsLookupAsync(hostname, { all: true, order: 'verbatim' });
+  return found.map((a) => a.address);
+}
+
+function notAllowed(message: string): Error {
+  return Object.assign(new Error(`destination_url: ${message}`), { code: 'destination_not_allowed' });
+}
+
+/**
+ * A lookup function with the signature of net/dns `lookup(hostname, options, callback)` that resolves like dns.lookup
+ * but fails with an Error whose `code` is 'destination_not_allowed' when any resolved address is not public.
+ * Meant for undici Agent `connect: { lookup }`; honours `options.all` and the single-address form.
+ */
+// biome-ignore lint/suspicious/noExplicitAny: mirrors the callback type of dns.lookup, which varies with options.all
+export function guardedLookup(hostname: string, options: object, callback: (...args: any[]) => void): void {
+  // Tolerate the two-argument form lookup(hostname, callback) and the legacy numeric family.
+  if (typeof options === 'function') [options, callback] = [{}, options as typeof callback];
+  const opts: LookupOptions = typeof options === 'number' ? { family: options } : { ...options };
+  const host = normaliseHost(hostname);
+  const answer = (addresses: LookupAddress[]) => {
+    const bad = addresses.find((a) => !isPublicAddress(a.address));
+    if (bad) {
+      callback(notAllowed(`${host} resolves to ${bad.address}, which is not a globally reachable address`));
+    } else if (addresses.length === 0) {
+      callback(
+        Object.assign(new Error(`getaddrinfo ENOTFOUND ${host}`), { code: 'ENOTFOUND', hostname: host }),
+      );
+    } else if (opts.all) {
+      callback(null, addresses);
+    } else {
+      callback(null, addresses[0].address, addresses[0].family);
+    }
+  };
+  if (isLocalhostName(host)) {
+    process.nextTick(callback, notAllowed(`${host} is not allowed`));
+    return;
+  }
+  const family = isIP(host);
+  if (family) {
+    // IP literals need no DNS; answer asynchronously like dns.lookup does.
+    process.nextTick(answer, [{ address: host, family }]);
+    return;
+  }
+  dnsLookup(host, { order: 'verbatim', ...opts, all: true }, (err, addresses) => {
+    if (err) callback(err);
+    else answer(addresses);
+  });
+}

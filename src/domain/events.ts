@@ -1,0 +1,321 @@
+/**
+ * The event catalog and the payload rules per kind (seed 2.3–2.5 and 6, SPEC §7). Pure: no I/O.
+ * Only the fields the seed and the SPEC name are checked; every other field passes through unchanged.
+ */
+import type { FieldError } from './types.ts';
+
+/** SPEC §7's catalog, in its order (the seed's kinds first, then the further ones the SPEC names). */
+// biome-ignore format: one family of kinds per line reads better than one kind per line
+export const EVENT_KINDS: readonly string[] = Object.freeze([
+  'session.status',
+  'message', 'message.any', 'message.ack', 'message.reaction', 'message.edited', 'message.revoked', 'message.unknown',
+  'group.join', 'group.leave', 'group.update', 'group.participants',
+  'call.received', 'call.accepted', 'call.rejected',
+  'label.upsert', 'label.deleted', 'label.chat.added', 'label.chat.deleted',
+  'poll.vote', 'poll.vote.failed',
+  'presence.update',
+]);
+
+/** A frozen list, so no importer can change a catalog at run time. */
+const list = (...items: string[]): readonly string[] => Object.freeze(items);
+
+export const SESSION_STATUSES = list('STOPPED', 'STARTING', 'SCAN_QR_CODE', 'WORKING', 'FAILED');
+
+export const ACK_NAMES: Record<number, string> = Object.freeze({
+  [-1]: 'ERROR',
+  0: 'PENDING',
+  1: 'SERVER',
+  2: 'DEVICE',
+  3: 'READ',
+  4: 'PLAYED',
+});
+
+export const MEDIA_STATUSES = list('ready', 'too_large', 'failed', 'outgoing', 'unavailable');
+
+/** The chat identifier of status/story messages (seed 2.1, ignore_status). */
+const STATUS_CHAT = 'status@broadcast';
+const ACK_VALUES = [-1, 0, 1, 2, 3, 4];
+const UNKNOWN_ERROR_CODES = ['TIMEOUT', 'WORKER_DIED'];
+const KIND_SET = new Set(EVENT_KINDS);
+
+export function isEventKind(k: string): boolean {
+  return KIND_SET.has(k);
+}
+
+type Obj = Record<string, unknown>;
+/** Returns the rule a value breaks, or null when it is fine. */
+type Check = (v: unknown) => string | null;
+/** A named field: its check, or a nested shape; optional fields may be absent or null. */
+interface Field {
+  check?: Check;
+  shape?: Shape;
+  optional?: boolean;
+}
+type Shape = Record<string, Field>;
+
+const isObj = (v: unknown): v is Obj => typeof v === 'object' && v !== null && !Array.isArray(v);
+const present = (v: unknown): boolean => v !== undefined && v !== null;
+
+const str: Check = (v) => (typeof v === 'string' ? null : 'must be a string');
+const nonEmpty: Check = (v) => (typeof v === 'string' && v !== '' ? null : 'must be a non-empty string');
+const bool: Check = (v) => (typeof v === 'boolean' ? null : 'must be a boolean');
+const digits: Check = (v) => str(v) ?? (/^\d+$/.test(v as string) ? null : 'must contain digits only');
+const prefixed =
+  (p: string): Check =>
+  (v) =>
+    typeof v === 'string' && v.startsWith(p) && v.length > p.length
+      ? null
+      : `must be a string starting with "${p}"`;
+const oneOf =
+  (values: readonly unknown[]): Check =>
+  (v) =>
+    values.includes(v) ? null : `must be one of ${values.join(', ')}`;
+const httpUrl: Check = (v) =>
+  typeof v === 'string' && /^https?:\/\//i.test(v) && URL.canParse(v)
+    ? null
+    : 'must be an absolute http(s) URL';
+
+const ISO_UTC = /^(\d{4})-(\d{2})-(\d{2})T(\d{2}):(\d{2}):(\d{2})(\.\d{1,9})?Z$/;
+/** ISO 8601 in UTC ("Z"), with a real calendar date: a regex alone would pass 2026-02-30. */
+const isoUtc: Check = (v) => {
+  const rule = 'must be an ISO 8601 UTC time such as 2026-11-21T10:00:00Z';
+  const m = typeof v === 'string' ? ISO_UTC.exec(v) : null;
+  if (!m) return rule;
+  const [y, mo, d, h, mi, s] = m.slice(1, 7).map(Number);
+  const t = new Date(Date.UTC(y, mo - 1, d, h, mi, s));
+  const real = t.getUTCFullYear() === y && t.getUTCMonth() === mo - 1 && t.getUTCDate() === d;
+  return real && h < 24 && mi < 60 && s < 60 ? null : rule;
+};
+
+function checkShape(obj: Obj, shape: Shape, path: string, errors: FieldError[]): void {
+  for (const [name, field] of Object.entries(shape)) {
+    const v = obj[name];
+    const at = path + name;
+    if (!present(v)) {
+      if (!field.optional) errors.push({ field: at, message: 'is required' });
+      continue;
+    }
+    if (field.shape) {
+      if (isObj(v)) checkShape(v, field.shape, `${at}.`, errors);
+      else errors.push({ field: at, message: 'must be an object' });
+      continue;
+    }
+    const rule = field.check?.(v);
+    if (rule) errors.push({ field: at, message: rule });
+  }
+}
+
+const id: Field = { check: nonEmpty };
+const chat: Field = { check: nonEmpty };
+
+const MESSAGE: Shape = {
+  id,
+  from: chat,
+  from_phone: { check: digits },
+  fromMe: { check: bool },
+  body: { check: str },
+  hasMedia: { check: bool },
+};
+
+const MEDIA: Shape = {
+  status: { check: oneOf(MEDIA_STATUSES), optional: true },
+  mimetype: { check: nonEmpty, optional: true },
+  media_id: { check: prefixed('med_'), optional: true },
+  url: { check: httpUrl, optional: true },
+  expires_at: { check: isoUtc, optional: true },
+};
+
+const SHAPES: Record<string, Shape> = {
+  'session.status': { status: { check: oneOf(SESSION_STATUSES) }, phone: { check: digits, optional: true } },
+  message: MESSAGE,
+  'message.any': MESSAGE,
+  'message.ack': {
+    id,
+    from: chat,
+    to: chat,
+    ack: { check: oneOf(ACK_VALUES) },
+    ackName: { check: oneOf(ACK_VALUES.map((a) => ACK_NAMES[a])) },
+  },
+  'message.reaction': {
+    id,
+    from: chat,
+    to: chat,
+    // Empty text is how a reaction is removed, so only its type is checked.
+    reaction: { shape: { text: { check: str }, messageId: id } },
+  },
+  'message.edited': { id, from: chat, to: chat, body: { check: str }, editedMessageId: id },
+  'message.revoked': { id: { check: nonEmpty, optional: true }, from: chat, to: chat, revokedMessageId: id },
+  'message.unknown': {
+    message_id: { check: prefixed('msg_') },
+    client_reference: { check: str },
+    to: { check: digits },
+    type: { check: nonEmpty },
+    error_code: { check: oneOf(UNKNOWN_ERROR_CODES) },
+  },
+};
+
+/** Seed 2.5 + SPEC §7: engine-stored media (with url), an uploaded-file reference (only media_id), or no file. */
+function checkMedia(media: unknown, fromMe: unknown, path: string, errors: FieldError[]): void {
+  if (!isObj(media)) {
+    errors.push({ field: path, message: 'must be an object' });
+    return;
+  }
+  const before = errors.length;
+  checkShape(media, MEDIA, `${path}.`, errors);
+  const { status, url } = media;
+  const onlyReference =
+    present(media.media_id) && !present(url) && !present(media.mimetype) && !present(media.expires_at);
+  if (!present(status) && !onlyReference) {
+    errors.push({
+      field: `${path}.status`,
+      message: 'is required unless the media is only a media_id reference',
+    });
+  }
+  if (errors.length > before) return; // the cross-field rules below assume well-typed fields
+  if (present(url)) {
+    if (present(status) && status !== 'ready') {
+      errors.push({ field: `${path}.url`, message: `must be absent when status is ${status}` });
+    }
+    for (const name of ['mimetype', 'media_id', 'expires_at']) {
+      if (!present(media[name])) {
+        errors.push({ field: `${path}.${name}`, message: 'is required when url is given' });
+      }
+    }
+  } else if (status === 'ready') {
+    // "ready" means the receiver downloads it from url (seed 2.5); without one it cannot.
+    errors.push({ field: `${path}.url`, message: 'is required when status is ready' });
+  }
+  if (status === 'outgoing' && fromMe === false) {
+    errors.push({
+      field: `${path}.status`,
+      message: 'outgoing is only for messages the session sent (fromMe true)',
+    });
+  }
+}
+
+function checkMessage(kind: string, p: Obj, path: string, errors: FieldError[]): void {
+  if (kind === 'message' && p.fromMe === true) {
+    errors.push({
+      field: `${path}fromMe`,
+      message: 'message is an incoming message from others; publish an outgoing one as message.any only',
+    });
+  }
+  const hasMedia = present(p.media);
+  if (p.hasMedia === true && !hasMedia) {
+    errors.push({ field: `${path}media`, message: 'must be present when hasMedia is true' });
+  } else if (p.hasMedia === false && hasMedia) {
+    errors.push({ field: `${path}media`, message: 'must be absent when hasMedia is false' });
+  } else if (hasMedia) {
+    checkMedia(p.media, p.fromMe, `${path}media`, errors);
+  }
+}
+
+/**
+ * Validates one published event's payload for its kind. `prefix` is prepended to field names, e.g.
+ * 'events[3].' in a batch, so fields read 'events[3].payload.from'. Returns [] when valid.
+ */
+export function validatePayload(kind: string, payload: unknown, prefix = ''): FieldError[] {
+  if (!isEventKind(kind)) return [{ field: `${prefix}event`, message: `unknown event kind "${kind}"` }];
+  if (!isObj(payload)) return [{ field: `${prefix}payload`, message: 'must be a JSON object' }];
+  const errors: FieldError[] = [];
+  const path = `${prefix}payload.`;
+  const shape = SHAPES[kind];
+  if (shape) checkShape(payload, shape, path, errors);
+  if (kind === 'message' || kind === 'message.any') checkMessage(kind, payload, path, errors);
+  if (kind === 'message.ack' && ACK_VALUES.includes(payload.ack as number)) {
+    const name = ACK_NAMES[payload.ack as number];
+    // Only a known name can disagree with ack; an unknown one is already reported above.
+    if (Object.values(ACK_NAMES).includes(payload.ackName as string) && payload.ackName !== name) {
+      errors.push({ field: `${path}ackName`, message: `must be "${name}" for ack ${payload.ack}` });
+    }
+  }
+  return errors;
+}
+
+/** True when the event concerns a status/story: payload from, to or chat_id equals 'status@broadcast'. */
+export function concernsStatus(payload: Record<string, unknown>): boolean {
+  return payload.from === STATUS_CHAT || payload.to === STATUS_CHAT || payload.chat_id === STATUS_CHAT;
+}
+
+const ME = '15550001111@c.us';
+const PEER = '15557654321@c.us';
+const GROUP = { id: '120363041234567890@g.us', subject: 'Order support' };
+const IN_ID = 'false_15557654321@c.us_3EB0C767D26A1D8F4A2B'; // an incoming message
+const OUT_ID = 'true_15557654321@c.us_3EB0A1B2C3D4E5F60718'; // a message the session sent
+const CALL = { id: 'CALL_9F3A1B2C', from: PEER, timestamp: 1763719300, isVideo: false, isGroup: false };
+const LABEL = { id: '3', name: 'Paid', color: 2, colorHex: '#64c4ff' };
+const POLL = { id: 'true_15557654321@c.us_3EB0C0C0C0C012345678', to: PEER, fromMe: true };
+const VOTE = { id: 'false_15557654321@c.us_3EB0B0B0B0B012345678', from: PEER };
+
+/** One realistic payload per kind; kept as data so the samples are easy to read and to compare with the rules. */
+const SAMPLES: Record<string, Obj> = {
+  'session.status': { status: 'WORKING', phone: '15550001111' },
+  message: {
+    id: IN_ID,
+    timestamp: 1763719200,
+    from: PEER,
+    from_phone: '15557654321',
+    fromMe: false,
+    to: ME,
+    body: 'Hi! Is my order on its way?',
+    hasMedia: false,
+  },
+  // Shows media too: the session's own media has no stored copy (seed 2.5 "outgoing").
+  'message.any': {
+    id: OUT_ID,
+    timestamp: 1763719260,
+    from: ME,
+    from_phone: '15550001111',
+    fromMe: true,
+    to: PEER,
+    body: 'Yes, here is the tracking label.',
+    hasMedia: true,
+    media: { status: 'outgoing', mimetype: 'image/jpeg' },
+  },
+  'message.ack': { id: OUT_ID, from: ME, to: PEER, ack: 3, ackName: 'READ' },
+  'message.reaction': {
+    id: 'false_15557654321@c.us_3EB0F00D',
+    from: PEER,
+    to: ME,
+    reaction: { text: '👍', messageId: OUT_ID },
+  },
+  'message.edited': {
+    id: 'false_15557654321@c.us_3EB0E1D1',
+    from: PEER,
+    to: ME,
+    body: 'Order 1042?',
+    editedMessageId: IN_ID,
+  },
+  'message.revoked': { id: 'false_15557654321@c.us_3EB0DE1E', from: PEER, to: ME, revokedMessageId: IN_ID },
+  'message.unknown': {
+    message_id: 'msg_01JD5Q7H2K9X4M8N3P6R0T1V2W',
+    client_reference: 'order-1042-confirmation',
+    to: '15557654321',
+    type: 'text',
+    error_code: 'TIMEOUT',
+  },
+  'group.join': { group: GROUP, participant: ME },
+  'group.leave': { group: GROUP, participant: ME },
+  'group.update': { group: { ...GROUP, description: 'Questions about orders' } },
+  'group.participants': { group: GROUP, action: 'add', participants: [PEER], by: ME },
+  'call.received': CALL,
+  'call.accepted': { ...CALL, timestamp: 1763719305 },
+  'call.rejected': { ...CALL, timestamp: 1763719305 },
+  'label.upsert': LABEL,
+  'label.deleted': LABEL,
+  'label.chat.added': { labelId: '3', chatId: PEER },
+  'label.chat.deleted': { labelId: '3', chatId: PEER },
+  'poll.vote': { vote: { ...VOTE, selectedOptions: ['Tuesday'] }, poll: POLL },
+  'poll.vote.failed': { vote: { ...VOTE, selectedOptions: [] }, poll: POLL },
+  'presence.update': { id: PEER, presences: [{ participant: PEER, lastKnownPresence: 'typing' }] },
+};
+
+/**
+ * The samples a user can send to try an endpoint: one realistic payload per kind, each passing validatePayload.
+ * Throws a RangeError for a kind outside the catalog (check it with isEventKind first).
+ */
+export function samplePayload(kind: string): Record<string, unknown> {
+  const sample = SAMPLES[kind];
+  if (!sample) throw new RangeError(`unknown event kind "${kind}"`);
+  return structuredClone(sample); // a fresh copy, so a caller may change it freely
+}

@@ -1,0 +1,28 @@
+import { randomBytes } from 'node:crypto';
+
+/** Crockford base32: URL-safe, case-insensitive, no ambiguous letters. */
+const ALPHABET = '0123456789abcdefghjkmnpqrstvwxyz';
+
+export type IdPrefix = 'ins' | 'whk' | 'evt' | 'dlv' | 'msg' | 'med' | 'key';
+
+/**
+ * `prefix_` + 10 time characters + 16 random characters (80 bits), ULID-style:
+ * unguessable, never reused, and sortable by creation time, which keeps logs readable.
+ */
+export function newId(prefix: IdPrefix, now: number = Date.now()): string {
+  let time = '';
+  let t = now;
+  for (let i = 0; i < 10; i++) {
+    time = ALPHABET[t % 32] + time;
+    t = Math.floor(t / 32);
+  }
+  const bytes = randomBytes(16);
+  let rand = '';
+  for (let i = 0; i < 16; i++) rand += ALPHABET[bytes[i] & 31];
+  return `${prefix}_${time}${rand}`;
+}
+
+/** A random token of `bytes` bytes, base64url: used for API keys and generated secrets. */
+export function randomToken(bytes = 32): string {
+  return randomBytes(bytes).toString('base64url');
+}

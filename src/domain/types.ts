@@ -1,0 +1,80 @@
+/** Shared shapes of the domain. Times are epoch milliseconds inside Herald and ISO strings at the API. */
+
+export type DeliveryStatus = 'pending' | 'delivered' | 'failed';
+export type FailureReason = 'attempts_exhausted' | 'gone' | 'webhook_disabled';
+export type AttemptTrigger = 'scheduled' | 'manual';
+
+export interface Instance {
+  instance_id: string;
+  name: string;
+  status: string;
+  phone: string | null;
+  created_at: number;
+}
+
+export interface Webhook {
+  webhook_id: string;
+  instance_id: string;
+  destination_url: string;
+  events: string[];
+  ignore_status: boolean;
+  enabled: boolean;
+  /** AES-GCM sealed signing secret, or null when the webhook signs nothing. */
+  secret_sealed: string | null;
+  disabled_reason: string | null;
+  disabled_at: number | null;
+  created_at: number;
+  updated_at: number;
+}
+
+/** An event as accepted by ingest, before it is stored. */
+export interface EventDraft {
+  event_id: string;
+  event: string;
+  instance_id: string;
+  timestamp: number;
+  payload: Record<string, unknown>;
+}
+
+/** What one attempt to send a delivery came back with. */
+export interface AttemptOutcome {
+  started_at: number;
+  duration_ms: number;
+  status_code: number | null;
+  /** Set when no HTTP answer arrived: timeout, connection_error, destination_not_allowed… */
+  error: string | null;
+  response_body: string | null;
+  /** The raw Retry-After header of a 429, when present. */
+  retry_after: string | null;
+}
+
+export interface Attempt extends AttemptOutcome {
+  delivery_id: string;
+  attempt: number;
+  trigger: AttemptTrigger;
+  next_attempt_at: number | null;
+  /** Why the next attempt is at that time: "schedule" or "retry-after". */
+  next_attempt_reason: string | null;
+}
+
+export interface Delivery {
+  delivery_id: string;
+  event_id: string;
+  event: string;
+  instance_id: string;
+  webhook_id: string;
+  status: DeliveryStatus;
+  attempts: number;
+  created_at: number;
+  last_attempt_at: number | null;
+  next_attempt_at: number | null;
+  last_status_code: number | null;
+  last_error: string | null;
+  failure_reason: FailureReason | null;
+}
+
+/** A field-level complaint about input, turned into a 400 by the API. */
+export interface FieldError {
+  field: string;
+  message: string;
+}

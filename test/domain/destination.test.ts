@@ -1,0 +1,293 @@
+import assert from 'node:assert/strict';
+import { describe, it } from 'node:test';
+import {
+  checkDestination,
+  checkDestinationSyntax,
+  type DestinationPolicy,
+  guardedLookup,
+  isPublicAddress,
+  type Lookup,
+} from '../../src/domain/destination.ts';
+
+// Fake DNS: never touches the network. Unknown names fail like getaddrinfo does.
+const zone: Record<string, string[]> = {
+  'example.test': ['10.0.0.5'],
+  'mixed.example.test': ['93.184.215.14', '127.0.0.1'],
+  'v6.example.test': ['fd00::1'],
+  'mapped.example.test': ['::ffff:10.0.0.1'],
+  'metadata.example.test': ['169.254.169.254'],
+  'public.example.test': ['93.184.215.14', '2606:4700::1111'],
+  'xn--mnchen-3ya.example.test': ['93.184.215.14'],
+};
+function fakeDns(): { lookup: Lookup; asked: string[] } {
+  const asked: string[] = [];
+  const lookup: Lookup = async (hostname) => {
+    asked.push(hostname);
+    const found = zone[hostname];
+    if (!found) throw Object.assign(new Error(`getaddrinfo ENOTFOUND ${hostname}`), { code: 'ENOTFOUND' });
+    return found;
+  };
+  return { lookup, asked };
+}
+const strict = (): DestinationPolicy => ({ allowPrivate: false, lookup: fakeDns().lookup });
+
+describe('checkDestination refuses hostile destinations', () => {
+  const hostile = [
+    'http://127.0.0.1/',
+    'http://2130706433/',
+    'http://0x7f000001/',
+    'http://0x7f.0.0.1/',
+    'http://0177.0.0.1/',
+    'https://0x7f.1:443/',
+    'http://127.1/',
+    'http://10.1/',
+    'http://127.0.0.1./',
+    'http://127\u30020\u30020\u30021/',
+    'http://127\uff0e0\uff0e0\uff0e1/',
+    'http://127\uff610\uff610\uff611/',
+    'http://localhost/',
+    'http://localhost./',
+    'HTTP://LOCALHOST:8080/hook',
+    'http://api.localhost/',
+    'http://a.b.LocalHost./',
+    'http://localhost\u3002/',
+    'http://\uff4c\uff4f\uff43\uff41\uff4c\uff48\uff4f\uff53\uff54/',
+    'http://%6c%6f%63alhost/',
+    'http://0/',
+    'http://0.0.0.0/',
+    'http://10.0.0.1/',
+    'http://100.64.0.1/',
+    'http://100.127.255.254/',
+    'http://169.254.169.254/latest/meta-data/',
+    'http://169.254.169.254./',
+    'http://172.16.0.1/',
+    'http://172.31.255.255/',
+    'http://192.0.0.8/',
+    'http://192.168.1.1/',
+    'http://198.18.0.1/',
+    'http://198.19.255.255/',
+    'http://224.0.0.1/',
+    'http://240.0.0.1/',
+    'http://255.255.255.255/',
+    'http://[::]/',
+    'http://[::1]/',
+    'http://[0:0:0:0:0:0:0:1]:8080/',
+    'http://[::127.0.0.1]/',
+    'http://[fc00::1]/',
+    'http://[FD12:3456::1]/',
+    'http://[fe80::1]/',
+    'http://[febf::1]/',
+    'http://[ff02::1]/',
+    'http://[::ffff:127.0.0.1]/',
+    'http://[::ffff:7f00:1]/',
+    'http://[::FFFF:169.254.169.254]/',
+    'http://[64:ff9b::a00:1]/',
+    'http://[64:ff9b::127.0.0.1]/',
+    'http://example.test/',
+    'http://mixed.example.test/',
+    'http://v6.example.test/',
+    'http://mapped.example.test/',
+    'http://METADATA.example.test./',
+  ];
+  assert.ok(hostile.length >= 30);
+  for (const url of hostile) {
+    it(url, async () => {
+      const got = await checkDestination(url, strict());
+      assert.equal(got?.code, 'destination_not_allowed', `${url} was allowed`);
+      assert.equal(got.field, 'destination_url');
+      assert.match(got.message, /^destination_url: /);
+    });
+  }
+
+  it('names the rule in its messages', async () => {
+    const message = async (url: string) => (await checkDestination(url, strict()))?.message;
+    assert.equal(
+      await message('http://127.0.0.1/'),
+      'destination_url: 127.0.0.1 is not a globally reachable address',
+    );
+    assert.equal(
+      await message('http://2130706433/'),
+      'destination_url: 127.0.0.1 is not a globally reachable address',
+    );
+    assert.equal(await message('http://localhost./'), 'destination_url: localhost is not allowed');
+    assert.equal(
+      await message('https://example.test/hook'),
+      'destination_url: example.test resolves to 10.0.0.5, which is not a globally reachable address',
+    );
+  });
+
+  it('judges IP literals without asking DNS', async () => {
+    const dns = fakeDns();
+    await checkDestination('http://[::ffff:7f00:1]/', { allowPrivate: false, lookup: dns.lookup });
+    await checkDestination('http://0x7f.1/', { allowPrivate: false, lookup: dns.lookup });
+    await checkDestination('https://93.184.215.14/', { allowPrivate: false, lookup: dns.lookup });
+    assert.deepEqual(dns.asked, []);
+  });
+});
+
+describe('checkDestination allows public destinations', () => {
+  const allowed = [
+    'https://93.184.215.14/',
+    'https://8.8.8.8:8443/hook?x=1#frag',
+    'https://[2606:4700::1111]/',
+    'https://[::ffff:93.184.215.14]/',
+    'https://[64:ff9b::5db8:d70e]/',
+    'http://172.32.0.1/',
+    'http://100.128.0.1/',
+    'http://198.20.0.1/',
+    'http://192.0.1.1/',
+    'https://public.example.test/hooks',
+    'HTTPS://PUBLIC.EXAMPLE.TEST./hooks',
+    'https://münchen.example.test/',
+    'https://notlocalhost.example.test/',
+  ];
+  for (const url of allowed) {
+    it(url, async () => {
+      const policy = { allowPrivate: false, lookup: async (host: string) => zone[host] ?? ['93.184.215.14'] };
+      assert.equal(await checkDestination(url, policy), null);
+    });
+  }
+
+  it('accepts a name that cannot be resolved yet', async () => {
+    const dns = fakeDns();
+    const got = await checkDestination('https://nowhere.example.test/', {
+      allowPrivate: false,
+      lookup: dns.lookup,
+    });
+    assert.equal(got, null);
+    assert.deepEqual(dns.asked, ['nowhere.example.test']);
+  });
+});
+
+describe('allowPrivate', () => {
+  for (const url of ['http://10.0.0.5:8080/', 'http://[::1]/', 'http://0x7f.1/', 'http://example.test/']) {
+    it(`lets ${url} pass without resolving`, async () => {
+      const dns = fakeDns();
+      assert.equal(await checkDestination(url, { allowPrivate: true, lookup: dns.lookup }), null);
+      assert.deepEqual(dns.asked, []);
+    });
+  }
+  for (const url of ['http://localhost:3000/', 'http://svc.localhost./']) {
+    it(`still refuses ${url}`, async () => {
+      const got = await checkDestination(url, { allowPrivate: true, lookup: fakeDns().lookup });
+      assert.equal(got?.code, 'destination_not_allowed');
+    });
+  }
+});
+
+describe('syntax failures are invalid_request', () => {
+  const cases: [unknown, RegExp][] = [
+    ['ftp://example.com/', /absolute http or https URL/],
+    ['javascript:alert(1)', /absolute http or https URL/],
+    ['/relative/path', /absolute http or https URL/],
+    ['example.com/hook', /absolute http or https URL/],
+    ['http:example.com', /absolute http or https URL/],
+    ['http:\\\\example.com\\', /absolute http or https URL/],
+    ['http://', /absolute http or https URL/],
+    ['', /absolute http or https URL/],
+    ['http://[fe80::1%25eth0]/', /absolute http or https URL/], // WHATWG URLs have no zone ids
+    ['https://user@example.com/', /must not contain user information/],
+    ['https://user:pw@example.com/', /must not contain user information/],
+    ['https://@example.com/', /must not contain user information/],
+    ['https://:@example.com/', /must not contain user information/],
+    [`https://example.com/${'a'.repeat(2049 - 'https://example.com/'.length)}`, /at most 2048 characters/],
+    [42, /must be a string/],
+    [null, /must be a string/],
+    [undefined, /must be a string/],
+    [{ href: 'https://example.com/' }, /must be a string/],
+  ];
+  for (const [raw, message] of cases) {
+    it(`${typeof raw === 'string' ? JSON.stringify(raw.slice(0, 40)) : String(raw)}`, async () => {
+      const syntax = checkDestinationSyntax(raw);
+      assert.equal(syntax?.code, 'invalid_request');
+      assert.equal(syntax.field, 'destination_url');
+      assert.match(syntax.message, message);
+      assert.deepEqual(await checkDestination(raw, strict()), syntax);
+    });
+  }
+
+  it('accepts exactly 2048 characters and userinfo-like text after the host', () => {
+    assert.equal(checkDestinationSyntax(`https://example.com/${'a'.repeat(2048 - 20)}`), null);
+    assert.equal(checkDestinationSyntax('https://example.com/path@x?to=a@b#c@d'), null);
+  });
+});
+
+describe('isPublicAddress', () => {
+  const table: [string, boolean][] = [
+    ['1.1.1.1', true],
+    ['93.184.215.14', true],
+    ['2606:4700::1111', true],
+    ['2606:4700:0:0:0:0:0:1111', true],
+    ['::ffff:1.1.1.1', true],
+    ['64:ff9b::101:101', true],
+    ['127.0.0.1', false],
+    ['255.255.255.255', false],
+    ['::', false],
+    ['::1', false],
+    ['::ffff:7f00:1', false],
+    ['::ffff:10.0.0.1', false],
+    ['64:ff9b::a00:1', false],
+    ['FE80::1', false],
+    ['fe80::1%eth0', false],
+    ['ff05::2', false],
+    ['not-an-ip', false],
+    ['127.1', false],
+    ['[::1]', false],
+  ];
+  for (const [ip, expected] of table) {
+    it(`${ip} → ${expected}`, () => assert.equal(isPublicAddress(ip), expected));
+  }
+});
+
+describe('guardedLookup', () => {
+  type Result = { err: (Error & { code?: string }) | null; args: unknown[] };
+  const call = (hostname: string, options: object) =>
+    new Promise<Result>((resolve) => {
+      let sync = true;
+      guardedLookup(hostname, options, (err, ...args) => {
+        assert.equal(sync, false, 'callback must not run synchronously');
+        resolve({ err, args });
+      });
+      sync = false;
+    });
+
+  for (const hostname of [
+    'localhost',
+    'LOCALHOST.',
+    'api.localhost',
+    'localhost\u3002',
+    '127\uff0e0\uff0e0\uff0e1',
+    '0x7f.1',
+    '127.0.0.1',
+    '10.1',
+    '[::1]',
+    '::ffff:a00:1',
+  ]) {
+    for (const options of [{}, { all: true }]) {
+      it(`refuses ${hostname} ${JSON.stringify(options)}`, async () => {
+        const { err } = await call(hostname, options);
+        assert.ok(err instanceof Error);
+        assert.equal(err.code, 'destination_not_allowed');
+        assert.match(err.message, /^destination_url: /);
+      });
+    }
+  }
+
+  it('resolves a public IPv4 literal in the single form', async () => {
+    assert.deepEqual(await call('1.1.1.1', {}), { err: null, args: ['1.1.1.1', 4] });
+  });
+
+  it('resolves a public IPv4 literal with all: true', async () => {
+    assert.deepEqual(await call('1.1.1.1', { all: true }), {
+      err: null,
+      args: [[{ address: '1.1.1.1', family: 4 }]],
+    });
+  });
+
+  it('resolves a public IPv6 literal', async () => {
+    assert.deepEqual(await call('2606:4700::1111', { family: 6 }), {
+      err: null,
+      args: ['2606:4700::1111', 6],
+    });
+  });
+});

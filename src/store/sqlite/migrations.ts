@@ -1,0 +1,85 @@
+/** Schema of the embedded store. Each entry runs once, in order; `PRAGMA user_version` counts them. */
+export const MIGRATIONS: string[] = [
+  `
+  CREATE TABLE settings (name TEXT PRIMARY KEY, value TEXT NOT NULL);
+
+  CREATE TABLE instances (
+    instance_id TEXT PRIMARY KEY,
+    name TEXT NOT NULL,
+    status TEXT NOT NULL,
+    phone TEXT,
+    created_at INTEGER NOT NULL
+  );
+
+  CREATE TABLE api_keys (
+    key_id TEXT PRIMARY KEY,
+    instance_id TEXT NOT NULL REFERENCES instances(instance_id) ON DELETE CASCADE,
+    key_hash TEXT NOT NULL UNIQUE,
+    created_at INTEGER NOT NULL
+  );
+
+  CREATE TABLE webhooks (
+    webhook_id TEXT PRIMARY KEY,
+    instance_id TEXT NOT NULL REFERENCES instances(instance_id) ON DELETE CASCADE,
+    destination_url TEXT NOT NULL,
+    events TEXT NOT NULL,
+    ignore_status INTEGER NOT NULL,
+    enabled INTEGER NOT NULL,
+    secret_sealed TEXT,
+    disabled_reason TEXT,
+    disabled_at INTEGER,
+    created_at INTEGER NOT NULL,
+    updated_at INTEGER NOT NULL
+  );
+  CREATE INDEX webhooks_instance ON webhooks(instance_id);
+
+  CREATE TABLE events (
+    event_id TEXT PRIMARY KEY,
+    instance_id TEXT NOT NULL REFERENCES instances(instance_id) ON DELETE CASCADE,
+    event TEXT NOT NULL,
+    body TEXT NOT NULL,
+    deliveries INTEGER NOT NULL,
+    created_at INTEGER NOT NULL
+  );
+
+  CREATE TABLE deliveries (
+    seq INTEGER PRIMARY KEY AUTOINCREMENT,
+    delivery_id TEXT NOT NULL UNIQUE,
+    event_id TEXT NOT NULL REFERENCES events(event_id) ON DELETE CASCADE,
+    instance_id TEXT NOT NULL,
+    webhook_id TEXT NOT NULL REFERENCES webhooks(webhook_id) ON DELETE CASCADE,
+    event TEXT NOT NULL,
+    status TEXT NOT NULL,
+    attempts INTEGER NOT NULL DEFAULT 0,
+    cycle_attempts INTEGER NOT NULL DEFAULT 0,
+    next_trigger TEXT NOT NULL DEFAULT 'scheduled',
+    created_at INTEGER NOT NULL,
+    last_attempt_at INTEGER,
+    next_attempt_at INTEGER,
+    last_status_code INTEGER,
+    last_error TEXT,
+    failure_reason TEXT,
+    lease_token TEXT
+  );
+  -- The queue: only pending rows, ordered by when they are due (a lease moves that time forward).
+  CREATE INDEX deliveries_due ON deliveries(next_attempt_at) WHERE status = 'pending';
+  CREATE INDEX deliveries_log ON deliveries(instance_id, seq);
+  CREATE INDEX deliveries_webhook ON deliveries(webhook_id, status);
+  CREATE INDEX deliveries_event ON deliveries(event_id);
+
+  CREATE TABLE attempts (
+    delivery_id TEXT NOT NULL REFERENCES deliveries(delivery_id) ON DELETE CASCADE,
+    attempt INTEGER NOT NULL,
+    trigger TEXT NOT NULL,
+    started_at INTEGER NOT NULL,
+    duration_ms INTEGER NOT NULL,
+    status_code INTEGER,
+    error TEXT,
+    response_body TEXT,
+    next_attempt_at INTEGER,
+    next_attempt_reason TEXT
+  );
+  -- Not unique: an attempt whose lease was lost to another sender is still logged.
+  CREATE INDEX attempts_delivery ON attempts(delivery_id, attempt);
+  `,
+];

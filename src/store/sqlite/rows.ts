@@ -1,0 +1,65 @@
+/** Row ⇄ domain mapping for the SQLite adapter (booleans as 0/1, lists as JSON text). */
+import type { Attempt, Delivery, Instance, Webhook } from '../../domain/types.ts';
+import type { ApiKey } from '../store.ts';
+
+type Row = Record<string, unknown>;
+
+export const toInstance = (r: Row): Instance => ({
+  instance_id: r.instance_id as string,
+  name: r.name as string,
+  status: r.status as string,
+  phone: r.phone as string | null,
+  created_at: r.created_at as number,
+});
+
+export const toKey = (r: Row): ApiKey => ({
+  key_id: r.key_id as string,
+  instance_id: r.instance_id as string,
+  key_hash: r.key_hash as string,
+  created_at: r.created_at as number,
+});
+
+export const toWebhook = (r: Row): Webhook => ({
+  webhook_id: r.webhook_id as string,
+  instance_id: r.instance_id as string,
+  destination_url: r.destination_url as string,
+  events: JSON.parse(r.events as string),
+  ignore_status: r.ignore_status === 1,
+  enabled: r.enabled === 1,
+  secret_sealed: r.secret_sealed as string | null,
+  disabled_reason: r.disabled_reason as string | null,
+  disabled_at: r.disabled_at as number | null,
+  created_at: r.created_at as number,
+  updated_at: r.updated_at as number,
+});
+
+export const toDelivery = (r: Row): Delivery => ({
+  delivery_id: r.delivery_id as string,
+  event_id: r.event_id as string,
+  event: r.event as string,
+  instance_id: r.instance_id as string,
+  webhook_id: r.webhook_id as string,
+  status: r.status as Delivery['status'],
+  attempts: r.attempts as number,
+  created_at: r.created_at as number,
+  last_attempt_at: r.last_attempt_at as number | null,
+  // While an attempt is in flight the due time is its lease; the API reports it as is.
+  next_attempt_at: r.status === 'pending' ? (r.next_attempt_at as number) : null,
+  last_status_code: r.last_status_code as number | null,
+  last_error: r.last_error as string | null,
+  failure_reason: r.failure_reason as Delivery['failure_reason'],
+});
+
+export const toAttempt = (r: Row): Attempt => ({
+  delivery_id: r.delivery_id as string,
+  attempt: r.attempt as number,
+  trigger: r.trigger as Attempt['trigger'],
+  started_at: r.started_at as number,
+  duration_ms: r.duration_ms as number,
+  status_code: r.status_code as number | null,
+  error: r.error as string | null,
+  response_body: r.response_body as string | null,
+  retry_after: null,
+  next_attempt_at: r.next_attempt_at as number | null,
+  next_attempt_reason: r.next_attempt_reason as string | null,
+});

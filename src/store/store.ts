@@ -1,0 +1,153 @@
+/**
+ * The store port: everything Herald keeps, behind one interface with one adapter per database.
+ * Methods are async so that the embedded SQLite adapter and a networked one share the same shape.
+ */
+import type { Decision } from '../domain/retry-policy.ts';
+import type {
+  Attempt,
+  AttemptOutcome,
+  AttemptTrigger,
+  Delivery,
+  DeliveryStatus,
+  EventDraft,
+  Instance,
+  Webhook,
+} from '../domain/types.ts';
+
+export interface ApiKey {
+  key_id: string;
+  instance_id: string;
+  key_hash: string;
+  created_at: number;
+}
+
+/** How PATCH treats the stored signing secret (seed §4 rule 3). */
+export type SecretChange = { kind: 'keep' } | { kind: 'set'; sealed: string } | { kind: 'clear' };
+
+export interface WebhookConfig {
+  destination_url: string;
+  events: string[];
+  ignore_status: boolean;
+  secret: SecretChange;
+}
+
+export type Router = (event: EventDraft, webhooks: readonly Webhook[]) => Webhook[];
+
+export interface IngestResult {
+  event_id: string;
+  deliveries: number;
+  duplicate: boolean;
+}
+
+/** A write refused because of what is already stored; the whole operation is rolled back. */
+export class StoreConflict extends Error {}
+
+/** A delivery leased to one sender: everything needed to make the attempt without another query. */
+export interface ClaimedDelivery {
+  delivery_id: string;
+  event_id: string;
+  instance_id: string;
+  webhook_id: string;
+  destination_url: string;
+  secret_sealed: string | null;
+  body: string;
+  /** 1-based number of this attempt in the current cycle (for the retry policy). */
+  cycle_attempt: number;
+  /** 1-based number of this attempt over the delivery's whole life (for the log). */
+  attempt: number;
+  trigger: AttemptTrigger;
+  lease_token: string;
+}
+
+export interface AttemptResult {
+  claim: ClaimedDelivery;
+  outcome: AttemptOutcome;
+  decision: Decision;
+}
+
+export interface DeliveryFilter {
+  status?: DeliveryStatus;
+  webhook_id?: string;
+  event?: string;
+  limit: number;
+  cursor?: string;
+}
+
+export interface DeliveryDetail extends Delivery {
+  request_body: string;
+  attempts_log: Attempt[];
+}
+
+export type RedeliverResult = { ok: true; delivery: Delivery } | { ok: false; conflict: string } | null;
+
+export interface RedeliverRange {
+  webhook_id?: string;
+  since?: number;
+  until?: number;
+}
+
+export interface Store {
+  close(): Promise<void>;
+  ping(): Promise<void>;
+
+  getSetting(name: string): Promise<string | null>;
+  setSetting(name: string, value: string): Promise<void>;
+
+  createInstance(instance: Instance): Promise<void>;
+  listInstances(): Promise<Instance[]>;
+  getInstance(instanceId: string): Promise<Instance | null>;
+  deleteInstance(instanceId: string): Promise<boolean>;
+
+  createKey(key: ApiKey): Promise<void>;
+  listKeys(instanceId: string): Promise<ApiKey[]>;
+  findKeyByHash(keyHash: string): Promise<ApiKey | null>;
+  deleteKey(instanceId: string, keyId: string): Promise<boolean>;
+
+  createWebhook(webhook: Webhook): Promise<void>;
+  listWebhooks(instanceId: string): Promise<Webhook[]>;
+  getWebhook(instanceId: string, webhookId: string): Promise<Webhook | null>;
+  updateWebhook(
+    instanceId: string,
+    webhookId: string,
+    config: WebhookConfig,
+    now: number,
+  ): Promise<Webhook | null>;
+  /** Disabling ends the webhook's pending deliveries as failed with `reason`. */
+  setWebhookEnabled(
+    instanceId: string,
+    webhookId: string,
+    enabled: boolean,
+    now: number,
+    reason?: string,
+  ): Promise<Webhook | null>;
+  /** Cancels the webhook's pending deliveries and removes its log. */
+  deleteWebhook(instanceId: string, webhookId: string): Promise<boolean>;
+
+  /**
+   * Stores events with their deliveries in one transaction, routed by `router` over the instance's webhooks
+   * as they are inside that transaction. An event_id seen before is answered as it was, nothing queued twice.
+   * A `session.status` event also sets the instance's status and phone. An event_id already used by another
+   * instance throws StoreConflict and stores nothing of the call.
+   */
+  ingest(instanceId: string, events: EventDraft[], router: Router, now: number): Promise<IngestResult[]>;
+
+  /** Leases up to `limit` due deliveries, at most `room(webhook_id)` per webhook. */
+  claimDue(
+    now: number,
+    limit: number,
+    leaseMs: number,
+    room: (webhookId: string) => number,
+  ): Promise<ClaimedDelivery[]>;
+  /** Logs the attempts and applies their decisions; a result whose lease was lost only adds to the log. */
+  recordAttempts(results: AttemptResult[], now: number): Promise<void>;
+  /** Earliest time a pending delivery becomes due (leases included), or null when there is none. */
+  nextDueAt(): Promise<number | null>;
+
+  listDeliveries(
+    instanceId: string,
+    filter: DeliveryFilter,
+  ): Promise<{ deliveries: Delivery[]; next_cursor: string | null }>;
+  getDelivery(instanceId: string, deliveryId: string): Promise<DeliveryDetail | null>;
+  redeliver(instanceId: string, deliveryId: string, now: number): Promise<RedeliverResult>;
+  redeliverFailed(instanceId: string, range: RedeliverRange, now: number): Promise<number>;
+}

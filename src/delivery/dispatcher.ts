@@ -1,0 +1,156 @@
+/**
+ * The dispatcher: claims due deliveries in batches under a lease, sends them concurrently with a cap per webhook
+ * (a slow receiver can only hold up itself), writes outcomes in batches, and sleeps until the next due time or a
+ * wake-up — never a busy poll.
+ */
+import type { Logger } from 'pino';
+import type { Clock } from '../domain/clock.ts';
+import { decide, type RetryRules } from '../domain/retry-policy.ts';
+import type { AttemptOutcome } from '../domain/types.ts';
+import type { AttemptResult, ClaimedDelivery, Store } from '../store/store.ts';
+
+export interface DispatcherOptions {
+  store: Store;
+  send: (claim: ClaimedDelivery) => Promise<AttemptOutcome>;
+  rules: RetryRules;
+  clock: Clock;
+  logger: Logger;
+  /** Longer than the delivery timeout, so a lease only runs out when its holder died. */
+  leaseMs: number;
+  maxInFlight?: number;
+  maxInFlightPerWebhook?: number;
+  batchSize?: number;
+}
+
+/** Upper bound on a sleep, so that a missed wake-up (another process's ingest) costs at most this much. */
+const MAX_SLEEP_MS = 1000;
+
+export class Dispatcher {
+  readonly #o: Required<DispatcherOptions>;
+  readonly #inFlight = new Map<string, number>();
+  readonly #running = new Set<Promise<void>>();
+  #total = 0;
+  #results: AttemptResult[] = [];
+  #flushing: Promise<void> | null = null;
+  #stopping = false;
+  #loop: Promise<void> | null = null;
+  #wake: (() => void) | null = null;
+  #woken = false;
+
+  constructor(options: DispatcherOptions) {
+    this.#o = { maxInFlight: 512, maxInFlightPerWebhook: 32, batchSize: 256, ...options };
+  }
+
+  start(): void {
+    this.#loop ??= this.#run();
+  }
+
+  /** Called after ingest or redelivery: there may be work due now. */
+  wake(): void {
+    this.#woken = true;
+    this.#wake?.();
+  }
+
+  /** Stops claiming, lets in-flight attempts finish (they end by the timeout at the latest), records them. */
+  async stop(): Promise<void> {
+    this.#stopping = true;
+    this.wake();
+    await this.#loop;
+    await Promise.all(this.#running);
+    await this.#flushing;
+    await this.#flush();
+  }
+
+  async #run(): Promise<void> {
+    while (!this.#stopping) {
+      this.#woken = false;
+      let full = false;
+      try {
+        const free = this.#o.maxInFlight - this.#total;
+        if (free > 0) {
+          const want = Math.min(this.#o.batchSize, free);
+          const claims = await this.#o.store.claimDue(this.#o.clock(), want, this.#o.leaseMs, (w) =>
+            this.#room(w),
+          );
+          for (const claim of claims) this.#launch(claim);
+          full = claims.length === want;
+        }
+        if (!full) await this.#sleep(await this.#delayUntilDue());
+      } catch (err) {
+        this.#o.logger.error({ err }, 'dispatcher: claim failed; retrying shortly');
+        await this.#sleep(MAX_SLEEP_MS);
+      }
+    }
+  }
+
+  #room(webhookId: string): number {
+    return this.#o.maxInFlightPerWebhook - (this.#inFlight.get(webhookId) ?? 0);
+  }
+
+  async #delayUntilDue(): Promise<number> {
+    const due = await this.#o.store.nextDueAt();
+    if (due === null) return MAX_SLEEP_MS;
+    // Due now but not claimed: every such delivery waits for room; a finishing attempt wakes the loop.
+    return Math.min(Math.max(due - this.#o.clock(), 0) || MAX_SLEEP_MS, MAX_SLEEP_MS);
+  }
+
+  #sleep(ms: number): Promise<void> {
+    if (this.#woken || this.#stopping) return Promise.resolve();
+    return new Promise((resolve) => {
+      const timer = setTimeout(done, ms);
+      const self = this;
+      function done() {
+        clearTimeout(timer);
+        self.#wake = null;
+        resolve();
+      }
+      this.#wake = done;
+    });
+  }
+
+  #launch(claim: ClaimedDelivery): void {
+    this.#inFlight.set(claim.webhook_id, (this.#inFlight.get(claim.webhook_id) ?? 0) + 1);
+    this.#total++;
+    const run = this.#attempt(claim).finally(() => {
+      this.#running.delete(run);
+      const left = (this.#inFlight.get(claim.webhook_id) ?? 1) - 1;
+      if (left === 0) this.#inFlight.delete(claim.webhook_id);
+      else this.#inFlight.set(claim.webhook_id, left);
+      this.#total--;
+    });
+    this.#running.add(run);
+  }
+
+  async #attempt(claim: ClaimedDelivery): Promise<void> {
+    const outcome = await this.#o.send(claim);
+    const decision = decide(
+      outcome,
+      claim.cycle_attempt,
+      outcome.started_at + outcome.duration_ms,
+      this.#o.rules,
+    );
+    this.#results.push({ claim, outcome, decision });
+    this.#scheduleFlush();
+  }
+
+  /** Outcomes that finish together are written in one transaction. */
+  #scheduleFlush(): void {
+    if (this.#flushing) return;
+    this.#flushing = new Promise<void>((resolve) => setImmediate(resolve)).then(() => this.#flush());
+  }
+
+  async #flush(): Promise<void> {
+    while (this.#results.length > 0) {
+      const batch = this.#results;
+      this.#results = [];
+      try {
+        await this.#o.store.recordAttempts(batch, this.#o.clock());
+      } catch (err) {
+        // The leases still hold these deliveries; when they expire the attempts are made again (at least once).
+        this.#o.logger.error({ err, count: batch.length }, 'dispatcher: could not record attempts');
+      }
+    }
+    this.#flushing = null;
+    this.wake();
+  }
+}

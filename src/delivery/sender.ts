@@ -1,0 +1,120 @@
+/** Makes one attempt: a signed POST through undici, answer read within the timeout, never a redirect followed. */
+import { isIP } from 'node:net';
+import { Agent, request } from 'undici';
+import type { Clock } from '../domain/clock.ts';
+import { guardedLookup, isPublicAddress } from '../domain/destination.ts';
+import type { SecretBox } from '../domain/secret-box.ts';
+import { HEADERS, sign } from '../domain/signature.ts';
+import type { AttemptOutcome } from '../domain/types.ts';
+import type { ClaimedDelivery } from '../store/store.ts';
+
+export const RESPONSE_BODY_KEPT = 4096;
+
+export interface SenderOptions {
+  timeoutMs: number;
+  allowPrivateDestinations: boolean;
+  secretBox: SecretBox;
+  userAgent: string;
+  clock: Clock;
+}
+
+export class Sender {
+  readonly #options: SenderOptions;
+  readonly #agent: Agent;
+
+  constructor(options: SenderOptions) {
+    this.#options = options;
+    // Connections are reused per origin; the guarded lookup re-checks every resolved address at connect time,
+    // so a name that passed when saved cannot be rebound to a private address later.
+    this.#agent = new Agent({
+      keepAliveTimeout: 30_000,
+      connections: 64,
+      ...(options.allowPrivateDestinations ? {} : { connect: { lookup: guardedLookup } }),
+    });
+  }
+
+  async close(): Promise<void> {
+    await this.#agent.close();
+  }
+
+  async send(claim: ClaimedDelivery): Promise<AttemptOutcome> {
+    const { clock, timeoutMs } = this.#options;
+    const started_at = clock();
+    const timestamp = String(Math.floor(started_at / 1000));
+    const headers: Record<string, string> = {
+      'content-type': 'application/json',
+      'user-agent': this.#options.userAgent,
+      [HEADERS.eventId]: claim.event_id,
+      [HEADERS.timestamp]: timestamp,
+    };
+    if (claim.secret_sealed !== null) {
+      headers[HEADERS.signature] = sign(
+        this.#options.secretBox.open(claim.secret_sealed),
+        timestamp,
+        claim.body,
+      );
+    }
+    const outcome = (fields: Partial<AttemptOutcome>): AttemptOutcome => ({
+      started_at,
+      duration_ms: clock() - started_at,
+      status_code: null,
+      error: null,
+      response_body: null,
+      retry_after: null,
+      ...fields,
+    });
+    if (!this.#options.allowPrivateDestinations && !literalHostAllowed(claim.destination_url)) {
+      return outcome({ error: 'destination_not_allowed' });
+    }
+    try {
+      const res = await request(claim.destination_url, {
+        method: 'POST',
+        headers,
+        body: claim.body,
+        dispatcher: this.#agent,
+        signal: AbortSignal.timeout(timeoutMs),
+      });
+      // The answer is complete only when its body has arrived; keep the first 4 KiB, drop the rest as it streams.
+      const kept: Buffer[] = [];
+      let size = 0;
+      for await (const chunk of res.body) {
+        if (size < RESPONSE_BODY_KEPT) kept.push(chunk.subarray(0, RESPONSE_BODY_KEPT - size));
+        size += chunk.length;
+      }
+      const retryAfter = res.headers['retry-after'];
+      return outcome({
+        status_code: res.statusCode,
+        response_body: kept.length ? Buffer.concat(kept).toString('utf8') : null,
+        retry_after: typeof retryAfter === 'string' ? retryAfter : null,
+      });
+    } catch (err) {
+      return outcome({ error: errorCode(err) });
+    }
+  }
+}
+
+/** IP literals never reach the lookup hook, so they are judged here. */
+function literalHostAllowed(url: string): boolean {
+  const host = new URL(url).hostname.replace(/^\[|\]$/g, '');
+  return isIP(host) === 0 || isPublicAddress(host);
+}
+
+const ERROR_CODES: Record<string, string> = {
+  ECONNREFUSED: 'connection_refused',
+  ECONNRESET: 'connection_reset',
+  UND_ERR_SOCKET: 'connection_reset',
+  ENOTFOUND: 'dns_error',
+  EAI_AGAIN: 'dns_error',
+  EHOSTUNREACH: 'host_unreachable',
+  ENETUNREACH: 'host_unreachable',
+  destination_not_allowed: 'destination_not_allowed',
+};
+
+function errorCode(err: unknown): string {
+  const e = err as { name?: string; code?: string; cause?: { code?: string } };
+  if (e.name === 'TimeoutError' || e.name === 'AbortError') return 'timeout';
+  const code = e.code ?? e.cause?.code ?? '';
+  if (ERROR_CODES[code]) return ERROR_CODES[code];
+  if (/CERT|TLS|SSL/i.test(code)) return 'tls_error';
+  return 'connection_error';
+}

@@ -1,0 +1,55 @@
+/**
+ * Bearer-key authentication (SPEC §3). Keys are high-entropy tokens stored as SHA-256 hashes; an instance key is
+ * found by its hash, the admin hash is compared in constant time. A key never reaches a log line.
+ */
+import { createHash, timingSafeEqual } from 'node:crypto';
+import type { FastifyInstance, FastifyRequest } from 'fastify';
+import type { Store } from '../store/store.ts';
+import { HttpError } from './errors.ts';
+
+export type Principal = { kind: 'admin' } | { kind: 'instance'; instance_id: string; key_id: string };
+
+declare module 'fastify' {
+  interface FastifyRequest {
+    principal: Principal;
+  }
+  interface FastifyContextConfig {
+    /** Routes anyone may call: health checks and the UI's static files. */
+    public?: boolean;
+  }
+}
+
+export function hashKey(key: string): string {
+  return createHash('sha256').update(key).digest('hex');
+}
+
+export function installAuth(app: FastifyInstance, store: Store, adminKeyHash: string): void {
+  const admin = Buffer.from(adminKeyHash, 'hex');
+  app.decorateRequest('principal', null as never);
+  app.addHook('onRequest', async (request) => {
+    if (request.routeOptions.config?.public) return;
+    const match = /^Bearer\s+(\S+)\s*$/i.exec(request.headers.authorization ?? '');
+    if (!match) throw new HttpError('unauthorized', 'an Authorization: Bearer <key> header is required');
+    const hash = hashKey(match[1]);
+    if (timingSafeEqual(Buffer.from(hash, 'hex'), admin)) {
+      request.principal = { kind: 'admin' };
+      return;
+    }
+    const key = await store.findKeyByHash(hash);
+    if (!key) throw new HttpError('unauthorized', 'unknown or revoked API key');
+    request.principal = { kind: 'instance', instance_id: key.instance_id, key_id: key.key_id };
+  });
+}
+
+export function requireAdmin(request: FastifyRequest): void {
+  if (request.principal.kind !== 'admin')
+    throw new HttpError('forbidden', 'this operation needs the admin key');
+}
+
+/** An instance key acts only on its own instance; checked before existence, so ids of others do not leak. */
+export function requireInstanceAccess(request: FastifyRequest, instanceId: string): void {
+  const p = request.principal;
+  if (p.kind === 'instance' && p.instance_id !== instanceId) {
+    throw new HttpError('forbidden', 'this key belongs to another instance');
+  }
+}

@@ -1,0 +1,106 @@
+/** Every error leaves the server in one JSON shape (SPEC §4); this file is the only place that builds it. */
+import type { FastifyError, FastifyInstance } from 'fastify';
+import type { FieldError } from '../domain/types.ts';
+
+export const ERROR_STATUS = {
+  invalid_request: 400,
+  unauthorized: 401,
+  forbidden: 403,
+  not_found: 404,
+  conflict: 409,
+  payload_too_large: 413,
+  unsupported_media_type: 415,
+  destination_not_allowed: 422,
+  rate_limited: 429,
+  internal: 500,
+} as const;
+
+export type ErrorCode = keyof typeof ERROR_STATUS;
+
+export class HttpError extends Error {
+  readonly code: ErrorCode;
+  readonly details: FieldError[];
+
+  constructor(code: ErrorCode, message: string, details: FieldError[] = []) {
+    super(message);
+    this.code = code;
+    this.details = details;
+  }
+
+  get status(): number {
+    return ERROR_STATUS[this.code];
+  }
+
+  /** A 400 listing every field complaint; the message names the first. */
+  static invalid(details: FieldError[]): HttpError {
+    const first = details[0];
+    const more = details.length > 1 ? ` (and ${details.length - 1} more)` : '';
+    return new HttpError('invalid_request', `${first.field}: ${first.message}${more}`, details);
+  }
+
+  static notFound(what: string, id: string): HttpError {
+    return new HttpError('not_found', `${what} ${id} does not exist`);
+  }
+}
+
+export function errorBody(code: ErrorCode, message: string, details: FieldError[] = []) {
+  return { success: false as const, error: { code, message, details } };
+}
+
+/** Fastify's own errors (parser, limits, schema validation) mapped to SPEC §4 codes. */
+function fromFastify(err: FastifyError): HttpError {
+  if (err.validation) {
+    return HttpError.invalid(
+      err.validation.map((v) => {
+        const missing = (v.params as { missingProperty?: string }).missingProperty;
+        const extra = (v.params as { additionalProperty?: string }).additionalProperty;
+        const base = fieldPath(v.instancePath);
+        if (missing) return { field: join(base, missing), message: 'is required' };
+        if (extra) return { field: join(base, extra), message: 'is not a known field' };
+        return { field: base || (err.validationContext ?? 'body'), message: v.message ?? 'is invalid' };
+      }),
+    );
+  }
+  switch (err.code) {
+    case 'FST_ERR_CTP_BODY_TOO_LARGE':
+      return new HttpError('payload_too_large', 'request body is larger than the limit for this endpoint');
+    case 'FST_ERR_CTP_INVALID_MEDIA_TYPE':
+    case 'FST_ERR_CTP_INVALID_CONTENT_LENGTH':
+      return new HttpError(
+        'unsupported_media_type',
+        'request body must be JSON with Content-Type: application/json',
+      );
+    case 'FST_ERR_CTP_EMPTY_JSON_BODY':
+      return new HttpError('invalid_request', 'body: must be a JSON object, got an empty body');
+  }
+  if (err.statusCode === 404) return new HttpError('not_found', err.message);
+  if (err.statusCode && err.statusCode >= 400 && err.statusCode < 500) {
+    return new HttpError('invalid_request', err.message);
+  }
+  return new HttpError('internal', 'internal error');
+}
+
+/** "/events/1/payload" → "events[1].payload" */
+function fieldPath(pointer: string): string {
+  return pointer
+    .split('/')
+    .slice(1)
+    .map((p) => p.replace(/~1/g, '/').replace(/~0/g, '~'))
+    .reduce((acc, p) => (/^\d+$/.test(p) ? `${acc}[${p}]` : join(acc, p)), '');
+}
+
+const join = (base: string, name: string) => (base ? `${base}.${name}` : name);
+
+export function installErrorHandling(app: FastifyInstance): void {
+  app.setErrorHandler((err: FastifyError, request, reply) => {
+    const e = err instanceof HttpError ? err : fromFastify(err);
+    if (e.code === 'internal') request.log.error({ err }, 'unhandled error');
+    if (e.code === 'rate_limited' && !reply.hasHeader('retry-after')) reply.header('retry-after', '1');
+    return reply.status(e.status).send(errorBody(e.code, e.message, e.details));
+  });
+  app.setNotFoundHandler((request, reply) =>
+    reply
+      .status(404)
+      .send(errorBody('not_found', `no route for ${request.method} ${request.url.split('?')[0]}`)),
+  );
+}

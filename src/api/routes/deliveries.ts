@@ -1,0 +1,156 @@
+/** The delivery log and manual redelivery (seed §1, SPEC §8). */
+import { type Static, Type } from '@sinclair/typebox';
+import type { FastifyInstance } from 'fastify';
+import { isEventKind } from '../../domain/events.ts';
+import type { ApiContext } from '../context.ts';
+import { HttpError } from '../errors.ts';
+import { IdParam, InstanceParams, Ok, responses } from '../schemas.ts';
+import { attemptView, deliveryView } from '../views.ts';
+import { loadInstance } from './instances.ts';
+
+const ListQuery = Type.Object(
+  {
+    status: Type.Optional(
+      Type.Union([Type.Literal('pending'), Type.Literal('delivered'), Type.Literal('failed')]),
+    ),
+    webhook_id: Type.Optional(IdParam('webhook id', 'whk')),
+    event: Type.Optional(Type.String()),
+    limit: Type.Optional(
+      Type.String({ pattern: '^(?:[1-9]\\d?|1\\d\\d|200)$', description: '1 to 200, default 50' }),
+    ),
+    cursor: Type.Optional(
+      Type.String({ pattern: '^\\d{1,18}$', description: 'next_cursor of the previous page' }),
+    ),
+  },
+  { additionalProperties: false },
+);
+const DeliveryParams = Type.Object({
+  instance_id: IdParam('instance id', 'ins'),
+  delivery_id: IdParam('delivery id', 'dlv'),
+});
+const RedeliverBody = Type.Object(
+  {
+    webhook_id: Type.Optional(IdParam('webhook id', 'whk')),
+    since: Type.Optional(Type.String({ format: 'date-time', description: 'deliveries created at or after' })),
+    until: Type.Optional(Type.String({ format: 'date-time', description: 'deliveries created before' })),
+  },
+  { additionalProperties: false },
+);
+
+export function deliveryRoutes(app: FastifyInstance, ctx: ApiContext): void {
+  const tags = ['deliveries'];
+
+  app.get(
+    '/instances/:instance_id/deliveries',
+    {
+      schema: {
+        tags,
+        params: InstanceParams,
+        querystring: ListQuery,
+        response: responses(
+          200,
+          Ok({
+            deliveries: Type.Array(Type.Ref('Delivery')),
+            next_cursor: Type.Union([Type.String(), Type.Null()]),
+          }),
+        ),
+      },
+    },
+    async (request) => {
+      const instance = await loadInstance(ctx, request);
+      const q = request.query as Static<typeof ListQuery>;
+      if (q.event !== undefined && !isEventKind(q.event)) {
+        throw HttpError.invalid([{ field: 'event', message: `unknown event kind "${q.event}"` }]);
+      }
+      const page = await ctx.store.listDeliveries(instance.instance_id, {
+        status: q.status,
+        webhook_id: q.webhook_id,
+        event: q.event,
+        limit: q.limit ? Number(q.limit) : 50,
+        cursor: q.cursor,
+      });
+      return { success: true, deliveries: page.deliveries.map(deliveryView), next_cursor: page.next_cursor };
+    },
+  );
+
+  app.get(
+    '/instances/:instance_id/deliveries/:delivery_id',
+    {
+      schema: {
+        tags,
+        params: DeliveryParams,
+        response: responses(200, Ok({ delivery: Type.Ref('DeliveryDetail') })),
+      },
+    },
+    async (request) => {
+      const instance = await loadInstance(ctx, request);
+      const { delivery_id } = request.params as Static<typeof DeliveryParams>;
+      const detail = await ctx.store.getDelivery(instance.instance_id, delivery_id);
+      if (!detail) throw HttpError.notFound('delivery', delivery_id);
+      return {
+        success: true,
+        delivery: {
+          ...deliveryView(detail),
+          request_body: detail.request_body,
+          attempts: detail.attempts_log.map(attemptView),
+        },
+      };
+    },
+  );
+
+  app.post(
+    '/instances/:instance_id/deliveries/:delivery_id/redeliver',
+    {
+      schema: {
+        tags,
+        params: DeliveryParams,
+        response: responses(202, Ok({ delivery: Type.Ref('Delivery') })),
+      },
+    },
+    async (request, reply) => {
+      const instance = await loadInstance(ctx, request);
+      const { delivery_id } = request.params as Static<typeof DeliveryParams>;
+      const result = await ctx.store.redeliver(instance.instance_id, delivery_id, ctx.clock());
+      if (!result) throw HttpError.notFound('delivery', delivery_id);
+      if (!result.ok) throw new HttpError('conflict', result.conflict);
+      ctx.onWork();
+      return reply.status(202).send({ success: true, delivery: deliveryView(result.delivery) });
+    },
+  );
+
+  app.post(
+    '/instances/:instance_id/deliveries/redeliver',
+    {
+      schema: {
+        tags,
+        params: InstanceParams,
+        body: RedeliverBody,
+        response: responses(202, Ok({ redelivered: Type.Integer() })),
+      },
+    },
+    async (request, reply) => {
+      const instance = await loadInstance(ctx, request);
+      const body = request.body as Static<typeof RedeliverBody>;
+      if (body.webhook_id !== undefined) {
+        const webhook = await ctx.store.getWebhook(instance.instance_id, body.webhook_id);
+        if (!webhook) throw HttpError.notFound('webhook', body.webhook_id);
+        if (!webhook.enabled)
+          throw new HttpError(
+            'conflict',
+            `webhook ${webhook.webhook_id} is disabled; enable it before redelivering`,
+          );
+      }
+      const redelivered = await ctx.store.redeliverFailed(
+        instance.instance_id,
+        {
+          webhook_id: body.webhook_id,
+          since: body.since === undefined ? undefined : Date.parse(body.since),
+          until: body.until === undefined ? undefined : Date.parse(body.until),
+        },
+        ctx.clock(),
+      );
+      if (redelivered > 0) ctx.onWork();
+      return reply.status(202).send({ success: true, redelivered });
+    },
+  );
+}

@@ -1,0 +1,53 @@
+/** Builds the HTTP API: JSON parsing, errors, auth, OpenAPI, then the routes. */
+import swagger from '@fastify/swagger';
+import Fastify, { type FastifyBaseLogger, type FastifyInstance } from 'fastify';
+import { installAuth } from './auth.ts';
+import type { ApiContext } from './context.ts';
+import { installErrorHandling } from './errors.ts';
+import { installJsonBody } from './json-body.ts';
+import { deliveryRoutes } from './routes/deliveries.ts';
+import { eventRoutes } from './routes/events.ts';
+import { healthRoutes } from './routes/health.ts';
+import { instanceRoutes } from './routes/instances.ts';
+import { webhookRoutes } from './routes/webhooks.ts';
+import { SHARED_SCHEMAS } from './schemas.ts';
+
+export const VERSION = '0.1.0';
+
+export async function buildServer(
+  ctx: ApiContext,
+  logger: FastifyBaseLogger,
+  adminKeyHash: string,
+): Promise<FastifyInstance> {
+  const app = Fastify({
+    loggerInstance: logger,
+    bodyLimit: 256 * 1024,
+    ajv: {
+      customOptions: { removeAdditional: false, coerceTypes: false, useDefaults: false, allErrors: true },
+    },
+  });
+  installJsonBody(app);
+  installErrorHandling(app);
+  for (const schema of SHARED_SCHEMAS) app.addSchema(schema);
+  await app.register(swagger, {
+    openapi: {
+      openapi: '3.1.0',
+      info: {
+        title: 'Herald',
+        version: VERSION,
+        description: 'Webhook delivery and management for session instances',
+      },
+      components: { securitySchemes: { bearer: { type: 'http', scheme: 'bearer' } } },
+      security: [{ bearer: [] }],
+    },
+    refResolver: { buildLocalReference: (json, _base, _fragment, i) => (json.$id as string) ?? `def-${i}` },
+  });
+  installAuth(app, ctx.store, adminKeyHash);
+  healthRoutes(app, ctx);
+  instanceRoutes(app, ctx);
+  webhookRoutes(app, ctx);
+  eventRoutes(app, ctx);
+  deliveryRoutes(app, ctx);
+  app.get('/openapi.json', { schema: { hide: true } }, async () => app.swagger());
+  return app;
+}

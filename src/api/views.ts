@@ -1,0 +1,48 @@
+/** Domain records as the API shows them: ISO 8601 UTC times, secrets reduced to whether one is set. */
+import type { Attempt, Delivery, Instance, Webhook } from '../domain/types.ts';
+
+const iso = (ms: number) => new Date(ms).toISOString();
+const isoOrNull = (ms: number | null) => (ms === null ? null : iso(ms));
+
+export const instanceView = (i: Instance) => ({ ...i, created_at: iso(i.created_at) });
+
+export const webhookView = (w: Webhook) => ({
+  webhook_id: w.webhook_id,
+  instance_id: w.instance_id,
+  destination_url: w.destination_url,
+  events: w.events,
+  ignore_status: w.ignore_status,
+  enabled: w.enabled,
+  client_sign_secret_set: w.secret_sealed !== null,
+  disabled_reason: w.disabled_reason,
+  disabled_at: isoOrNull(w.disabled_at),
+  created_at: iso(w.created_at),
+  updated_at: iso(w.updated_at),
+});
+
+export const deliveryView = (d: Delivery) => ({
+  delivery_id: d.delivery_id,
+  event_id: d.event_id,
+  event: d.event,
+  webhook_id: d.webhook_id,
+  status: d.status,
+  attempts: d.attempts,
+  created_at: iso(d.created_at),
+  last_attempt_at: isoOrNull(d.last_attempt_at),
+  next_attempt_at: isoOrNull(d.next_attempt_at),
+  last_status_code: d.last_status_code,
+  last_error: d.last_error,
+  failure_reason: d.failure_reason,
+});
+
+export const attemptView = (a: Attempt) => ({
+  attempt: a.attempt,
+  trigger: a.trigger,
+  started_at: iso(a.started_at),
+  duration_ms: a.duration_ms,
+  status_code: a.status_code,
+  error: a.error,
+  response_body: a.response_body,
+  next_attempt_at: isoOrNull(a.next_attempt_at),
+  next_attempt_reason: a.next_attempt_reason,
+});

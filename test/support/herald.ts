@@ -1,0 +1,138 @@
+/** Starts a real Herald (in-process, real HTTP, real SQLite file in a temp dir) for integration tests. */
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { type Herald, type HeraldOptions, startHerald } from '../../src/app.ts';
+import { loadConfig } from '../../src/config.ts';
+
+export const ADMIN_KEY = 'test-admin-key-0123456789abcdef';
+
+export interface Reply {
+  status: number;
+  body: any;
+  headers: Headers;
+}
+
+export interface RequestOptions {
+  body?: unknown;
+  /** Sent as is, with the given content type (default application/json). */
+  rawBody?: string | Uint8Array;
+  contentType?: string;
+  /** API key; default the admin key, null for none. */
+  key?: string | null;
+}
+
+export interface TestHerald {
+  url: string;
+  dataDir: string;
+  herald: Herald;
+  request(method: string, path: string, options?: RequestOptions): Promise<Reply>;
+  createInstance(name?: string): Promise<string>;
+  /** Creates a webhook and (by default) enables it; returns its id. */
+  createWebhook(instanceId: string, body: Record<string, unknown>, enable?: boolean): Promise<string>;
+  publish(instanceId: string, event: Record<string, unknown>): Promise<Reply>;
+  close(options?: { keepData?: boolean }): Promise<void>;
+}
+
+export async function startTestHerald(
+  env: Record<string, string> = {},
+  options: HeraldOptions & { dataDir?: string } = {},
+): Promise<TestHerald> {
+  const dataDir = options.dataDir ?? mkdtempSync(join(tmpdir(), 'herald-test-'));
+  const config = loadConfig({
+    PORT: '0',
+    DATA_DIR: dataDir,
+    ADMIN_API_KEY: ADMIN_KEY,
+    ALLOW_PRIVATE_DESTINATIONS: 'true',
+    LOG_LEVEL: 'silent',
+    ...env,
+  });
+  const herald = await startHerald(config, options);
+
+  async function request(method: string, path: string, o: RequestOptions = {}): Promise<Reply> {
+    const headers: Record<string, string> = {};
+    const key = o.key === undefined ? ADMIN_KEY : o.key;
+    if (key !== null) headers.authorization = `Bearer ${key}`;
+    let body: string | Uint8Array | undefined;
+    if (o.rawBody !== undefined) body = o.rawBody;
+    else if (o.body !== undefined) body = JSON.stringify(o.body);
+    if (body !== undefined) headers['content-type'] = o.contentType ?? 'application/json';
+    const res = await fetch(herald.url + path, { method, headers, body: body as BodyInit | undefined });
+    const text = await res.text();
+    let parsed: unknown = text;
+    try {
+      parsed = JSON.parse(text);
+    } catch {}
+    return { status: res.status, body: parsed, headers: res.headers };
+  }
+
+  function expectStatus(reply: Reply, status: number, what: string): Reply {
+    if (reply.status !== status)
+      throw new Error(`${what}: expected ${status}, got ${reply.status} ${JSON.stringify(reply.body)}`);
+    return reply;
+  }
+
+  return {
+    url: herald.url,
+    dataDir,
+    herald,
+    request,
+    async createInstance(name = 'test') {
+      const r = expectStatus(await request('POST', '/instances', { body: { name } }), 201, 'create instance');
+      return r.body.instance_id;
+    },
+    async createWebhook(instanceId, body, enable = true) {
+      const r = expectStatus(
+        await request('POST', `/instances/${instanceId}/webhooks`, { body }),
+        201,
+        'create webhook',
+      );
+      const id = r.body.webhook_id as string;
+      if (enable) {
+        expectStatus(
+          await request('POST', `/instances/${instanceId}/webhooks/${id}/enabled`, {
+            body: { enabled: true },
+          }),
+          200,
+          'enable webhook',
+        );
+      }
+      return id;
+    },
+    async publish(instanceId, event) {
+      return request('POST', `/instances/${instanceId}/events`, { body: event });
+    },
+    async close({ keepData = false } = {}) {
+      await herald.close();
+      if (!keepData) rmSync(dataDir, { recursive: true, force: true });
+    },
+  };
+}
+
+/** Polls `check` until it returns a value other than undefined, failing after `timeoutMs`. */
+export async function eventually<T>(
+  check: () => Promise<T | undefined>,
+  timeoutMs = 10_000,
+  what = 'condition',
+): Promise<T> {
+  const deadline = Date.now() + timeoutMs;
+  for (;;) {
+    const value = await check();
+    if (value !== undefined) return value;
+    if (Date.now() > deadline) throw new Error(`timed out after ${timeoutMs} ms waiting for ${what}`);
+    await new Promise((r) => setTimeout(r, 25));
+  }
+}
+
+/** A sample incoming message payload (seed §2.3). */
+export function messagePayload(overrides: Record<string, unknown> = {}): Record<string, unknown> {
+  return {
+    id: 'false_491701234567@c.us_3EB0C767D26A',
+    from: '491701234567@c.us',
+    from_phone: '491701234567',
+    fromMe: false,
+    body: 'Hello',
+    hasMedia: false,
+    ...overrides,
+  };
+}

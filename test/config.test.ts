@@ -1,0 +1,103 @@
+import assert from 'node:assert/strict';
+import { describe, test } from 'node:test';
+import { ConfigError, loadConfig } from '../src/config.ts';
+
+describe('configuration (SPEC §1)', () => {
+  test('defaults match the table', () => {
+    const c = loadConfig({});
+    assert.deepEqual(
+      {
+        port: c.port,
+        host: c.host,
+        dataDir: c.dataDir,
+        databaseUrl: c.databaseUrl,
+        adminApiKey: c.adminApiKey,
+        secretKey: c.secretKey,
+        publicUrl: c.publicUrl,
+        retrySchedule: c.retrySchedule,
+        deliveryTimeoutMs: c.deliveryTimeoutMs,
+        maxRetryAfterS: c.maxRetryAfterS,
+        allowPrivateDestinations: c.allowPrivateDestinations,
+        retentionDays: c.retentionDays,
+        logLevel: c.logLevel,
+      },
+      {
+        port: 8080,
+        host: '127.0.0.1',
+        dataDir: './data',
+        databaseUrl: null,
+        adminApiKey: null,
+        secretKey: null,
+        publicUrl: null,
+        retrySchedule: [5, 10, 20, 40, 80],
+        deliveryTimeoutMs: 8000,
+        maxRetryAfterS: 3600,
+        allowPrivateDestinations: false,
+        retentionDays: 14,
+        logLevel: 'info',
+      },
+    );
+  });
+
+  test('every variable is read', () => {
+    const hexKey = 'ab'.repeat(32);
+    const c = loadConfig({
+      PORT: '0',
+      HOST: '0.0.0.0',
+      DATA_DIR: '/var/lib/herald',
+      DATABASE_URL: 'postgres://u@db/herald',
+      ADMIN_API_KEY: 'an-admin-key-of-some-length',
+      SECRET_KEY: hexKey,
+      PUBLIC_URL: 'https://hooks.example.com/',
+      RETRY_SCHEDULE: '1, 2,3.5',
+      DELIVERY_TIMEOUT_MS: '2000',
+      MAX_RETRY_AFTER_S: '60',
+      ALLOW_PRIVATE_DESTINATIONS: 'true',
+      RETENTION_DAYS: '3',
+      LOG_LEVEL: 'debug',
+    });
+    assert.equal(c.port, 0);
+    assert.equal(c.host, '0.0.0.0');
+    assert.equal(c.dataDir, '/var/lib/herald');
+    assert.equal(c.databaseUrl, 'postgres://u@db/herald');
+    assert.equal(c.adminApiKey, 'an-admin-key-of-some-length');
+    assert.deepEqual(c.secretKey, Buffer.from(hexKey, 'hex'));
+    assert.equal(c.publicUrl, 'https://hooks.example.com');
+    assert.deepEqual(c.retrySchedule, [1, 2, 3.5]);
+    assert.equal(c.deliveryTimeoutMs, 2000);
+    assert.equal(c.maxRetryAfterS, 60);
+    assert.equal(c.allowPrivateDestinations, true);
+    assert.equal(c.retentionDays, 3);
+    assert.equal(c.logLevel, 'debug');
+  });
+
+  test('SECRET_KEY may be base64', () => {
+    const key = Buffer.alloc(32, 7);
+    assert.deepEqual(loadConfig({ SECRET_KEY: key.toString('base64') }).secretKey, key);
+  });
+
+  test('a bad value is refused with a message naming the variable', () => {
+    const cases: [string, string][] = [
+      ['PORT', '80a'],
+      ['PORT', '70000'],
+      ['DATABASE_URL', 'mysql://x'],
+      ['ADMIN_API_KEY', 'short'],
+      ['SECRET_KEY', 'c2hvcnQ='],
+      ['PUBLIC_URL', 'not a url'],
+      ['RETRY_SCHEDULE', '5,,10'],
+      ['RETRY_SCHEDULE', '5,-1'],
+      ['DELIVERY_TIMEOUT_MS', '0'],
+      ['MAX_RETRY_AFTER_S', 'hour'],
+      ['ALLOW_PRIVATE_DESTINATIONS', 'maybe'],
+      ['RETENTION_DAYS', '0'],
+      ['LOG_LEVEL', 'loud'],
+    ];
+    for (const [name, value] of cases) {
+      assert.throws(
+        () => loadConfig({ [name]: value }),
+        (err: Error) => err instanceof ConfigError && err.message.startsWith(`${name}:`),
+        `${name}=${value}`,
+      );
+    }
+  });
+});

@@ -1,22 +1,25 @@
 #!/usr/bin/env node
-/** The `herald` command. `serve` runs API and dispatcher in one process. */
+/** The `herald` command: `serve` runs API, session page and dispatcher in one process; `receiver` a test endpoint. */
 import { existsSync } from 'node:fs';
 import { parseArgs } from 'node:util';
 import { startHerald } from './app.ts';
-import { ConfigError, loadConfig } from './config.ts';
+import { type Config, ConfigError, loadConfig } from './config.ts';
+import { createReferenceReceiver } from './receiver/reference-server.ts';
 
 const HELP = `Usage: herald <command> [options]
 
 Commands:
-  serve     run the API, the session page and the dispatcher (embedded SQLite under DATA_DIR)
-  help      show this help
+  serve                          run the API, the session page and the dispatcher (embedded SQLite under DATA_DIR)
+  receiver [--port 9000] [--secret S] [--host 127.0.0.1]
+                                 run the reference receiver: verifies signatures (401 when wrong or older
+                                 than 300 s), ignores repeated event ids, prints one line per delivery
+  help                           show this help
 
-Configuration is read from the environment (and ./.env when present); see README.md.`;
+Configuration of serve is read from the environment (and ./.env when present); see README.md.`;
 
-async function serve(): Promise<void> {
-  let config: ReturnType<typeof loadConfig>;
+function config(): Config {
   try {
-    config = loadConfig(process.env);
+    return loadConfig(process.env);
   } catch (err) {
     if (err instanceof ConfigError) {
       console.error(`herald: configuration error: ${err.message}`);
@@ -24,7 +27,10 @@ async function serve(): Promise<void> {
     }
     throw err;
   }
-  const herald = await startHerald(config);
+}
+
+async function serve(): Promise<void> {
+  const herald = await startHerald(config());
   console.log(`Herald is listening on ${herald.url}`);
   if (herald.generatedAdminKey) {
     console.log(`Admin API key (shown once, only its hash is stored): ${herald.generatedAdminKey}`);
@@ -41,19 +47,31 @@ async function serve(): Promise<void> {
   process.on('SIGINT', () => void stop('SIGINT'));
 }
 
+function receiver(args: string[]): void {
+  const { values } = parseArgs({
+    args,
+    options: {
+      port: { type: 'string', default: '9000' },
+      host: { type: 'string', default: '127.0.0.1' },
+      secret: { type: 'string' },
+    },
+  });
+  const port = Number(values.port);
+  createReferenceReceiver({ secret: values.secret }).listen(port, values.host, () => {
+    const signing = values.secret ? 'verifying signatures' : 'no --secret: accepting unsigned deliveries';
+    console.log(`Reference receiver on http://${values.host}:${port}/ (${signing})`);
+  });
+}
+
 async function main(): Promise<void> {
   if (existsSync('.env')) process.loadEnvFile('.env');
-  const { positionals, values } = parseArgs({
-    allowPositionals: true,
-    strict: false,
-    options: { help: { type: 'boolean', short: 'h' } },
-  });
-  const command = positionals[0] ?? 'help';
-  if (values.help || command === 'help') {
+  const [command = 'help', ...rest] = process.argv.slice(2);
+  if (command === 'help' || command === '--help' || command === '-h' || rest.includes('--help')) {
     console.log(HELP);
     return;
   }
   if (command === 'serve') return serve();
+  if (command === 'receiver') return receiver(rest);
   console.error(`herald: unknown command "${command}"\n\n${HELP}`);
   process.exit(2);
 }

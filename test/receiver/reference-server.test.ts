@@ -1,0 +1,60 @@
+import assert from 'node:assert/strict';
+import type { AddressInfo } from 'node:net';
+import { after, before, test } from 'node:test';
+import { sign } from '../../src/domain/signature.ts';
+import { createReferenceReceiver } from '../../src/receiver/reference-server.ts';
+
+const SECRET = 'whsec_reference';
+const lines: string[] = [];
+const server = createReferenceReceiver({ secret: SECRET, log: (l) => lines.push(l) });
+let url = '';
+
+before(async () => {
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  url = `http://127.0.0.1:${(server.address() as AddressInfo).port}/`;
+});
+after(() => new Promise<void>((resolve) => server.close(() => resolve())));
+
+async function deliver(eventId: string, opts: { ageSeconds?: number; tamper?: boolean } = {}) {
+  const body = JSON.stringify({
+    event_id: eventId,
+    event: 'message',
+    instance_id: 'ins_x',
+    timestamp: 1,
+    payload: {},
+  });
+  const ts = String(Math.floor(Date.now() / 1000) - (opts.ageSeconds ?? 0));
+  const res = await fetch(url, {
+    method: 'POST',
+    headers: {
+      'content-type': 'application/json',
+      'x-service-event-id': eventId,
+      'x-service-timestamp': ts,
+      'x-service-signature': sign(SECRET, ts, body),
+    },
+    body: opts.tamper ? body.replace('message', 'massage') : body,
+  });
+  return { status: res.status, body: await res.json() };
+}
+
+test('a correctly signed delivery is accepted and printed', async () => {
+  assert.deepEqual(await deliver('evt_ref1'), { status: 200, body: { received: true, duplicate: false } });
+  assert.match(lines.at(-1) ?? '', /200 {2}message +evt_ref1 {2}verified$/);
+});
+
+test('a tampered body is a 401 (seed §5.1)', async () => {
+  const r = await deliver('evt_ref2', { tamper: true });
+  assert.equal(r.status, 401);
+  assert.equal(r.body.error, 'signature_mismatch');
+});
+
+test('a timestamp 301 s old is a 401, 299 s old is accepted', async () => {
+  assert.equal((await deliver('evt_ref3', { ageSeconds: 301 })).status, 401);
+  assert.equal((await deliver('evt_ref4', { ageSeconds: 299 })).status, 200);
+});
+
+test('an event_id already processed is acknowledged and ignored', async () => {
+  await deliver('evt_ref5');
+  assert.deepEqual(await deliver('evt_ref5'), { status: 200, body: { received: true, duplicate: true } });
+  assert.match(lines.at(-1) ?? '', /duplicate, ignored/);
+});

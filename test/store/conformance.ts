@@ -1,0 +1,344 @@
+/**
+ * The store port's conformance suite: every adapter must pass it. Time is passed explicitly, so leases and
+ * due times are tested without waiting.
+ */
+import assert from 'node:assert/strict';
+import { after, before, describe, test } from 'node:test';
+import type { Decision } from '../../src/domain/retry-policy.ts';
+import { route } from '../../src/domain/routing.ts';
+import type { AttemptOutcome, EventDraft, Webhook } from '../../src/domain/types.ts';
+import {
+  type AttemptResult,
+  type ClaimedDelivery,
+  type Store,
+  StoreConflict,
+} from '../../src/store/store.ts';
+
+const T0 = Date.UTC(2026, 10, 21, 12, 0, 0);
+const LEASE = 10_000;
+const unlimited = () => 1000;
+let seq = 0;
+const uid = (prefix: string) => `${prefix}_conf${(++seq).toString().padStart(22, '0')}`;
+
+export function storeConformance(name: string, open: () => Promise<Store>): void {
+  describe(`store conformance: ${name}`, () => {
+    let store: Store;
+    before(async () => {
+      store = await open();
+    });
+    after(() => store.close());
+
+    async function instance(): Promise<string> {
+      const id = uid('ins');
+      await store.createInstance({
+        instance_id: id,
+        name: 'conformance',
+        status: 'STOPPED',
+        phone: null,
+        created_at: T0,
+      });
+      return id;
+    }
+
+    async function webhook(instanceId: string, over: Partial<Webhook> = {}): Promise<Webhook> {
+      const w: Webhook = {
+        webhook_id: uid('whk'),
+        instance_id: instanceId,
+        destination_url: 'https://example.com/hook',
+        events: ['*'],
+        ignore_status: true,
+        enabled: true,
+        secret_sealed: null,
+        disabled_reason: null,
+        disabled_at: null,
+        created_at: T0,
+        updated_at: T0,
+        ...over,
+      };
+      await store.createWebhook(w);
+      return w;
+    }
+
+    const draft = (instanceId: string, over: Partial<EventDraft> = {}): EventDraft => ({
+      event_id: uid('evt'),
+      event: 'message.ack',
+      instance_id: instanceId,
+      timestamp: T0,
+      payload: { id: 'm1', from: 'a', to: 'b', ack: 1, ackName: 'SERVER' },
+      ...over,
+    });
+
+    const outcome = (status_code: number | null, at: number): AttemptOutcome => ({
+      started_at: at,
+      duration_ms: 5,
+      status_code,
+      error: status_code === null ? 'timeout' : null,
+      response_body: 'ok',
+      retry_after: null,
+    });
+
+    const result = (
+      claim: ClaimedDelivery,
+      status: number | null,
+      decision: Decision,
+      at: number,
+    ): AttemptResult => ({
+      claim,
+      outcome: outcome(status, at),
+      decision,
+    });
+
+    test('ingest stores an event with one delivery per routed webhook, and a repeat is answered the same', async () => {
+      const ins = await instance();
+      await webhook(ins);
+      await webhook(ins);
+      await webhook(ins, { enabled: false });
+      const e = draft(ins);
+      const [first] = await store.ingest(ins, [e], route, T0);
+      assert.deepEqual(first, { event_id: e.event_id, deliveries: 2, duplicate: false });
+      const [again] = await store.ingest(ins, [{ ...e, payload: { changed: true } }], route, T0 + 1);
+      assert.deepEqual(again, { event_id: e.event_id, deliveries: 2, duplicate: true });
+      const page = await store.listDeliveries(ins, { limit: 10 });
+      assert.equal(page.deliveries.length, 2);
+    });
+
+    test('an event_id of another instance is a conflict and nothing of the call is stored', async () => {
+      const a = await instance();
+      const b = await instance();
+      await webhook(b);
+      const e = draft(a);
+      await store.ingest(a, [e], route, T0);
+      await assert.rejects(store.ingest(b, [draft(b), { ...e, instance_id: b }], route, T0), StoreConflict);
+      assert.equal((await store.listDeliveries(b, { limit: 10 })).deliveries.length, 0);
+    });
+
+    test('session.status sets the instance status and phone', async () => {
+      const ins = await instance();
+      await store.ingest(
+        ins,
+        [draft(ins, { event: 'session.status', payload: { status: 'WORKING', phone: '4917' } })],
+        route,
+        T0,
+      );
+      const got = await store.getInstance(ins);
+      assert.equal(got?.status, 'WORKING');
+      assert.equal(got?.phone, '4917');
+    });
+
+    test('a claimed delivery is leased: not claimable again until the lease runs out', async () => {
+      const ins = await instance();
+      const w = await webhook(ins);
+      const e = draft(ins);
+      await store.ingest(ins, [e], route, T0);
+      const mine = (await store.claimDue(T0, 100, LEASE, unlimited)).filter(
+        (c) => c.webhook_id === w.webhook_id,
+      );
+      assert.equal(mine.length, 1);
+      assert.equal(
+        mine[0].body,
+        JSON.stringify({
+          event_id: e.event_id,
+          event: e.event,
+          instance_id: ins,
+          timestamp: T0,
+          payload: e.payload,
+        }),
+      );
+      assert.deepEqual([mine[0].attempt, mine[0].cycle_attempt, mine[0].trigger], [1, 1, 'scheduled']);
+      const during = await store.claimDue(T0 + LEASE - 1, 100, LEASE, unlimited);
+      assert.ok(!during.some((c) => c.delivery_id === mine[0].delivery_id));
+      const afterLease = await store.claimDue(T0 + LEASE, 100, LEASE, unlimited);
+      const retaken = afterLease.find((c) => c.delivery_id === mine[0].delivery_id);
+      assert.ok(retaken, 'claimable again once the holder is presumed dead');
+      // The first holder's late result only adds to the log; the second holder's decides.
+      await store.recordAttempts(
+        [result(mine[0], 500, { kind: 'retry', at: T0 + 99_999, reason: 'schedule' }, T0 + LEASE + 1)],
+        T0,
+      );
+      await store.recordAttempts([result(retaken, 200, { kind: 'delivered' }, T0 + LEASE + 2)], T0);
+      const detail = await store.getDelivery(ins, retaken.delivery_id);
+      assert.equal(detail?.status, 'delivered');
+      assert.equal(detail?.attempts_log.length, 2);
+    });
+
+    test('claims respect the room left per webhook', async () => {
+      const ins = await instance();
+      const w = await webhook(ins);
+      await store.ingest(ins, [draft(ins), draft(ins), draft(ins)], route, T0);
+      const claims = await store.claimDue(T0, 100, LEASE, (id) => (id === w.webhook_id ? 2 : 1000));
+      assert.equal(claims.filter((c) => c.webhook_id === w.webhook_id).length, 2);
+    });
+
+    test('outcomes: retry sets the due time, failure and delivery end the delivery', async () => {
+      const ins = await instance();
+      const w = await webhook(ins);
+      await store.ingest(ins, [draft(ins), draft(ins)], route, T0);
+      const [a, b] = (await store.claimDue(T0, 100, LEASE, unlimited)).filter(
+        (c) => c.webhook_id === w.webhook_id,
+      );
+      await store.recordAttempts(
+        [
+          result(a, 500, { kind: 'retry', at: T0 + 5000, reason: 'schedule' }, T0),
+          result(b, 500, { kind: 'failed', reason: 'attempts_exhausted', disableWebhook: false }, T0),
+        ],
+        T0,
+      );
+      const da = await store.getDelivery(ins, a.delivery_id);
+      assert.deepEqual(
+        [da?.status, da?.next_attempt_at, da?.attempts, da?.last_status_code],
+        ['pending', T0 + 5000, 1, 500],
+      );
+      assert.equal(da?.attempts_log[0].next_attempt_reason, 'schedule');
+      const db = await store.getDelivery(ins, b.delivery_id);
+      assert.deepEqual(
+        [db?.status, db?.failure_reason, db?.next_attempt_at],
+        ['failed', 'attempts_exhausted', null],
+      );
+      assert.ok(
+        !(await store.claimDue(T0 + 4999, 100, LEASE, unlimited)).some(
+          (c) => c.delivery_id === a.delivery_id,
+        ),
+      );
+      const next = (await store.claimDue(T0 + 5000, 100, LEASE, unlimited)).find(
+        (c) => c.delivery_id === a.delivery_id,
+      );
+      assert.deepEqual([next?.attempt, next?.cycle_attempt], [2, 2]);
+    });
+
+    test('a 410 disables the webhook and fails its other pending deliveries', async () => {
+      const ins = await instance();
+      const w = await webhook(ins);
+      await store.ingest(ins, [draft(ins), draft(ins)], route, T0);
+      const [a] = (await store.claimDue(T0, 1, LEASE, unlimited)).filter(
+        (c) => c.webhook_id === w.webhook_id,
+      );
+      await store.recordAttempts(
+        [result(a, 410, { kind: 'failed', reason: 'gone', disableWebhook: true }, T0)],
+        T0,
+      );
+      const hook = await store.getWebhook(ins, w.webhook_id);
+      assert.deepEqual([hook?.enabled, hook?.disabled_reason, hook?.disabled_at], [false, 'gone', T0]);
+      const reasons = (await store.listDeliveries(ins, { limit: 10 })).deliveries
+        .map((d) => d.failure_reason)
+        .sort();
+      assert.deepEqual(reasons, ['gone', 'webhook_disabled']);
+      assert.equal(
+        (await store.ingest(ins, [draft(ins)], route, T0))[0].deliveries,
+        0,
+        'nothing queued while disabled',
+      );
+    });
+
+    test('redelivery: only failed deliveries of enabled webhooks, a fresh manual cycle', async () => {
+      const ins = await instance();
+      const w = await webhook(ins);
+      await store.ingest(ins, [draft(ins)], route, T0);
+      const [c] = await store.claimDue(T0, 1, LEASE, (id) => (id === w.webhook_id ? 1 : 0));
+      assert.equal((await store.redeliver(ins, c.delivery_id, T0))?.ok, false, 'pending is a conflict');
+      await store.recordAttempts(
+        [result(c, 500, { kind: 'failed', reason: 'attempts_exhausted', disableWebhook: false }, T0)],
+        T0,
+      );
+      await store.setWebhookEnabled(ins, w.webhook_id, false, T0);
+      assert.match(JSON.stringify(await store.redeliver(ins, c.delivery_id, T0)), /disabled/);
+      await store.setWebhookEnabled(ins, w.webhook_id, true, T0);
+      const r = await store.redeliver(ins, c.delivery_id, T0 + 1);
+      assert.ok(r?.ok);
+      assert.deepEqual(
+        [r.delivery.status, r.delivery.next_attempt_at, r.delivery.failure_reason],
+        ['pending', T0 + 1, null],
+      );
+      const again = (await store.claimDue(T0 + 1, 100, LEASE, unlimited)).find(
+        (x) => x.delivery_id === c.delivery_id,
+      );
+      assert.deepEqual([again?.trigger, again?.cycle_attempt, again?.attempt], ['manual', 1, 2]);
+      assert.equal(await store.redeliver(ins, 'dlv_unknown0000000000000000', T0), null);
+    });
+
+    test('bulk redelivery counts failed deliveries of enabled webhooks in the range', async () => {
+      const ins = await instance();
+      const on = await webhook(ins);
+      const off = await webhook(ins);
+      await store.ingest(ins, [draft(ins)], route, T0);
+      await store.ingest(ins, [draft(ins)], route, T0 + 1000);
+      await store.setWebhookEnabled(ins, on.webhook_id, false, T0 + 2000);
+      await store.setWebhookEnabled(ins, off.webhook_id, false, T0 + 2000);
+      await store.setWebhookEnabled(ins, on.webhook_id, true, T0 + 3000);
+      assert.equal(await store.redeliverFailed(ins, { since: T0 + 500 }, T0 + 4000), 1);
+      assert.equal(await store.redeliverFailed(ins, { webhook_id: on.webhook_id }, T0 + 4000), 1);
+      assert.equal(await store.redeliverFailed(ins, {}, T0 + 4000), 0);
+    });
+
+    test('the log pages newest first, filters, and a cursor walks every delivery once', async () => {
+      const ins = await instance();
+      const w = await webhook(ins);
+      const drafts = Array.from({ length: 7 }, (_, i) =>
+        draft(ins, i % 2 ? { event: 'presence.update', payload: {} } : {}),
+      );
+      await store.ingest(ins, drafts, route, T0);
+      const seen: string[] = [];
+      let cursor: string | undefined;
+      do {
+        const page = await store.listDeliveries(ins, { limit: 3, cursor });
+        seen.push(...page.deliveries.map((d) => d.event_id));
+        cursor = page.next_cursor ?? undefined;
+      } while (cursor);
+      assert.deepEqual(seen, drafts.map((d) => d.event_id).reverse());
+      const presence = await store.listDeliveries(ins, {
+        limit: 10,
+        event: 'presence.update',
+        webhook_id: w.webhook_id,
+      });
+      assert.equal(presence.deliveries.length, 3);
+      assert.equal(
+        (await store.listDeliveries(ins, { limit: 10, status: 'delivered' })).deliveries.length,
+        0,
+      );
+    });
+
+    test('PATCH semantics of the secret: keep, set, clear', async () => {
+      const ins = await instance();
+      const w = await webhook(ins, { secret_sealed: 'sealed-1' });
+      const config = { destination_url: 'https://example.org/x', events: ['message'], ignore_status: false };
+      assert.equal(
+        (await store.updateWebhook(ins, w.webhook_id, { ...config, secret: { kind: 'keep' } }, T0))
+          ?.secret_sealed,
+        'sealed-1',
+      );
+      assert.equal(
+        (
+          await store.updateWebhook(
+            ins,
+            w.webhook_id,
+            { ...config, secret: { kind: 'set', sealed: 's2' } },
+            T0,
+          )
+        )?.secret_sealed,
+        's2',
+      );
+      const cleared = await store.updateWebhook(
+        ins,
+        w.webhook_id,
+        { ...config, secret: { kind: 'clear' } },
+        T0 + 1,
+      );
+      assert.deepEqual(
+        [cleared?.secret_sealed, cleared?.destination_url, cleared?.updated_at],
+        [null, 'https://example.org/x', T0 + 1],
+      );
+    });
+
+    test('deleting an instance removes its webhooks, keys, events and deliveries', async () => {
+      const ins = await instance();
+      await webhook(ins);
+      await store.createKey({ key_id: uid('key'), instance_id: ins, key_hash: uid('hash'), created_at: T0 });
+      await store.ingest(ins, [draft(ins)], route, T0);
+      assert.equal(await store.deleteInstance(ins), true);
+      assert.equal(await store.getInstance(ins), null);
+      assert.deepEqual(await store.listWebhooks(ins), []);
+      assert.deepEqual(await store.listKeys(ins), []);
+      assert.equal((await store.listDeliveries(ins, { limit: 10 })).deliveries.length, 0);
+      assert.equal(await store.deleteInstance(ins), false);
+    });
+  });
+}

@@ -122,7 +122,19 @@ export class Dispatcher {
   }
 
   async #attempt(claim: ClaimedDelivery): Promise<void> {
-    const outcome = await this.#o.send(claim);
+    const outcome = await this.#o.send(claim).catch((err: unknown): AttemptOutcome => {
+      // A fault of ours (an unreadable sealed secret, say) is logged as an attempt error, never lost.
+      this.#o.logger.error({ err, delivery_id: claim.delivery_id }, 'dispatcher: attempt could not be made');
+      const now = this.#o.clock();
+      return {
+        started_at: now,
+        duration_ms: 0,
+        status_code: null,
+        error: 'internal_error',
+        response_body: null,
+        retry_after: null,
+      };
+    });
     const decision = decide(
       outcome,
       claim.cycle_attempt,

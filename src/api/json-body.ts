@@ -4,6 +4,8 @@ import { HttpError } from './errors.ts';
 
 export const MAX_JSON_DEPTH = 64;
 const utf8 = new TextDecoder('utf-8', { fatal: true });
+/** Fastify tests this against the whole header, parameters included (`application/json; charset="utf-8"`). */
+const JSON_TYPE = /^application\/([\w.+-]+\+)?json\s*(;|$)/i;
 
 export function installJsonBody(app: FastifyInstance): void {
   // A POST without a body is an empty object, so validation names the missing fields instead of "body".
@@ -11,7 +13,7 @@ export function installJsonBody(app: FastifyInstance): void {
     if (request.body === undefined && request.routeOptions.schema?.body) request.body = {};
   });
   app.removeAllContentTypeParsers();
-  app.addContentTypeParser(/^application\/([\w.+-]+\+)?json$/i, { parseAs: 'buffer' }, (_req, raw, done) => {
+  app.addContentTypeParser(JSON_TYPE, { parseAs: 'buffer' }, (_req, raw, done) => {
     let text: string;
     try {
       text = utf8.decode(raw as Buffer);

@@ -1,9 +1,9 @@
 /** Builds the HTTP API: JSON parsing, errors, auth, OpenAPI, then the routes. */
 import swagger from '@fastify/swagger';
-import Fastify, { type FastifyBaseLogger, type FastifyInstance } from 'fastify';
+import Fastify, { type FastifyBaseLogger, type FastifyInstance, type FastifyReply } from 'fastify';
 import { installAuth } from './auth.ts';
 import type { ApiContext } from './context.ts';
-import { installErrorHandling } from './errors.ts';
+import { errorBody, installErrorHandling } from './errors.ts';
 import { installJsonBody } from './json-body.ts';
 import { deliveryRoutes } from './routes/deliveries.ts';
 import { eventRoutes } from './routes/events.ts';
@@ -22,6 +22,12 @@ export async function buildServer(
   const app = Fastify({
     loggerInstance: logger,
     bodyLimit: 256 * 1024,
+    // Longer than any id, so an overlong one reaches schema validation and gets a 400 naming the parameter.
+    maxParamLength: 500,
+    // Errors of the router itself (a badly encoded path) get the same JSON shape as every other error.
+    frameworkErrors: (err, _request, reply) => {
+      (reply as FastifyReply).status(400).send(errorBody('invalid_request', `path: ${err.message}`));
+    },
     ajv: {
       customOptions: { removeAdditional: false, coerceTypes: false, useDefaults: false, allErrors: true },
     },

@@ -60,8 +60,8 @@ const problem = (code: DestinationProblem['code'], message: string): Destination
 export function checkDestinationSyntax(raw: unknown): DestinationProblem | null {
   if (typeof raw !== 'string') return problem('invalid_request', 'must be a string');
   if (raw.length > MAX_LENGTH) return problem('invalid_request', `at most ${MAX_LENGTH} characters`);
-  // Demand a literal "scheme://": WHATWG would also accept `http:host` or `http:\\host`.
-  const match = /^https?:\/\/([^/\\?#]*)/i.exec(raw);
+  // Demand a literal "scheme://host": WHATWG would also accept `http:host`, `http:\\host` or `http:///host`.
+  const match = /^https?:\/\/([^/\\?#]+)/i.exec(raw);
   if (!match || !URL.canParse(raw)) {
     return problem('invalid_request', 'must be an absolute http or https URL');
   }

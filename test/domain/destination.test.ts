@@ -178,6 +178,7 @@ describe('allowPrivate', () => {
 describe('syntax failures are invalid_request', () => {
   const cases: [unknown, RegExp][] = [
     ['ftp://example.com/', /absolute http or https URL/],
+    ['http:///x', /absolute http or https URL/],
     ['javascript:alert(1)', /absolute http or https URL/],
     ['/relative/path', /absolute http or https URL/],
     ['example.com/hook', /absolute http or https URL/],

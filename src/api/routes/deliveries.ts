@@ -144,8 +144,8 @@ export function deliveryRoutes(app: FastifyInstance, ctx: ApiContext): void {
         instance.instance_id,
         {
           webhook_id: body.webhook_id,
-          since: body.since === undefined ? undefined : Date.parse(body.since),
-          until: body.until === undefined ? undefined : Date.parse(body.until),
+          since: body.since === undefined ? undefined : parseTime('since', body.since),
+          until: body.until === undefined ? undefined : parseTime('until', body.until),
         },
         ctx.clock(),
       );
@@ -153,4 +153,16 @@ export function deliveryRoutes(app: FastifyInstance, ctx: ApiContext): void {
       return reply.status(202).send({ success: true, redelivered });
     },
   );
+}
+
+/**
+ * A date-time the schema accepted (RFC 3339), in epoch ms. Date.parse answers NaN — a range that would silently
+ * match nothing — for two RFC 3339 forms: a leap second (…:60), which POSIX time counts as the next second,
+ * and an hour-only offset (+02).
+ */
+function parseTime(field: string, value: string): number {
+  const leap = /:60(?=[.zZ+-])/.test(value);
+  const ms = Date.parse(value.replace(/:60(?=[.zZ+-])/, ':59').replace(/([+-]\d\d)$/, '$1:00'));
+  if (Number.isNaN(ms)) throw HttpError.invalid([{ field, message: 'must be an RFC 3339 date-time' }]);
+  return ms + (leap ? 1000 : 0);
 }

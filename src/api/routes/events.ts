@@ -13,6 +13,8 @@ import { loadInstance } from './instances.ts';
 
 export const MAX_EVENT_BYTES = 256 * 1024;
 export const MAX_BATCH = 1000;
+/** 8.64e15 ms: the greatest time a JavaScript Date can hold (275760-09-13). */
+export const MAX_TIMESTAMP_MS = 8_640_000_000_000_000;
 
 const EventBody = Type.Object(
   {
@@ -22,7 +24,12 @@ const EventBody = Type.Object(
       Type.String({ pattern: '^evt_[A-Za-z0-9_-]{1,100}$', description: 'evt_…; idempotency key' }),
     ),
     timestamp: Type.Optional(
-      Type.Integer({ minimum: 0, description: 'milliseconds since the epoch; default now' }),
+      // The last representable date: beyond it the value is no time at all, and past 2^53 JSON alters it.
+      Type.Integer({
+        minimum: 0,
+        maximum: MAX_TIMESTAMP_MS,
+        description: 'milliseconds since the epoch; default now',
+      }),
     ),
   },
   { additionalProperties: false },

@@ -23,7 +23,7 @@ export async function buildServer(
     loggerInstance: logger,
     bodyLimit: 256 * 1024,
     // Longer than any id, so an overlong one reaches schema validation and gets a 400 naming the parameter.
-    maxParamLength: 500,
+    routerOptions: { maxParamLength: 500 },
     // Errors of the router itself (a badly encoded path) get the same JSON shape as every other error.
     frameworkErrors: (err, _request, reply) => {
       (reply as FastifyReply).status(400).send(errorBody('invalid_request', `path: ${err.message}`));

@@ -67,15 +67,14 @@ export class Dispatcher {
       let full = false;
       try {
         const free = this.#o.maxInFlight - this.#total;
+        const now = this.#o.clock();
         if (free > 0) {
           const want = Math.min(this.#o.batchSize, free);
-          const claims = await this.#o.store.claimDue(this.#o.clock(), want, this.#o.leaseMs, (w) =>
-            this.#room(w),
-          );
+          const claims = await this.#o.store.claimDue(now, want, this.#o.leaseMs, (w) => this.#room(w));
           for (const claim of claims) this.#launch(claim);
           full = claims.length === want;
         }
-        if (!full) await this.#sleep(await this.#delayUntilDue());
+        if (!full) await this.#sleep(await this.#delayUntilDue(now));
       } catch (err) {
         this.#o.logger.error({ err }, 'dispatcher: claim failed; retrying shortly');
         await this.#sleep(MAX_SLEEP_MS);
@@ -87,11 +86,15 @@ export class Dispatcher {
     return this.#o.maxInFlightPerWebhook - (this.#inFlight.get(webhookId) ?? 0);
   }
 
-  async #delayUntilDue(): Promise<number> {
-    const due = await this.#o.store.nextDueAt();
+  /**
+   * How long to sleep after a claim at `claimedAt`. Deliveries due by then and left unclaimed wait for room, which
+   * only a finishing attempt makes (and it wakes the loop), so only later due times count: a backlog that waits
+   * for room must not postpone another webhook's retry that falls due meanwhile.
+   */
+  async #delayUntilDue(claimedAt: number): Promise<number> {
+    const due = await this.#o.store.nextDueAt(claimedAt);
     if (due === null) return MAX_SLEEP_MS;
-    // Due now but not claimed: every such delivery waits for room; a finishing attempt wakes the loop.
-    return Math.min(Math.max(due - this.#o.clock(), 0) || MAX_SLEEP_MS, MAX_SLEEP_MS);
+    return Math.min(Math.max(due - this.#o.clock(), 0), MAX_SLEEP_MS);
   }
 
   #sleep(ms: number): Promise<void> {

@@ -140,8 +140,11 @@ export interface Store {
   ): Promise<ClaimedDelivery[]>;
   /** Logs the attempts and applies their decisions; a result whose lease was lost only adds to the log. */
   recordAttempts(results: AttemptResult[], now: number): Promise<void>;
-  /** Earliest time a pending delivery becomes due (leases included), or null when there is none. */
-  nextDueAt(): Promise<number | null>;
+  /**
+   * Earliest time after `after` at which a pending delivery becomes due (leases included), or null when there is
+   * none. Deliveries due at `after` or earlier and still unclaimed are waiting for room, not for time.
+   */
+  nextDueAt(after: number): Promise<number | null>;
 
   listDeliveries(
     instanceId: string,

@@ -282,43 +282,55 @@ export class SqliteStore implements Store {
 
   async claimDue(now: number, limit: number, leaseMs: number, room: (webhookId: string) => number) {
     return this.#tx(() => {
-      const rows = this.#q(
+      const due = this.#q(
         `SELECT d.delivery_id, d.event_id, d.instance_id, d.webhook_id, d.attempts, d.cycle_attempts, d.next_trigger,
                 w.destination_url, w.secret_sealed, w.enabled, e.body
          FROM deliveries d JOIN webhooks w ON w.webhook_id = d.webhook_id JOIN events e ON e.event_id = d.event_id
-         WHERE d.status = 'pending' AND d.next_attempt_at <= ? ORDER BY d.next_attempt_at LIMIT ?`,
-      ).all(now, limit);
+         WHERE d.status = 'pending' AND d.next_attempt_at <= ? AND d.webhook_id NOT IN (SELECT value FROM json_each(?))
+         ORDER BY d.next_attempt_at LIMIT ?`,
+      );
       const token = randomToken(12);
       const lease = this.#q(
         'UPDATE deliveries SET next_attempt_at = ?, lease_token = ? WHERE delivery_id = ?',
       );
       const taken = new Map<string, number>();
+      /** Webhooks out of room in this claim: skipped by the next pass, so their backlog cannot starve the others. */
+      const full = new Set<string>();
       const claimed: ClaimedDelivery[] = [];
-      for (const r of rows) {
-        const webhookId = r.webhook_id as string;
-        if (r.enabled !== 1) {
-          this.#disable(webhookId, 'disabled', now);
-          continue;
+      for (;;) {
+        const want = limit - claimed.length;
+        const rows = due.all(now, JSON.stringify([...full]), want);
+        for (const r of rows) {
+          const webhookId = r.webhook_id as string;
+          if (r.enabled !== 1) {
+            this.#disable(webhookId, 'disabled', now);
+            continue;
+          }
+          const n = taken.get(webhookId) ?? 0;
+          if (n >= room(webhookId)) {
+            full.add(webhookId);
+            continue;
+          }
+          taken.set(webhookId, n + 1);
+          lease.run(now + leaseMs, token, r.delivery_id as string);
+          claimed.push({
+            delivery_id: r.delivery_id as string,
+            event_id: r.event_id as string,
+            instance_id: r.instance_id as string,
+            webhook_id: webhookId,
+            destination_url: r.destination_url as string,
+            secret_sealed: r.secret_sealed as string | null,
+            body: r.body as string,
+            cycle_attempt: (r.cycle_attempts as number) + 1,
+            attempt: (r.attempts as number) + 1,
+            trigger: r.next_trigger as ClaimedDelivery['trigger'],
+            lease_token: token,
+          });
         }
-        const n = taken.get(webhookId) ?? 0;
-        if (n >= room(webhookId)) continue;
-        taken.set(webhookId, n + 1);
-        lease.run(now + leaseMs, token, r.delivery_id as string);
-        claimed.push({
-          delivery_id: r.delivery_id as string,
-          event_id: r.event_id as string,
-          instance_id: r.instance_id as string,
-          webhook_id: webhookId,
-          destination_url: r.destination_url as string,
-          secret_sealed: r.secret_sealed as string | null,
-          body: r.body as string,
-          cycle_attempt: (r.cycle_attempts as number) + 1,
-          attempt: (r.attempts as number) + 1,
-          trigger: r.next_trigger as ClaimedDelivery['trigger'],
-          lease_token: token,
-        });
+        // Done when nothing more is due or the batch is full; otherwise every pass that stops short has found
+        // another full webhook (or failed a disabled one's rows), so this ends.
+        if (rows.length < want || claimed.length >= limit) return claimed;
       }
-      return claimed;
     });
   }
 
@@ -366,8 +378,10 @@ export class SqliteStore implements Store {
     });
   }
 
-  async nextDueAt(): Promise<number | null> {
-    const row = this.#q("SELECT MIN(next_attempt_at) AS due FROM deliveries WHERE status = 'pending'").get();
+  async nextDueAt(after: number): Promise<number | null> {
+    const row = this.#q(
+      "SELECT MIN(next_attempt_at) AS due FROM deliveries WHERE status = 'pending' AND next_attempt_at > ?",
+    ).get(after);
     return (row?.due as number | null) ?? null;
   }
 

@@ -1,0 +1,97 @@
+/** Runs Herald as a real child process (`src/cli.ts serve`), for tests that kill it. */
+import { type ChildProcess, spawn } from 'node:child_process';
+import { once } from 'node:events';
+import { resolve } from 'node:path';
+import { ADMIN_KEY, type Reply } from './herald.ts';
+
+const CLI = resolve(import.meta.dirname, '../../src/cli.ts');
+
+export interface ChildHerald {
+  url: string;
+  child: ChildProcess;
+  /** Everything the process printed so far (stdout and stderr). */
+  output(): string;
+  /** Resolves when the process has exited. */
+  exited: Promise<{ code: number | null; signal: NodeJS.Signals | null }>;
+  request(method: string, path: string, body?: unknown): Promise<Reply>;
+  /** Sends the signal (if still running) and waits for the exit. */
+  kill(signal: NodeJS.Signals): Promise<{ code: number | null; signal: NodeJS.Signals | null }>;
+}
+
+/** Starts `node src/cli.ts serve` on a free port over `dataDir`; resolves once it prints its URL. */
+export async function spawnHerald(
+  dataDir: string,
+  env: Record<string, string> = {},
+  startTimeoutMs = 15_000,
+): Promise<ChildHerald> {
+  const child = spawn(process.execPath, [CLI, 'serve'], {
+    // A clean environment (no NODE_TEST_CONTEXT etc. from the runner) and no .env from the repository.
+    cwd: dataDir,
+    env: {
+      PATH: process.env.PATH ?? '',
+      PORT: '0',
+      DATA_DIR: dataDir,
+      ADMIN_API_KEY: ADMIN_KEY,
+      ALLOW_PRIVATE_DESTINATIONS: 'true',
+      LOG_LEVEL: 'warn',
+      ...env,
+    },
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
+  let output = '';
+  child.stdout?.setEncoding('utf8').on('data', (s: string) => {
+    output += s;
+  });
+  child.stderr?.setEncoding('utf8').on('data', (s: string) => {
+    output += s;
+  });
+  const exited = once(child, 'exit').then(([code, signal]) => ({
+    code: code as number | null,
+    signal: signal as NodeJS.Signals | null,
+  }));
+
+  const url = await new Promise<string>((resolveUrl, reject) => {
+    const timer = setTimeout(() => fail(`did not start within ${startTimeoutMs} ms`), startTimeoutMs);
+    const onData = () => {
+      const m = /Herald is listening on (\S+)/.exec(output);
+      if (!m) return;
+      clearTimeout(timer);
+      child.stdout?.off('data', onData);
+      resolveUrl(m[1]);
+    };
+    function fail(why: string) {
+      clearTimeout(timer);
+      child.kill('SIGKILL');
+      reject(new Error(`herald child ${why}:\n${output}`));
+    }
+    child.stdout?.on('data', onData);
+    exited.then(({ code, signal }) => fail(`exited (${code ?? signal}) before listening`));
+  });
+
+  return {
+    url,
+    child,
+    output: () => output,
+    exited,
+    async request(method, path, body) {
+      const res = await fetch(url + path, {
+        method,
+        headers: {
+          authorization: `Bearer ${ADMIN_KEY}`,
+          ...(body === undefined ? {} : { 'content-type': 'application/json' }),
+        },
+        body: body === undefined ? undefined : JSON.stringify(body),
+      });
+      const text = await res.text();
+      let parsed: unknown = text;
+      try {
+        parsed = JSON.parse(text);
+      } catch {}
+      return { status: res.status, body: parsed, headers: res.headers };
+    },
+    async kill(signal) {
+      if (child.exitCode === null && child.signalCode === null) child.kill(signal);
+      return exited;
+    },
+  };
+}

@@ -49,22 +49,8 @@ export async function startTestHerald(
   });
   const herald = await startHerald(config, options);
 
-  async function request(method: string, path: string, o: RequestOptions = {}): Promise<Reply> {
-    const headers: Record<string, string> = {};
-    const key = o.key === undefined ? ADMIN_KEY : o.key;
-    if (key !== null) headers.authorization = `Bearer ${key}`;
-    let body: string | Uint8Array | undefined;
-    if (o.rawBody !== undefined) body = o.rawBody;
-    else if (o.body !== undefined) body = JSON.stringify(o.body);
-    if (body !== undefined) headers['content-type'] = o.contentType ?? 'application/json';
-    const res = await fetch(herald.url + path, { method, headers, body: body as BodyInit | undefined });
-    const text = await res.text();
-    let parsed: unknown = text;
-    try {
-      parsed = JSON.parse(text);
-    } catch {}
-    return { status: res.status, body: parsed, headers: res.headers };
-  }
+  const request = (method: string, path: string, o?: RequestOptions) =>
+    apiRequest(herald.url, method, path, o);
 
   function expectStatus(reply: Reply, status: number, what: string): Reply {
     if (reply.status !== status)
@@ -107,6 +93,29 @@ export async function startTestHerald(
       if (!keepData) rmSync(dataDir, { recursive: true, force: true });
     },
   };
+}
+
+/** One API call with a key (admin by default), the answer parsed as JSON when it is JSON. */
+export async function apiRequest(
+  baseUrl: string,
+  method: string,
+  path: string,
+  o: RequestOptions = {},
+): Promise<Reply> {
+  const headers: Record<string, string> = {};
+  const key = o.key === undefined ? ADMIN_KEY : o.key;
+  if (key !== null) headers.authorization = `Bearer ${key}`;
+  let body: string | Uint8Array | undefined;
+  if (o.rawBody !== undefined) body = o.rawBody;
+  else if (o.body !== undefined) body = JSON.stringify(o.body);
+  if (body !== undefined) headers['content-type'] = o.contentType ?? 'application/json';
+  const res = await fetch(baseUrl + path, { method, headers, body: body as BodyInit | undefined });
+  const text = await res.text();
+  let parsed: unknown = text;
+  try {
+    parsed = JSON.parse(text);
+  } catch {}
+  return { status: res.status, body: parsed, headers: res.headers };
 }
 
 /** Polls `check` until it returns a value other than undefined, failing after `timeoutMs`. */

@@ -2,7 +2,7 @@
 import { type ChildProcess, spawn } from 'node:child_process';
 import { once } from 'node:events';
 import { resolve } from 'node:path';
-import { ADMIN_KEY, type Reply } from './herald.ts';
+import { ADMIN_KEY, apiRequest, type Reply } from './herald.ts';
 
 const CLI = resolve(import.meta.dirname, '../../src/cli.ts');
 
@@ -73,22 +73,7 @@ export async function spawnHerald(
     child,
     output: () => output,
     exited,
-    async request(method, path, body) {
-      const res = await fetch(url + path, {
-        method,
-        headers: {
-          authorization: `Bearer ${ADMIN_KEY}`,
-          ...(body === undefined ? {} : { 'content-type': 'application/json' }),
-        },
-        body: body === undefined ? undefined : JSON.stringify(body),
-      });
-      const text = await res.text();
-      let parsed: unknown = text;
-      try {
-        parsed = JSON.parse(text);
-      } catch {}
-      return { status: res.status, body: parsed, headers: res.headers };
-    },
+    request: (method, path, body) => apiRequest(url, method, path, { body }),
     async kill(signal) {
       if (child.exitCode === null && child.signalCode === null) child.kill(signal);
       return exited;

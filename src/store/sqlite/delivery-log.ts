@@ -1,0 +1,102 @@
+/** The delivery log on SQLite: pages, details with attempts, and manual redelivery. */
+import type { SQLInputValue } from 'node:sqlite';
+import type { DeliveryDetail, DeliveryFilter, RedeliverRange, RedeliverResult } from '../store.ts';
+import type { SqliteDatabase } from './database.ts';
+import { toAttempt, toDelivery } from './rows.ts';
+
+type Row = Record<string, SQLInputValue>;
+
+export class SqliteDeliveryLog {
+  readonly #db: SqliteDatabase;
+
+  constructor(db: SqliteDatabase) {
+    this.#db = db;
+  }
+
+  async listDeliveries(instanceId: string, f: DeliveryFilter) {
+    const where = ['instance_id = ?'];
+    const params: SQLInputValue[] = [instanceId];
+    const add = (sql: string, value: SQLInputValue | undefined) => {
+      if (value === undefined) return;
+      where.push(sql);
+      params.push(value);
+    };
+    add('status = ?', f.status);
+    add('webhook_id = ?', f.webhook_id);
+    add('event = ?', f.event);
+    add('seq < ?', f.cursor === undefined ? undefined : Number(f.cursor));
+    const rows = this.#db
+      .q(`SELECT * FROM deliveries WHERE ${where.join(' AND ')} ORDER BY seq DESC LIMIT ?`)
+      .all(...params, f.limit + 1);
+    const page = rows.slice(0, f.limit);
+    const next_cursor = rows.length > f.limit ? String(page[page.length - 1].seq) : null;
+    return { deliveries: page.map(toDelivery), next_cursor };
+  }
+
+  async getDelivery(instanceId: string, deliveryId: string): Promise<DeliveryDetail | null> {
+    const row = this.#db
+      .q(
+        `SELECT d.*, e.body FROM deliveries d JOIN events e ON e.event_id = d.event_id
+       WHERE d.instance_id = ? AND d.delivery_id = ?`,
+      )
+      .get(instanceId, deliveryId);
+    if (!row) return null;
+    const attempts = this.#db
+      .q('SELECT * FROM attempts WHERE delivery_id = ? ORDER BY attempt, started_at')
+      .all(deliveryId);
+    return { ...toDelivery(row), request_body: row.body as string, attempts_log: attempts.map(toAttempt) };
+  }
+
+  async redeliver(instanceId: string, deliveryId: string, now: number): Promise<RedeliverResult> {
+    return this.#db.tx(() => {
+      const row = this.#db
+        .q(
+          `SELECT d.status, d.webhook_id, w.enabled FROM deliveries d JOIN webhooks w ON w.webhook_id = d.webhook_id
+         WHERE d.instance_id = ? AND d.delivery_id = ?`,
+        )
+        .get(instanceId, deliveryId) as Row | undefined;
+      if (!row) return null;
+      if (row.status !== 'failed') {
+        return {
+          ok: false,
+          conflict: `delivery is ${row.status}; only failed deliveries can be redelivered`,
+        };
+      }
+      if (row.enabled !== 1) {
+        return {
+          ok: false,
+          conflict: `webhook ${row.webhook_id} is disabled; enable it before redelivering`,
+        };
+      }
+      this.#db.q(`${RESTART} WHERE delivery_id = ?`).run(now, deliveryId);
+      const updated = this.#db.q('SELECT * FROM deliveries WHERE delivery_id = ?').get(deliveryId) as Row;
+      return { ok: true, delivery: toDelivery(updated) };
+    });
+  }
+
+  async redeliverFailed(instanceId: string, range: RedeliverRange, now: number): Promise<number> {
+    const where = [
+      'instance_id = ?',
+      "status = 'failed'",
+      'webhook_id IN (SELECT webhook_id FROM webhooks WHERE instance_id = ? AND enabled = 1)',
+    ];
+    const params: SQLInputValue[] = [now, instanceId, instanceId];
+    if (range.webhook_id !== undefined) {
+      where.push('webhook_id = ?');
+      params.push(range.webhook_id);
+    }
+    if (range.since !== undefined) {
+      where.push('created_at >= ?');
+      params.push(range.since);
+    }
+    if (range.until !== undefined) {
+      where.push('created_at < ?');
+      params.push(range.until);
+    }
+    return Number(this.#db.q(`${RESTART} WHERE ${where.join(' AND ')}`).run(...params).changes);
+  }
+}
+
+/** A manual redelivery: a fresh cycle of attempts, the first at once and marked manual (SPEC §8). */
+const RESTART = `UPDATE deliveries SET status = 'pending', cycle_attempts = 0, next_trigger = 'manual', next_attempt_at = ?,
+  failure_reason = NULL, lease_token = NULL`;

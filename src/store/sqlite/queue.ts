@@ -1,0 +1,195 @@
+/** The delivery queue on SQLite: ingest, leased claims, outcomes, and ending a disabled webhook's work. */
+import { newId, randomToken } from '../../domain/ids.ts';
+import type { EventDraft, Webhook } from '../../domain/types.ts';
+import {
+  type AttemptResult,
+  type ClaimedDelivery,
+  type IngestResult,
+  type Router,
+  StoreConflict,
+} from '../store.ts';
+import type { SqliteDatabase } from './database.ts';
+import { toWebhook } from './rows.ts';
+
+export class SqliteQueue {
+  readonly #db: SqliteDatabase;
+
+  constructor(db: SqliteDatabase) {
+    this.#db = db;
+  }
+
+  /** Disabling ends pending retries (SPEC §6); clearing the lease turns in-flight results into log entries only. */
+  disable(webhookId: string, reason: string, now: number): void {
+    this.#db
+      .q(
+        `UPDATE webhooks SET enabled = 0, disabled_reason = ?, disabled_at = ?, updated_at = ?
+       WHERE webhook_id = ? AND enabled = 1`,
+      )
+      .run(reason, now, now, webhookId);
+    this.#db
+      .q(
+        `UPDATE deliveries SET status = 'failed', failure_reason = 'webhook_disabled', next_attempt_at = NULL, lease_token = NULL
+       WHERE webhook_id = ? AND status = 'pending'`,
+      )
+      .run(webhookId);
+  }
+
+  async ingest(
+    instanceId: string,
+    events: EventDraft[],
+    router: Router,
+    now: number,
+  ): Promise<IngestResult[]> {
+    return this.#db.tx(() => {
+      const webhooks = this.#db
+        .q('SELECT * FROM webhooks WHERE instance_id = ? AND enabled = 1 ORDER BY created_at, webhook_id')
+        .all(instanceId)
+        .map(toWebhook);
+      return events.map((e) => this.#ingestOne(e, webhooks, router, now));
+    });
+  }
+
+  #ingestOne(e: EventDraft, webhooks: Webhook[], router: Router, now: number): IngestResult {
+    const seen = this.#db.q('SELECT instance_id, deliveries FROM events WHERE event_id = ?').get(e.event_id);
+    if (seen) {
+      if (seen.instance_id !== e.instance_id) {
+        throw new StoreConflict(`event_id ${e.event_id} was already published to another instance`);
+      }
+      return { event_id: e.event_id, deliveries: seen.deliveries as number, duplicate: true };
+    }
+    // The one serialisation of the body: every attempt to every webhook sends these bytes.
+    const body = JSON.stringify({
+      event_id: e.event_id,
+      event: e.event,
+      instance_id: e.instance_id,
+      timestamp: e.timestamp,
+      payload: e.payload,
+    });
+    const targets = router(e, webhooks);
+    this.#db
+      .q(
+        'INSERT INTO events (event_id, instance_id, event, body, deliveries, created_at) VALUES (?, ?, ?, ?, ?, ?)',
+      )
+      .run(e.event_id, e.instance_id, e.event, body, targets.length, now);
+    const insert = this.#db.q(
+      `INSERT INTO deliveries (delivery_id, event_id, instance_id, webhook_id, event, status, created_at, next_attempt_at)
+       VALUES (?, ?, ?, ?, ?, 'pending', ?, ?)`,
+    );
+    for (const w of targets)
+      insert.run(newId('dlv', now), e.event_id, e.instance_id, w.webhook_id, e.event, now, now);
+    if (e.event === 'session.status') {
+      const phone = typeof e.payload.phone === 'string' ? e.payload.phone : null;
+      this.#db
+        .q('UPDATE instances SET status = ?, phone = ? WHERE instance_id = ?')
+        .run(e.payload.status as string, phone, e.instance_id);
+    }
+    return { event_id: e.event_id, deliveries: targets.length, duplicate: false };
+  }
+
+  async claimDue(now: number, limit: number, leaseMs: number, room: (webhookId: string) => number) {
+    return this.#db.tx(() => {
+      const due = this.#db.q(
+        `SELECT d.delivery_id, d.event_id, d.instance_id, d.webhook_id, d.attempts, d.cycle_attempts, d.next_trigger,
+                w.destination_url, w.secret_sealed, w.enabled, e.body
+         FROM deliveries d JOIN webhooks w ON w.webhook_id = d.webhook_id JOIN events e ON e.event_id = d.event_id
+         WHERE d.status = 'pending' AND d.next_attempt_at <= ? AND d.webhook_id NOT IN (SELECT value FROM json_each(?))
+         ORDER BY d.next_attempt_at LIMIT ?`,
+      );
+      const token = randomToken(12);
+      const lease = this.#db.q(
+        'UPDATE deliveries SET next_attempt_at = ?, lease_token = ? WHERE delivery_id = ?',
+      );
+      const taken = new Map<string, number>();
+      /** Webhooks out of room in this claim: skipped by the next pass, so their backlog cannot starve the others. */
+      const full = new Set<string>();
+      const claimed: ClaimedDelivery[] = [];
+      for (;;) {
+        const want = limit - claimed.length;
+        const rows = due.all(now, JSON.stringify([...full]), want);
+        for (const r of rows) {
+          const webhookId = r.webhook_id as string;
+          if (r.enabled !== 1) {
+            this.disable(webhookId, 'disabled', now);
+            continue;
+          }
+          const n = taken.get(webhookId) ?? 0;
+          if (n >= room(webhookId)) {
+            full.add(webhookId);
+            continue;
+          }
+          taken.set(webhookId, n + 1);
+          lease.run(now + leaseMs, token, r.delivery_id as string);
+          claimed.push({
+            delivery_id: r.delivery_id as string,
+            event_id: r.event_id as string,
+            instance_id: r.instance_id as string,
+            webhook_id: webhookId,
+            destination_url: r.destination_url as string,
+            secret_sealed: r.secret_sealed as string | null,
+            body: r.body as string,
+            cycle_attempt: (r.cycle_attempts as number) + 1,
+            attempt: (r.attempts as number) + 1,
+            trigger: r.next_trigger as ClaimedDelivery['trigger'],
+            lease_token: token,
+          });
+        }
+        // Done when nothing more is due or the batch is full; otherwise every pass that stops short has found
+        // another full webhook (or failed a disabled one's rows), so this ends.
+        if (rows.length < want || claimed.length >= limit) return claimed;
+      }
+    });
+  }
+
+  async recordAttempts(results: AttemptResult[], now: number): Promise<void> {
+    if (results.length === 0) return;
+    this.#db.tx(() => {
+      const log = this.#db.q(
+        `INSERT INTO attempts (delivery_id, attempt, trigger, started_at, duration_ms, status_code, error, response_body,
+          next_attempt_at, next_attempt_reason) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+      );
+      const apply = this.#db.q(
+        `UPDATE deliveries SET attempts = attempts + 1, cycle_attempts = cycle_attempts + 1, next_trigger = 'scheduled',
+           last_attempt_at = ?, last_status_code = ?, last_error = ?, status = ?, next_attempt_at = ?, failure_reason = ?,
+           lease_token = NULL
+         WHERE delivery_id = ? AND lease_token = ?`,
+      );
+      for (const { claim, outcome: o, decision: d } of results) {
+        const retryAt = d.kind === 'retry' ? d.at : null;
+        log.run(
+          claim.delivery_id,
+          claim.attempt,
+          claim.trigger,
+          o.started_at,
+          o.duration_ms,
+          o.status_code,
+          o.error,
+          o.response_body,
+          retryAt,
+          d.kind === 'retry' ? d.reason : null,
+        );
+        const status = d.kind === 'retry' ? 'pending' : d.kind;
+        const reason = d.kind === 'failed' ? d.reason : null;
+        apply.run(
+          o.started_at,
+          o.status_code,
+          o.error,
+          status,
+          retryAt,
+          reason,
+          claim.delivery_id,
+          claim.lease_token,
+        );
+        if (d.kind === 'failed' && d.disableWebhook) this.disable(claim.webhook_id, 'gone', now);
+      }
+    });
+  }
+
+  async nextDueAt(after: number): Promise<number | null> {
+    const row = this.#db
+      .q(
+        "SELECT MIN(next_attempt_at) AS due FROM deliveries WHERE status = 'pending' AND next_attempt_at > ?",
+      )
+      .get(after);
+    return (row?.due as number | null) ?? null;
+  }
+}

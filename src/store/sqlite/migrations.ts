@@ -64,6 +64,8 @@ export const MIGRATIONS: string[] = [
   -- The queue: only pending rows, ordered by when they are due (a lease moves that time forward).
   CREATE INDEX deliveries_due ON deliveries(next_attempt_at) WHERE status = 'pending';
   CREATE INDEX deliveries_log ON deliveries(instance_id, seq);
+  -- Claims read each webhook's own due range, so a webhook at its in-flight cap costs nothing to skip.
+  CREATE INDEX deliveries_webhook_due ON deliveries(webhook_id, next_attempt_at) WHERE status = 'pending';
   CREATE INDEX deliveries_webhook ON deliveries(webhook_id, status);
   CREATE INDEX deliveries_event ON deliveries(event_id);
 

@@ -13,6 +13,7 @@ import { toWebhook } from './rows.ts';
 
 export class SqliteQueue {
   readonly #db: SqliteDatabase;
+  #rotation = 0;
 
   constructor(db: SqliteDatabase) {
     this.#db = db;
@@ -86,38 +87,34 @@ export class SqliteQueue {
     return { event_id: e.event_id, deliveries: targets.length, duplicate: false };
   }
 
+  /**
+   * Claims per webhook, oldest due first, at most the room each has left. Asking each enabled webhook's own index
+   * range means a webhook at its in-flight cap costs nothing, however large its backlog; the starting webhook
+   * rotates so that a small batch is shared fairly.
+   */
   async claimDue(now: number, limit: number, leaseMs: number, room: (webhookId: string) => number) {
     return this.#db.tx(() => {
+      const webhooks = this.#db
+        .q('SELECT webhook_id FROM webhooks WHERE enabled = 1 ORDER BY webhook_id')
+        .all();
       const due = this.#db.q(
         `SELECT d.delivery_id, d.event_id, d.instance_id, d.webhook_id, d.attempts, d.cycle_attempts, d.next_trigger,
-                w.destination_url, w.secret_sealed, w.enabled, e.body
+                w.destination_url, w.secret_sealed, e.body
          FROM deliveries d JOIN webhooks w ON w.webhook_id = d.webhook_id JOIN events e ON e.event_id = d.event_id
-         WHERE d.status = 'pending' AND d.next_attempt_at <= ? AND d.webhook_id NOT IN (SELECT value FROM json_each(?))
+         WHERE d.webhook_id = ? AND d.status = 'pending' AND d.next_attempt_at <= ?
          ORDER BY d.next_attempt_at LIMIT ?`,
       );
-      const token = randomToken(12);
       const lease = this.#db.q(
         'UPDATE deliveries SET next_attempt_at = ?, lease_token = ? WHERE delivery_id = ?',
       );
-      const taken = new Map<string, number>();
-      /** Webhooks out of room in this claim: skipped by the next pass, so their backlog cannot starve the others. */
-      const full = new Set<string>();
+      const token = randomToken(12);
       const claimed: ClaimedDelivery[] = [];
-      for (;;) {
-        const want = limit - claimed.length;
-        const rows = due.all(now, JSON.stringify([...full]), want);
-        for (const r of rows) {
-          const webhookId = r.webhook_id as string;
-          if (r.enabled !== 1) {
-            this.disable(webhookId, 'disabled', now);
-            continue;
-          }
-          const n = taken.get(webhookId) ?? 0;
-          if (n >= room(webhookId)) {
-            full.add(webhookId);
-            continue;
-          }
-          taken.set(webhookId, n + 1);
+      const start = this.#rotation++ % Math.max(webhooks.length, 1);
+      for (let i = 0; i < webhooks.length && claimed.length < limit; i++) {
+        const webhookId = webhooks[(start + i) % webhooks.length].webhook_id as string;
+        const n = Math.min(room(webhookId), limit - claimed.length);
+        if (n <= 0) continue;
+        for (const r of due.all(webhookId, now, n)) {
           lease.run(now + leaseMs, token, r.delivery_id as string);
           claimed.push({
             delivery_id: r.delivery_id as string,
@@ -133,10 +130,8 @@ export class SqliteQueue {
             lease_token: token,
           });
         }
-        // Done when nothing more is due or the batch is full; otherwise every pass that stops short has found
-        // another full webhook (or failed a disabled one's rows), so this ends.
-        if (rows.length < want || claimed.length >= limit) return claimed;
       }
+      return claimed;
     });
   }
 

@@ -161,6 +161,22 @@ export function storeConformance(name: string, open: () => Promise<Store>): void
       assert.equal(detail?.attempts_log.length, 2);
     });
 
+    test('an attempt on a delivery deleted meanwhile does not stop the rest of the batch being recorded', async () => {
+      const ins = await instance();
+      const gone = await webhook(ins);
+      const kept = await webhook(ins);
+      await store.ingest(ins, [draft(ins)], route, T0);
+      const claims = (await store.claimDue(T0, 100, LEASE, unlimited)).filter((c) => c.instance_id === ins);
+      assert.equal(claims.length, 2);
+      await store.deleteWebhook(ins, gone.webhook_id);
+      await store.recordAttempts(
+        claims.map((c) => result(c, 200, { kind: 'delivered' }, T0)),
+        T0,
+      );
+      const [d] = (await store.listDeliveries(ins, { limit: 10 })).deliveries;
+      assert.deepEqual([d.webhook_id, d.status], [kept.webhook_id, 'delivered']);
+    });
+
     test('claims respect the room left per webhook', async () => {
       const ins = await instance();
       const w = await webhook(ins);

@@ -138,9 +138,11 @@ export class SqliteQueue {
   async recordAttempts(results: AttemptResult[], now: number): Promise<void> {
     if (results.length === 0) return;
     this.#db.tx(() => {
+      // A delivery deleted mid-attempt (its webhook or instance removed) leaves nothing to log the attempt on.
       const log = this.#db.q(
         `INSERT INTO attempts (delivery_id, attempt, trigger, started_at, duration_ms, status_code, error, response_body,
-          next_attempt_at, next_attempt_reason) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+          next_attempt_at, next_attempt_reason)
+         SELECT ?, ?, ?, ?, ?, ?, ?, ?, ?, ? WHERE EXISTS (SELECT 1 FROM deliveries WHERE delivery_id = ?1)`,
       );
       const apply = this.#db.q(
         `UPDATE deliveries SET attempts = attempts + 1, cycle_attempts = cycle_attempts + 1, next_trigger = 'scheduled',

@@ -7,9 +7,9 @@ import {
   isEventKind,
   MEDIA_STATUSES,
   SESSION_STATUSES,
-  samplePayload,
   validatePayload,
 } from '../../src/domain/events.ts';
+import { samplePayload } from '../../src/domain/samples.ts';
 
 type Obj = Record<string, unknown>;
 /** What a publisher would send: a JSON round trip drops fields set to undefined, at any depth. */

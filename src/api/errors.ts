@@ -57,7 +57,7 @@ function fromFastify(err: FastifyError): HttpError {
         const base = fieldPath(v.instancePath);
         if (missing) return { field: join(base, missing), message: 'is required' };
         if (extra) return { field: join(base, extra), message: 'is not a known field' };
-        return { field: base || (err.validationContext ?? 'body'), message: v.message ?? 'is invalid' };
+        return { field: base || (err.validationContext ?? 'body'), message: ruleOf(v) };
       }),
     );
   }
@@ -78,6 +78,13 @@ function fromFastify(err: FastifyError): HttpError {
     return new HttpError('invalid_request', err.message);
   }
   return new HttpError('internal', 'internal error');
+}
+
+/** A regex means little to a reader: a pattern failure states the rule its schema describes. */
+function ruleOf(v: { keyword: string; message?: string; parentSchema?: { description?: string } }): string {
+  const description = v.parentSchema?.description;
+  if (v.keyword === 'pattern' && description) return `must be ${description.split(';')[0]}`;
+  return v.message ?? 'is invalid';
 }
 
 /** "/events/1/payload" → "events[1].payload" */

@@ -5,7 +5,10 @@ const Time = Type.String({ format: 'date-time' });
 const Nullable = <T extends TSchema>(t: T) => Type.Union([t, Type.Null()]);
 
 export const IdParam = (name: string, prefix: string) =>
-  Type.String({ pattern: `^${prefix}_[A-Za-z0-9_-]{1,100}$`, description: `${name} (${prefix}_…)` });
+  Type.String({
+    pattern: `^${prefix}_[A-Za-z0-9_-]{1,100}$`,
+    description: `${prefix}_ followed by 1 to 100 letters, digits, _ or -; the ${name}`,
+  });
 
 export const InstanceParams = Type.Object({ instance_id: IdParam('instance id', 'ins') });
 

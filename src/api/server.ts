@@ -29,7 +29,14 @@ export async function buildServer(
       (reply as FastifyReply).status(400).send(errorBody('invalid_request', `path: ${err.message}`));
     },
     ajv: {
-      customOptions: { removeAdditional: false, coerceTypes: false, useDefaults: false, allErrors: true },
+      customOptions: {
+        removeAdditional: false,
+        coerceTypes: false,
+        useDefaults: false,
+        allErrors: true,
+        // Errors carry their schema, so a pattern's description can state the rule instead of the regex.
+        verbose: true,
+      },
     },
   });
   installJsonBody(app);

@@ -248,6 +248,27 @@ describe('messages name the field and the rule', () => {
     assertError(r, 400, 'invalid_request', /^ignore_status: must be boolean/);
   });
 
+  it('a malformed id or query value states the rule, not a regular expression', async () => {
+    const cases: [string, string, unknown, RegExp][] = [
+      [
+        'GET',
+        `/instances/${instanceId}/deliveries?limit=abc`,
+        undefined,
+        /^limit: must be an integer from 1 to 200$/,
+      ],
+      ['GET', '/instances/xyz', undefined, /^instance_id: must be ins_ followed by 1 to 100 letters/],
+      [
+        'POST',
+        `/instances/${instanceId}/events`,
+        { event: 'presence.update', event_id: 'e1', payload: {} },
+        /^event_id: must be evt_/,
+      ],
+    ];
+    for (const [method, path, body, message] of cases) {
+      assertError(await h.request(method, path, { body }), 400, 'invalid_request', message);
+    }
+  });
+
   it('a body that is not an object names the body', async () => {
     for (const raw of ['[]', '"x"', '42', 'null']) {
       assertError(await h.request('POST', webhooks, { rawBody: raw }), 400, 'invalid_request', /^body: /);

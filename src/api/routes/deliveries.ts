@@ -16,10 +16,13 @@ const ListQuery = Type.Object(
     webhook_id: Type.Optional(IdParam('webhook id', 'whk')),
     event: Type.Optional(Type.String()),
     limit: Type.Optional(
-      Type.String({ pattern: '^(?:[1-9]\\d?|1\\d\\d|200)$', description: '1 to 200, default 50' }),
+      Type.String({
+        pattern: '^(?:[1-9]\\d?|1\\d\\d|200)$',
+        description: 'an integer from 1 to 200; default 50',
+      }),
     ),
     cursor: Type.Optional(
-      Type.String({ pattern: '^\\d{1,18}$', description: 'next_cursor of the previous page' }),
+      Type.String({ pattern: '^\\d{1,18}$', description: 'the next_cursor of a previous page' }),
     ),
   },
   { additionalProperties: false },

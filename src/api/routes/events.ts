@@ -21,7 +21,10 @@ const EventBody = Type.Object(
     event: Type.String({ description: 'event kind from the catalog' }),
     payload: Type.Object({}, { additionalProperties: true }),
     event_id: Type.Optional(
-      Type.String({ pattern: '^evt_[A-Za-z0-9_-]{1,100}$', description: 'evt_…; idempotency key' }),
+      Type.String({
+        pattern: '^evt_[A-Za-z0-9_-]{1,100}$',
+        description: 'evt_ followed by 1 to 100 letters, digits, _ or -; the idempotency key',
+      }),
     ),
     timestamp: Type.Optional(
       // The last representable date: beyond it the value is no time at all, and past 2^53 JSON alters it.

@@ -303,3 +303,19 @@ test('bulk redeliver: failed deliveries of enabled webhooks in range', async (t)
   const triggers = (await detail(ins, again[0].delivery_id)).attempts.map((x: any) => x.trigger);
   assert.deepEqual(triggers, [...Array(6).fill('scheduled'), 'manual', ...Array(5).fill('scheduled')]);
 });
+
+describe('deleting a webhook', () => {
+  test('cancels its pending deliveries and removes its log (SPEC §6)', async (t) => {
+    const ins = await h.createInstance();
+    const { r, id } = await hook(t, ins, { status: 500 });
+    await publish(ins);
+    await r.waitFor(2);
+    assert.equal((await api('DELETE', `/instances/${ins}/webhooks/${id}`)).status, 200);
+    const sent = r.received.length;
+    assert.deepEqual(await list(ins), []);
+    // The whole remaining schedule (4 × 50 ms) fits in this wait: a retry still queued would have arrived by now.
+    await new Promise((resolve) => setTimeout(resolve, 600));
+    assert.ok(r.received.length <= sent + 1, 'at most the attempt in flight at the delete');
+    assert.ok(r.received.length < 6, 'the schedule did not run on');
+  });
+});

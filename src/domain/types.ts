@@ -34,6 +34,8 @@ export interface EventDraft {
   instance_id: string;
   timestamp: number;
   payload: Record<string, unknown>;
+  /** The delivery request body, serialised once (see event-body.ts). */
+  body: string;
 }
 
 /** What one attempt to send a delivery came back with. */

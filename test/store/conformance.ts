@@ -4,6 +4,7 @@
  */
 import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
+import { eventBody } from '../../src/domain/event-body.ts';
 import type { Decision } from '../../src/domain/retry-policy.ts';
 import { route } from '../../src/domain/routing.ts';
 import type { AttemptOutcome, EventDraft, Webhook } from '../../src/domain/types.ts';
@@ -59,14 +60,17 @@ export function storeConformance(name: string, open: () => Promise<Store>): void
       return w;
     }
 
-    const draft = (instanceId: string, over: Partial<EventDraft> = {}): EventDraft => ({
-      event_id: uid('evt'),
-      event: 'message.ack',
-      instance_id: instanceId,
-      timestamp: T0,
-      payload: { id: 'm1', from: 'a', to: 'b', ack: 1, ackName: 'SERVER' },
-      ...over,
-    });
+    const draft = (instanceId: string, over: Partial<Omit<EventDraft, 'body'>> = {}): EventDraft => {
+      const e = {
+        event_id: uid('evt'),
+        event: 'message.ack',
+        instance_id: instanceId,
+        timestamp: T0,
+        payload: { id: 'm1', from: 'a', to: 'b', ack: 1, ackName: 'SERVER' },
+        ...over,
+      };
+      return { ...e, body: eventBody(e) };
+    };
 
     const outcome = (status_code: number | null, at: number): AttemptOutcome => ({
       started_at: at,

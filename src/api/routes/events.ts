@@ -1,6 +1,7 @@
 /** Ingest (SPEC §7): the session engine publishes events; they are stored with their deliveries before the 202. */
 import { type Static, Type } from '@sinclair/typebox';
 import type { FastifyInstance } from 'fastify';
+import { eventBody } from '../../domain/event-body.ts';
 import { validatePayload } from '../../domain/events.ts';
 import { newId } from '../../domain/ids.ts';
 import { route } from '../../domain/routing.ts';
@@ -52,19 +53,21 @@ export function eventRoutes(app: FastifyInstance, ctx: ApiContext): void {
     const errors: FieldError[] = [];
     const drafts: EventDraft[] = bodies.map((b, i) => {
       errors.push(...validatePayload(b.event, b.payload, prefix(i)));
-      if (Buffer.byteLength(JSON.stringify(b)) > MAX_EVENT_BYTES) {
-        throw new HttpError(
-          'payload_too_large',
-          `${prefix(i) || 'event'}: larger than ${MAX_EVENT_BYTES} bytes`,
-        );
-      }
-      return {
+      const event = {
         event_id: b.event_id ?? newId('evt', now),
         event: b.event,
         instance_id: instanceId,
         timestamp: b.timestamp ?? now,
         payload: b.payload,
       };
+      const body = eventBody(event);
+      if (Buffer.byteLength(body) > MAX_EVENT_BYTES) {
+        throw new HttpError(
+          'payload_too_large',
+          `${prefix(i) || 'event'}: larger than ${MAX_EVENT_BYTES} bytes`,
+        );
+      }
+      return { ...event, body };
     });
     if (errors.length) throw HttpError.invalid(errors);
     try {

@@ -58,20 +58,12 @@ export class SqliteQueue {
       }
       return { event_id: e.event_id, deliveries: seen.deliveries as number, duplicate: true };
     }
-    // The one serialisation of the body: every attempt to every webhook sends these bytes.
-    const body = JSON.stringify({
-      event_id: e.event_id,
-      event: e.event,
-      instance_id: e.instance_id,
-      timestamp: e.timestamp,
-      payload: e.payload,
-    });
     const targets = router(e, webhooks);
     this.#db
       .q(
         'INSERT INTO events (event_id, instance_id, event, body, deliveries, created_at) VALUES (?, ?, ?, ?, ?, ?)',
       )
-      .run(e.event_id, e.instance_id, e.event, body, targets.length, now);
+      .run(e.event_id, e.instance_id, e.event, e.body, targets.length, now);
     const insert = this.#db.q(
       `INSERT INTO deliveries (delivery_id, event_id, instance_id, webhook_id, event, status, created_at, next_attempt_at)
        VALUES (?, ?, ?, ?, ?, 'pending', ?, ?)`,

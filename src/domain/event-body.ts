@@ -1,0 +1,15 @@
+import type { EventDraft } from './types.ts';
+
+/**
+ * The delivery request body of seed §2.2, serialised once when the event is accepted: the size limit is checked
+ * on these bytes, they are stored, and every attempt to every webhook sends them unchanged.
+ */
+export function eventBody(e: Omit<EventDraft, 'body'>): string {
+  return JSON.stringify({
+    event_id: e.event_id,
+    event: e.event,
+    instance_id: e.instance_id,
+    timestamp: e.timestamp,
+    payload: e.payload,
+  });
+}

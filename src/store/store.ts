@@ -39,6 +39,10 @@ export interface IngestResult {
   duplicate: boolean;
 }
 
+/** Why a failed delivery of a disabled webhook cannot be redelivered (SPEC §8), said alike for one and for many. */
+export const webhookDisabledConflict = (webhookId: string) =>
+  `webhook ${webhookId} is disabled; enable it before redelivering`;
+
 /** A write refused because of what is already stored; the whole operation is rolled back. */
 export class StoreConflict extends Error {}
 

@@ -2,6 +2,7 @@
 import { type Static, Type } from '@sinclair/typebox';
 import type { FastifyInstance } from 'fastify';
 import { isEventKind } from '../../domain/events.ts';
+import { webhookDisabledConflict } from '../../store/store.ts';
 import type { ApiContext } from '../context.ts';
 import { HttpError } from '../errors.ts';
 import { IdParam, InstanceParams, Ok, responses } from '../schemas.ts';
@@ -137,11 +138,7 @@ export function deliveryRoutes(app: FastifyInstance, ctx: ApiContext): void {
       if (body.webhook_id !== undefined) {
         const webhook = await ctx.store.getWebhook(instance.instance_id, body.webhook_id);
         if (!webhook) throw HttpError.notFound('webhook', body.webhook_id);
-        if (!webhook.enabled)
-          throw new HttpError(
-            'conflict',
-            `webhook ${webhook.webhook_id} is disabled; enable it before redelivering`,
-          );
+        if (!webhook.enabled) throw new HttpError('conflict', webhookDisabledConflict(webhook.webhook_id));
       }
       const redelivered = await ctx.store.redeliverFailed(
         instance.instance_id,

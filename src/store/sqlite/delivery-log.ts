@@ -1,6 +1,12 @@
 /** The delivery log on SQLite: pages, details with attempts, and manual redelivery. */
 import type { SQLInputValue } from 'node:sqlite';
-import type { DeliveryDetail, DeliveryFilter, RedeliverRange, RedeliverResult } from '../store.ts';
+import {
+  type DeliveryDetail,
+  type DeliveryFilter,
+  type RedeliverRange,
+  type RedeliverResult,
+  webhookDisabledConflict,
+} from '../store.ts';
 import type { SqliteDatabase } from './database.ts';
 import { toAttempt, toDelivery } from './rows.ts';
 
@@ -65,7 +71,7 @@ export class SqliteDeliveryLog {
       if (row.enabled !== 1) {
         return {
           ok: false,
-          conflict: `webhook ${row.webhook_id} is disabled; enable it before redelivering`,
+          conflict: webhookDisabledConflict(row.webhook_id as string),
         };
       }
       this.#db.q(`${RESTART} WHERE delivery_id = ?`).run(now, deliveryId);

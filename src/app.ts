@@ -9,7 +9,9 @@ import { buildServer, VERSION } from './api/server.ts';
 import type { Config } from './config.ts';
 import { Dispatcher } from './delivery/dispatcher.ts';
 import { Sender } from './delivery/sender.ts';
+import { AddressAllowList } from './domain/address-allow-list.ts';
 import { type Clock, systemClock } from './domain/clock.ts';
+import type { DestinationPolicy, Lookup } from './domain/destination.ts';
 import { randomToken } from './domain/ids.ts';
 import { SecretBox } from './domain/secret-box.ts';
 import { SqliteStore } from './store/sqlite/sqlite-store.ts';
@@ -28,6 +30,8 @@ export interface Herald {
 export interface HeraldOptions {
   clock?: Clock;
   logger?: Logger;
+  /** Resolves destination host names (default: the system's dns.lookup); tests rebind names with it. */
+  resolve?: Lookup;
 }
 
 /** The lease outlives the delivery timeout, so it only runs out when its holder is gone. */
@@ -42,9 +46,14 @@ export async function startHerald(config: Config, options: HeraldOptions = {}): 
   const secretBox = new SecretBox(config.secretKey ?? loadOrCreateKeyFile(config.dataDir));
   const { hash: adminKeyHash, generated } = await adminKey(store, config);
 
+  const destinations: DestinationPolicy = {
+    allowPrivate: config.allowPrivateDestinations,
+    allow: new AddressAllowList(config.allowedDestinationCidrs),
+    lookup: options.resolve,
+  };
   const sender = new Sender({
     timeoutMs: config.deliveryTimeoutMs,
-    allowPrivateDestinations: config.allowPrivateDestinations,
+    destinations,
     secretBox,
     userAgent: `Herald/${VERSION}`,
     clock,
@@ -58,7 +67,7 @@ export async function startHerald(config: Config, options: HeraldOptions = {}): 
     leaseMs: config.deliveryTimeoutMs + LEASE_MARGIN_MS,
   });
   const server = await buildServer(
-    { config, store, clock, secretBox, onWork: () => dispatcher.wake() },
+    { config, store, clock, secretBox, destinations, onWork: () => dispatcher.wake() },
     logger,
     adminKeyHash,
   );

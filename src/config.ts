@@ -1,4 +1,5 @@
 /** Configuration from environment variables (SPEC §1). Parsing is pure: a bad value throws a ConfigError naming it. */
+import { type Cidr, parseCidrList } from './domain/address-allow-list.ts';
 
 export interface Config {
   port: number;
@@ -14,6 +15,12 @@ export interface Config {
   deliveryTimeoutMs: number;
   maxRetryAfterS: number;
   allowPrivateDestinations: boolean;
+  /** Private addresses let through narrowly (ALLOWED_DESTINATION_CIDRS). */
+  allowedDestinationCidrs: Cidr[];
+  /** Requests per second per API key; 0 turns the limit off. The bucket holds two seconds' worth. */
+  rateLimitIngest: number;
+  rateLimitManagement: number;
+  maxWebhooksPerInstance: number;
   retentionDays: number;
   logLevel: string;
 }
@@ -50,6 +57,10 @@ export function loadConfig(env: Env): Config {
     deliveryTimeoutMs: integer('DELIVERY_TIMEOUT_MS', 8000, 1, 600_000),
     maxRetryAfterS: integer('MAX_RETRY_AFTER_S', 3600, 0, 86_400),
     allowPrivateDestinations: boolean('ALLOW_PRIVATE_DESTINATIONS', get('ALLOW_PRIVATE_DESTINATIONS')),
+    allowedDestinationCidrs: cidrs(get('ALLOWED_DESTINATION_CIDRS')),
+    rateLimitIngest: integer('RATE_LIMIT_INGEST', 1000, 0, 1_000_000),
+    rateLimitManagement: integer('RATE_LIMIT_MANAGEMENT', 100, 0, 1_000_000),
+    maxWebhooksPerInstance: integer('MAX_WEBHOOKS_PER_INSTANCE', 100, 1, 100_000),
     retentionDays: integer('RETENTION_DAYS', 14, 1, 36_500),
     logLevel: logLevel(get('LOG_LEVEL')),
   };
@@ -80,6 +91,15 @@ function publicUrl(raw: string | undefined): string | null {
     throw new ConfigError('PUBLIC_URL: must be an absolute http or https URL');
   }
   return raw.replace(/\/+$/, '');
+}
+
+function cidrs(raw: string | undefined): Cidr[] {
+  if (raw === undefined) return [];
+  try {
+    return parseCidrList(raw);
+  } catch (err) {
+    throw new ConfigError(`ALLOWED_DESTINATION_CIDRS: ${(err as Error).message}`);
+  }
 }
 
 function retrySchedule(raw: string | undefined): number[] {

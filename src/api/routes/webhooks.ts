@@ -64,9 +64,7 @@ export function webhookRoutes(app: FastifyInstance, ctx: ApiContext): void {
       });
     }
     errors.push(...eventListErrors(body.events));
-    const problem = await checkDestination(body.destination_url, {
-      allowPrivate: ctx.config.allowPrivateDestinations,
-    });
+    const problem = await checkDestination(body.destination_url, ctx.destinations);
     if (problem?.code === 'invalid_request')
       errors.unshift({ field: problem.field, message: stripField(problem.message) });
     if (errors.length) throw HttpError.invalid(errors);

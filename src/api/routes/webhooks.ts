@@ -104,6 +104,13 @@ export function webhookRoutes(app: FastifyInstance, ctx: ApiContext): void {
       const instance = await loadInstance(ctx, request);
       const body = request.body as Body;
       await validate(body, 'create');
+      const max = ctx.config.maxWebhooksPerInstance;
+      if ((await ctx.store.listWebhooks(instance.instance_id)).length >= max) {
+        throw new HttpError(
+          'conflict',
+          `webhooks: an instance may have at most ${max} webhooks (MAX_WEBHOOKS_PER_INSTANCE); delete one first`,
+        );
+      }
       const now = ctx.clock();
       const webhook_id = newId('whk', now);
       await ctx.store.createWebhook({

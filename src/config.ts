@@ -51,7 +51,7 @@ export function loadConfig(env: Env): Config {
     dataDir: get('DATA_DIR') ?? './data',
     databaseUrl: databaseUrl(get('DATABASE_URL')),
     adminApiKey: adminKey(get('ADMIN_API_KEY')),
-    secretKey: secretKey(get('SECRET_KEY')),
+    secretKey: optional(get('SECRET_KEY'), (raw) => parseSecretKey('SECRET_KEY', raw)),
     publicUrl: publicUrl(get('PUBLIC_URL')),
     retrySchedule: retrySchedule(get('RETRY_SCHEDULE')),
     deliveryTimeoutMs: integer('DELIVERY_TIMEOUT_MS', 8000, 1, 600_000),
@@ -78,10 +78,13 @@ function adminKey(raw: string | undefined): string | null {
   return raw;
 }
 
-function secretKey(raw: string | undefined): Buffer | null {
-  if (raw === undefined) return null;
+const optional = <T>(raw: string | undefined, parse: (raw: string) => T): T | null =>
+  raw === undefined ? null : parse(raw);
+
+/** A 32-byte key as 64 hex digits or base64 (SECRET_KEY, and NEW_SECRET_KEY of rotate-secret-key). */
+export function parseSecretKey(name: string, raw: string): Buffer {
   const key = /^[0-9a-f]{64}$/i.test(raw) ? Buffer.from(raw, 'hex') : Buffer.from(raw, 'base64');
-  if (key.length !== 32) throw new ConfigError('SECRET_KEY: must be 32 bytes, as 64 hex digits or base64');
+  if (key.length !== 32) throw new ConfigError(`${name}: must be 32 bytes, as 64 hex digits or base64`);
   return key;
 }
 

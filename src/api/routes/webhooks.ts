@@ -4,6 +4,7 @@ import type { FastifyInstance, FastifyRequest } from 'fastify';
 import { checkDestination } from '../../domain/destination.ts';
 import { isEventKind } from '../../domain/events.ts';
 import { newId } from '../../domain/ids.ts';
+import { quote } from '../../domain/quote.ts';
 import type { FieldError, Webhook } from '../../domain/types.ts';
 import type { SecretChange } from '../../store/store.ts';
 import type { ApiContext } from '../context.ts';
@@ -201,9 +202,10 @@ function eventListErrors(events: string[]): FieldError[] {
   }
   const errors: FieldError[] = [];
   events.forEach((kind, i) => {
-    if (!isEventKind(kind)) errors.push({ field: `events[${i}]`, message: `unknown event kind "${kind}"` });
+    if (!isEventKind(kind))
+      errors.push({ field: `events[${i}]`, message: `unknown event kind ${quote(kind)}` });
     else if (events.indexOf(kind) !== i)
-      errors.push({ field: `events[${i}]`, message: `duplicate event kind "${kind}"` });
+      errors.push({ field: `events[${i}]`, message: `duplicate event kind ${quote(kind)}` });
   });
   return errors;
 }

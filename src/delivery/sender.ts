@@ -90,7 +90,8 @@ export class Sender {
       const kept: Buffer[] = [];
       let size = 0;
       for await (const chunk of res.body) {
-        if (size < RESPONSE_BODY_KEPT) kept.push(chunk.subarray(0, RESPONSE_BODY_KEPT - size));
+        // A copy, not a view: a view would pin the whole (up to 64 KiB) chunk until the attempt is logged.
+        if (size < RESPONSE_BODY_KEPT) kept.push(Buffer.from(chunk.subarray(0, RESPONSE_BODY_KEPT - size)));
         size += chunk.length;
       }
       const retryAfter = res.headers['retry-after'];

@@ -61,17 +61,22 @@ export async function openSecretBox(config: Config, store: Store): Promise<Secre
   const recorded = await store.getSetting(KEY_CHECK_SETTING);
   const next = nextKeyFile(config.dataDir);
   if (config.secretKey === null && existsSync(next)) {
-    const pending = new SecretBox(readKeyFile(next));
+    let pending: SecretBox | null = null;
+    try {
+      pending = new SecretBox(readKeyFile(next));
+    } catch {
+      // A torn write: the rotation died before its commit.
+    }
     // The rotation committed but did not rename: finish it. Otherwise it never committed: forget its key.
-    if (pending.fingerprint() === recorded) promoteNextKey(config.dataDir);
+    if (pending?.fingerprint() === recorded) promoteNextKey(config.dataDir);
     else rmSync(next);
   }
   const box = new SecretBox(config.secretKey ?? loadOrCreateKeyFile(config.dataDir));
+  const source = config.secretKey ? 'SECRET_KEY' : keyFile(config.dataDir);
   if (recorded === null) {
-    await assertOpensStoredSecrets(box, store);
+    await assertOpensStoredSecrets(box, store, source);
     await store.setSetting(KEY_CHECK_SETTING, box.fingerprint());
   } else if (recorded !== box.fingerprint()) {
-    const source = config.secretKey ? 'SECRET_KEY' : keyFile(config.dataDir);
     throw new SecretKeyMismatch(
       `${source}: is not the key the stored signing secrets are sealed with (after herald rotate-secret-key, use the new key)`,
     );
@@ -86,7 +91,7 @@ function loadOrCreateKeyFile(dataDir: string): Buffer {
 }
 
 /** A store from before fingerprints were recorded: the key must open a stored secret before it is trusted. */
-async function assertOpensStoredSecrets(box: SecretBox, store: Store): Promise<void> {
+async function assertOpensStoredSecrets(box: SecretBox, store: Store, source: string): Promise<void> {
   for (const instance of await store.listInstances()) {
     const sealed = (await store.listWebhooks(instance.instance_id)).find(
       (w) => w.secret_sealed,
@@ -96,7 +101,7 @@ async function assertOpensStoredSecrets(box: SecretBox, store: Store): Promise<v
       box.open(sealed);
       return;
     } catch {
-      throw new SecretKeyMismatch('SECRET_KEY: does not open the stored signing secrets');
+      throw new SecretKeyMismatch(`${source}: does not open the stored signing secrets`);
     }
   }
 }

@@ -6,7 +6,7 @@
 import assert from 'node:assert/strict';
 import { execFile } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
-import { existsSync, mkdtempSync, readFileSync, rmSync, statSync } from 'node:fs';
+import { existsSync, mkdtempSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { after, before, describe, it } from 'node:test';
@@ -96,6 +96,12 @@ describe('rotate-secret-key with the key file in DATA_DIR', () => {
     assert.notDeepEqual(readFileSync(join(dataDir, 'herald.db')), db);
 
     await assertSignedDeliveries(dataDir, {}, ins);
+  });
+
+  it('interrupted while writing the new key: the torn file is forgotten', async () => {
+    writeFileSync(nextKeyFile(dataDir), 'dG9ybg', { mode: 0o600 });
+    await assertSignedDeliveries(dataDir, {}, await firstInstance(dataDir));
+    assert.equal(existsSync(nextKeyFile(dataDir)), false);
   });
 
   it('interrupted after writing the new key but before the commit: the old key stays in force', async () => {

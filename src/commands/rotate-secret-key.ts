@@ -12,6 +12,7 @@
  * Herald must be stopped while it runs: a running process keeps sealing and opening with the old key.
  */
 import { randomBytes } from 'node:crypto';
+import { rmSync } from 'node:fs';
 import { createStore } from '../app.ts';
 import { type Config, ConfigError, parseSecretKey } from '../config.ts';
 import { SecretBox } from '../domain/secret-box.ts';
@@ -50,10 +51,17 @@ export async function rotateSecretKey(
     }
     const fileMode = config.secretKey === null;
     if (fileMode) writeKeyFile(nextKeyFile(config.dataDir), newKey);
-    const count = await store.resealSecrets((sealed) => next.seal(current.open(sealed)), {
-      name: KEY_CHECK_SETTING,
-      value: next.fingerprint(),
-    });
+    let count: number;
+    try {
+      count = await store.resealSecrets((sealed) => next.seal(current.open(sealed)), {
+        name: KEY_CHECK_SETTING,
+        value: next.fingerprint(),
+      });
+    } catch (err) {
+      // Rolled back: the old key stays in force, so its would-be successor goes.
+      if (fileMode) rmSync(nextKeyFile(config.dataDir), { force: true });
+      throw err;
+    }
     const lines = [`re-sealed ${count} signing secret${count === 1 ? '' : 's'} under the new key`];
     if (fileMode) {
       promoteNextKey(config.dataDir);

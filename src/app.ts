@@ -1,6 +1,4 @@
 /** The composition root: config → store → keys → dispatcher → API. Everything else receives what it needs. */
-import { randomBytes } from 'node:crypto';
-import { existsSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import type { FastifyInstance } from 'fastify';
 import pino, { type Logger } from 'pino';
@@ -9,9 +7,12 @@ import { buildServer, VERSION } from './api/server.ts';
 import type { Config } from './config.ts';
 import { Dispatcher } from './delivery/dispatcher.ts';
 import { Sender } from './delivery/sender.ts';
+import { AddressAllowList } from './domain/address-allow-list.ts';
 import { type Clock, systemClock } from './domain/clock.ts';
+import type { DestinationPolicy, Lookup } from './domain/destination.ts';
 import { randomToken } from './domain/ids.ts';
-import { SecretBox } from './domain/secret-box.ts';
+import type { SecretBox } from './domain/secret-box.ts';
+import { openSecretBox } from './secret-key.ts';
 import { SqliteStore } from './store/sqlite/sqlite-store.ts';
 import type { Store } from './store/store.ts';
 
@@ -28,6 +29,8 @@ export interface Herald {
 export interface HeraldOptions {
   clock?: Clock;
   logger?: Logger;
+  /** Resolves destination host names (default: the system's dns.lookup); tests rebind names with it. */
+  resolve?: Lookup;
 }
 
 /** The lease outlives the delivery timeout, so it only runs out when its holder is gone. */
@@ -36,15 +39,24 @@ const LEASE_MARGIN_MS = 5000;
 export async function startHerald(config: Config, options: HeraldOptions = {}): Promise<Herald> {
   const clock = options.clock ?? systemClock;
   const logger = options.logger ?? pino({ level: config.logLevel });
-  if (config.databaseUrl)
-    throw new Error('DATABASE_URL: the PostgreSQL adapter is not available in this version');
-  const store: Store = new SqliteStore(join(config.dataDir, 'herald.db'));
-  const secretBox = new SecretBox(config.secretKey ?? loadOrCreateKeyFile(config.dataDir));
+  const store = createStore(config);
+  let secretBox: SecretBox;
+  try {
+    secretBox = await openSecretBox(config, store);
+  } catch (err) {
+    await store.close();
+    throw err;
+  }
   const { hash: adminKeyHash, generated } = await adminKey(store, config);
 
+  const destinations: DestinationPolicy = {
+    allowPrivate: config.allowPrivateDestinations,
+    allow: new AddressAllowList(config.allowedDestinationCidrs),
+    lookup: options.resolve,
+  };
   const sender = new Sender({
     timeoutMs: config.deliveryTimeoutMs,
-    allowPrivateDestinations: config.allowPrivateDestinations,
+    destinations,
     secretBox,
     userAgent: `Herald/${VERSION}`,
     clock,
@@ -58,7 +70,7 @@ export async function startHerald(config: Config, options: HeraldOptions = {}): 
     leaseMs: config.deliveryTimeoutMs + LEASE_MARGIN_MS,
   });
   const server = await buildServer(
-    { config, store, clock, secretBox, onWork: () => dispatcher.wake() },
+    { config, store, clock, secretBox, destinations, onWork: () => dispatcher.wake() },
     logger,
     adminKeyHash,
   );
@@ -83,6 +95,13 @@ export async function startHerald(config: Config, options: HeraldOptions = {}): 
   };
 }
 
+/** The store the configuration names (the herald command's maintenance tasks open it too). */
+export function createStore(config: Config): Store {
+  if (config.databaseUrl)
+    throw new Error('DATABASE_URL: the PostgreSQL adapter is not available in this version');
+  return new SqliteStore(join(config.dataDir, 'herald.db'));
+}
+
 /** ADMIN_API_KEY when set; otherwise the stored hash, or a new key whose hash is stored and which is shown once. */
 async function adminKey(store: Store, config: Config): Promise<{ hash: string; generated: string | null }> {
   if (config.adminApiKey) return { hash: hashKey(config.adminApiKey), generated: null };
@@ -91,16 +110,4 @@ async function adminKey(store: Store, config: Config): Promise<{ hash: string; g
   const key = `hk_admin_${randomToken(32)}`;
   await store.setSetting('admin_key_hash', hashKey(key));
   return { hash: hashKey(key), generated: key };
-}
-
-/** The key that seals signing secrets when SECRET_KEY is unset: generated once, readable by the owner only. */
-function loadOrCreateKeyFile(dataDir: string): Buffer {
-  const file = join(dataDir, 'secret.key');
-  if (existsSync(file)) {
-    const key = Buffer.from(readFileSync(file, 'utf8').trim(), 'base64');
-    if (key.length !== 32) throw new Error(`${file}: must hold a 32-byte base64 key`);
-    return key;
-  }
-  writeFileSync(file, `${randomBytes(32).toString('base64')}\n`, { mode: 0o600, flag: 'wx' });
-  return loadOrCreateKeyFile(dataDir);
 }

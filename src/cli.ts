@@ -3,13 +3,17 @@
 import { existsSync } from 'node:fs';
 import { parseArgs } from 'node:util';
 import { startHerald } from './app.ts';
+import { rotateSecretKey } from './commands/rotate-secret-key.ts';
 import { type Config, ConfigError, loadConfig } from './config.ts';
 import { createReferenceReceiver } from './receiver/reference-server.ts';
+import { SecretKeyMismatch } from './secret-key.ts';
 
 const HELP = `Usage: herald <command> [options]
 
 Commands:
   serve                          run the API, the session page and the dispatcher (embedded SQLite under DATA_DIR)
+  rotate-secret-key              re-seal every stored signing secret under a new key (NEW_SECRET_KEY, or a
+                                 generated one); stop Herald first. See README.md, "Security"
   receiver [--port 9000] [--secret S] [--host 127.0.0.1]
                                  run the reference receiver: verifies signatures (401 when wrong or older
                                  than 300 s), ignores repeated event ids, prints one line per delivery
@@ -72,8 +76,16 @@ async function main(): Promise<void> {
   }
   if (command === 'serve') return serve();
   if (command === 'receiver') return receiver(rest);
+  if (command === 'rotate-secret-key') return console.log(await rotateSecretKey(config(), process.env));
   console.error(`herald: unknown command "${command}"\n\n${HELP}`);
   process.exit(2);
 }
 
-await main();
+try {
+  await main();
+} catch (err) {
+  // Errors an operator can fix (configuration, a wrong key) print one line and exit 2, without a stack trace.
+  if (!(err instanceof ConfigError || err instanceof SecretKeyMismatch)) throw err;
+  console.error(`herald: ${err.message}`);
+  process.exit(2);
+}

@@ -1,4 +1,5 @@
 /** Configuration from environment variables (SPEC §1). Parsing is pure: a bad value throws a ConfigError naming it. */
+import { type Cidr, parseCidrList } from './domain/address-allow-list.ts';
 
 export interface Config {
   port: number;
@@ -14,6 +15,12 @@ export interface Config {
   deliveryTimeoutMs: number;
   maxRetryAfterS: number;
   allowPrivateDestinations: boolean;
+  /** Private addresses let through narrowly (ALLOWED_DESTINATION_CIDRS). */
+  allowedDestinationCidrs: Cidr[];
+  /** Requests per second per API key; 0 turns the limit off. The bucket holds two seconds' worth. */
+  rateLimitIngest: number;
+  rateLimitManagement: number;
+  maxWebhooksPerInstance: number;
   retentionDays: number;
   logLevel: string;
 }
@@ -44,12 +51,16 @@ export function loadConfig(env: Env): Config {
     dataDir: get('DATA_DIR') ?? './data',
     databaseUrl: databaseUrl(get('DATABASE_URL')),
     adminApiKey: adminKey(get('ADMIN_API_KEY')),
-    secretKey: secretKey(get('SECRET_KEY')),
+    secretKey: optional(get('SECRET_KEY'), (raw) => parseSecretKey('SECRET_KEY', raw)),
     publicUrl: publicUrl(get('PUBLIC_URL')),
     retrySchedule: retrySchedule(get('RETRY_SCHEDULE')),
     deliveryTimeoutMs: integer('DELIVERY_TIMEOUT_MS', 8000, 1, 600_000),
     maxRetryAfterS: integer('MAX_RETRY_AFTER_S', 3600, 0, 86_400),
     allowPrivateDestinations: boolean('ALLOW_PRIVATE_DESTINATIONS', get('ALLOW_PRIVATE_DESTINATIONS')),
+    allowedDestinationCidrs: cidrs(get('ALLOWED_DESTINATION_CIDRS')),
+    rateLimitIngest: integer('RATE_LIMIT_INGEST', 1000, 0, 1_000_000),
+    rateLimitManagement: integer('RATE_LIMIT_MANAGEMENT', 100, 0, 1_000_000),
+    maxWebhooksPerInstance: integer('MAX_WEBHOOKS_PER_INSTANCE', 100, 1, 100_000),
     retentionDays: integer('RETENTION_DAYS', 14, 1, 36_500),
     logLevel: logLevel(get('LOG_LEVEL')),
   };
@@ -67,10 +78,13 @@ function adminKey(raw: string | undefined): string | null {
   return raw;
 }
 
-function secretKey(raw: string | undefined): Buffer | null {
-  if (raw === undefined) return null;
+const optional = <T>(raw: string | undefined, parse: (raw: string) => T): T | null =>
+  raw === undefined ? null : parse(raw);
+
+/** A 32-byte key as 64 hex digits or base64 (SECRET_KEY, and NEW_SECRET_KEY of rotate-secret-key). */
+export function parseSecretKey(name: string, raw: string): Buffer {
   const key = /^[0-9a-f]{64}$/i.test(raw) ? Buffer.from(raw, 'hex') : Buffer.from(raw, 'base64');
-  if (key.length !== 32) throw new ConfigError('SECRET_KEY: must be 32 bytes, as 64 hex digits or base64');
+  if (key.length !== 32) throw new ConfigError(`${name}: must be 32 bytes, as 64 hex digits or base64`);
   return key;
 }
 
@@ -80,6 +94,15 @@ function publicUrl(raw: string | undefined): string | null {
     throw new ConfigError('PUBLIC_URL: must be an absolute http or https URL');
   }
   return raw.replace(/\/+$/, '');
+}
+
+function cidrs(raw: string | undefined): Cidr[] {
+  if (raw === undefined) return [];
+  try {
+    return parseCidrList(raw);
+  } catch (err) {
+    throw new ConfigError(`ALLOWED_DESTINATION_CIDRS: ${(err as Error).message}`);
+  }
 }
 
 function retrySchedule(raw: string | undefined): number[] {

@@ -71,6 +71,25 @@ describe('configuration (SPEC §1)', () => {
     assert.equal(c.logLevel, 'debug');
   });
 
+  test('the safety limits have defaults and are read', () => {
+    const d = loadConfig({});
+    assert.deepEqual(
+      [d.allowedDestinationCidrs, d.rateLimitIngest, d.rateLimitManagement, d.maxWebhooksPerInstance],
+      [[], 1000, 100, 100],
+    );
+    const c = loadConfig({
+      ALLOWED_DESTINATION_CIDRS: '10.1.0.0/16,fd00::/8',
+      RATE_LIMIT_INGEST: '0',
+      RATE_LIMIT_MANAGEMENT: '5',
+      MAX_WEBHOOKS_PER_INSTANCE: '3',
+    });
+    assert.deepEqual(c.allowedDestinationCidrs, [
+      { address: '10.1.0.0', prefix: 16, family: 4 },
+      { address: 'fd00::', prefix: 8, family: 6 },
+    ]);
+    assert.deepEqual([c.rateLimitIngest, c.rateLimitManagement, c.maxWebhooksPerInstance], [0, 5, 3]);
+  });
+
   test('SECRET_KEY may be base64', () => {
     const key = Buffer.alloc(32, 7);
     assert.deepEqual(loadConfig({ SECRET_KEY: key.toString('base64') }).secretKey, key);
@@ -90,6 +109,11 @@ describe('configuration (SPEC §1)', () => {
       ['MAX_RETRY_AFTER_S', 'hour'],
       ['ALLOW_PRIVATE_DESTINATIONS', 'maybe'],
       ['RETENTION_DAYS', '0'],
+      ['ALLOWED_DESTINATION_CIDRS', '10.0.0.0/33'],
+      ['ALLOWED_DESTINATION_CIDRS', 'intranet.example'],
+      ['RATE_LIMIT_INGEST', '-1'],
+      ['RATE_LIMIT_MANAGEMENT', 'fast'],
+      ['MAX_WEBHOOKS_PER_INSTANCE', '0'],
       ['LOG_LEVEL', 'loud'],
     ];
     for (const [name, value] of cases) {

@@ -1,6 +1,7 @@
 /** What route handlers share: the store, the clock, the secret box and a way to wake the dispatcher. */
 import type { Config } from '../config.ts';
 import type { Clock } from '../domain/clock.ts';
+import type { DestinationPolicy } from '../domain/destination.ts';
 import type { SecretBox } from '../domain/secret-box.ts';
 import type { Store } from '../store/store.ts';
 
@@ -9,6 +10,8 @@ export interface ApiContext {
   store: Store;
   clock: Clock;
   secretBox: SecretBox;
+  /** The destination guard's policy, shared with the sender (SPEC §6). */
+  destinations: DestinationPolicy;
   /** New work may be due now (ingest, redelivery). */
   onWork: () => void;
 }

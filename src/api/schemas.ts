@@ -103,7 +103,16 @@ const errorRef = Type.Ref('Error');
 
 /** Responses of a route: its success body and the errors every route can give. */
 export function responses(status: number, body: TSchema): Record<number, TSchema> {
-  return { [status]: body, 400: errorRef, 401: errorRef, 403: errorRef, 404: errorRef, 409: errorRef };
+  // 429: every authenticated route is rate-limited per key (src/api/rate-limit.ts).
+  return {
+    [status]: body,
+    400: errorRef,
+    401: errorRef,
+    403: errorRef,
+    404: errorRef,
+    409: errorRef,
+    429: errorRef,
+  };
 }
 
 export const SHARED_SCHEMAS = [Instance, Webhook, Delivery, Attempt, DeliveryDetail, ErrorResponse];

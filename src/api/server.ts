@@ -5,6 +5,7 @@ import { installAuth } from './auth.ts';
 import type { ApiContext } from './context.ts';
 import { errorBody, installErrorHandling } from './errors.ts';
 import { installJsonBody } from './json-body.ts';
+import { installRateLimit } from './rate-limit.ts';
 import { deliveryRoutes } from './routes/deliveries.ts';
 import { eventRoutes } from './routes/events.ts';
 import { healthRoutes } from './routes/health.ts';
@@ -56,6 +57,11 @@ export async function buildServer(
     refResolver: { buildLocalReference: (json, _base, _fragment, i) => (json.$id as string) ?? `def-${i}` },
   });
   installAuth(app, ctx.store, adminKeyHash);
+  installRateLimit(
+    app,
+    { ingest: ctx.config.rateLimitIngest, management: ctx.config.rateLimitManagement },
+    ctx.clock,
+  );
   healthRoutes(app, ctx);
   instanceRoutes(app, ctx);
   webhookRoutes(app, ctx);

@@ -2,7 +2,7 @@
 import { isIP } from 'node:net';
 import { Agent, request } from 'undici';
 import type { Clock } from '../domain/clock.ts';
-import { guardedLookup, isPublicAddress } from '../domain/destination.ts';
+import { createGuardedLookup, type DestinationPolicy, isAllowedAddress } from '../domain/destination.ts';
 import type { SecretBox } from '../domain/secret-box.ts';
 import { HEADERS, sign } from '../domain/signature.ts';
 import type { AttemptOutcome } from '../domain/types.ts';
@@ -12,7 +12,8 @@ export const RESPONSE_BODY_KEPT = 4096;
 
 export interface SenderOptions {
   timeoutMs: number;
-  allowPrivateDestinations: boolean;
+  /** The same policy the API checks at save time, applied again at every connection. */
+  destinations: DestinationPolicy;
   secretBox: SecretBox;
   userAgent: string;
   clock: Clock;
@@ -31,7 +32,9 @@ export class Sender {
     this.#agent = new Agent({
       keepAliveTimeout: 30_000,
       connections: 64,
-      ...(options.allowPrivateDestinations ? {} : { connect: { lookup: guardedLookup } }),
+      ...(options.destinations.allowPrivate
+        ? {}
+        : { connect: { lookup: createGuardedLookup(options.destinations) } }),
     });
   }
 
@@ -71,7 +74,8 @@ export class Sender {
       retry_after: null,
       ...fields,
     });
-    if (!this.#options.allowPrivateDestinations && !literalHostAllowed(claim.destination_url)) {
+    const policy = this.#options.destinations;
+    if (!policy.allowPrivate && !literalHostAllowed(claim.destination_url, policy)) {
       return outcome({ error: 'destination_not_allowed' });
     }
     try {
@@ -86,7 +90,8 @@ export class Sender {
       const kept: Buffer[] = [];
       let size = 0;
       for await (const chunk of res.body) {
-        if (size < RESPONSE_BODY_KEPT) kept.push(chunk.subarray(0, RESPONSE_BODY_KEPT - size));
+        // A copy, not a view: a view would pin the whole (up to 64 KiB) chunk until the attempt is logged.
+        if (size < RESPONSE_BODY_KEPT) kept.push(Buffer.from(chunk.subarray(0, RESPONSE_BODY_KEPT - size)));
         size += chunk.length;
       }
       const retryAfter = res.headers['retry-after'];
@@ -102,9 +107,9 @@ export class Sender {
 }
 
 /** IP literals never reach the lookup hook, so they are judged here. */
-function literalHostAllowed(url: string): boolean {
+function literalHostAllowed(url: string, policy: DestinationPolicy): boolean {
   const host = new URL(url).hostname.replace(/^\[|\]$/g, '');
-  return isIP(host) === 0 || isPublicAddress(host);
+  return isIP(host) === 0 || isAllowedAddress(host, policy.allow);
 }
 
 const ERROR_CODES: Record<string, string> = {

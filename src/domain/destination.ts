@@ -8,6 +8,7 @@ import { lookup as dnsLookup, type LookupAddress, type LookupOptions } from 'nod
 import { lookup as dnsLookupAsync } from 'node:dns/promises';
 import { BlockList, isIP } from 'node:net';
 import { domainToASCII } from 'node:url';
+import type { AddressAllowList } from './address-allow-list.ts';
 
 export type DestinationProblem = {
   field: 'destination_url';
@@ -17,6 +18,9 @@ export type DestinationProblem = {
 export type Lookup = (hostname: string) => Promise<string[]>;
 export interface DestinationPolicy {
   allowPrivate: boolean;
+  /** ALLOWED_DESTINATION_CIDRS: addresses let through although not public. */
+  allow?: AddressAllowList;
+  /** Resolver; the system's (dns.lookup) when absent. Tests inject one to rebind names. */
   lookup?: Lookup;
 }
 
@@ -35,6 +39,11 @@ for (const [net, prefix] of [
   ['192.0.0.0', 24],
   ['192.168.0.0', 16],
   ['198.18.0.0', 15],
+  // Beyond SPEC §6's list, other special-purpose blocks that no webhook receiver lives in:
+  ['192.0.2.0', 24], // TEST-NET-1 (documentation)
+  ['192.88.99.0', 24], // deprecated 6to4 relay anycast
+  ['198.51.100.0', 24], // TEST-NET-2
+  ['203.0.113.0', 24], // TEST-NET-3
   ['224.0.0.0', 4],
   ['240.0.0.0', 4], // also covers 255.255.255.255
 ] as const) {
@@ -46,6 +55,12 @@ for (const [net, prefix] of [
   ['fc00::', 7],
   ['fe80::', 10],
   ['ff00::', 8],
+  ['100::', 64], // discard-only
+  ['64:ff9b:1::', 48], // local-use NAT64: translated by a private network's own gateway
+  ['2001::', 32], // Teredo: the tunnelled address is obfuscated, so it cannot be judged
+  ['2001:2::', 48], // benchmarking
+  ['2001:db8::', 32], // documentation
+  ['3fff::', 20], // documentation
 ] as const) {
   blockedV6.addSubnet(net, prefix, 'ipv6');
 }
@@ -90,19 +105,40 @@ function hextets(ip: string): number[] {
   return [...head, ...new Array(8 - head.length - tail.length).fill(0), ...tail];
 }
 
+/**
+ * The IPv4 address an IPv6 address reaches: IPv4-mapped (::ffff:0:0/96) and NAT64 (64:ff9b::/96) carry it in
+ * their last 32 bits, 6to4 (2002::/16) in bits 16 to 47. Null for every other IPv6 address.
+ */
+function carriedIPv4(ip: string): string | null {
+  const h = hextets(ip);
+  const zeros = (from: number, to: number) => h.slice(from, to).every((x) => x === 0);
+  const v4 = (hi: number, lo: number) => `${hi >> 8}.${hi & 255}.${lo >> 8}.${lo & 255}`;
+  if ((zeros(0, 5) && h[5] === 0xffff) || (h[0] === 0x64 && h[1] === 0xff9b && zeros(2, 6))) {
+    return v4(h[6], h[7]);
+  }
+  if (h[0] === 0x2002) return v4(h[1], h[2]);
+  return null;
+}
+
 /** True when an IP literal (v4 or v6, any canonical form, no brackets) is globally reachable. */
 export function isPublicAddress(ip: string): boolean {
   const family = isIP(ip);
   if (family === 4) return !blockedV4.check(ip, 'ipv4');
   if (family !== 6) return false; // not an IP literal: fail closed
   const bare = ip.split('%')[0]; // a zone id does not change where the address points
-  const h = hextets(bare);
-  const zeros = (from: number, to: number) => h.slice(from, to).every((x) => x === 0);
-  // IPv4-mapped (::ffff:0:0/96) and NAT64 (64:ff9b::/96) reach the IPv4 address they carry.
-  if ((zeros(0, 5) && h[5] === 0xffff) || (h[0] === 0x64 && h[1] === 0xff9b && zeros(2, 6))) {
-    return isPublicAddress(`${h[6] >> 8}.${h[6] & 255}.${h[7] >> 8}.${h[7] & 255}`);
-  }
+  const v4 = carriedIPv4(bare);
+  if (v4 !== null) return isPublicAddress(v4);
   return !blockedV6.check(bare, 'ipv6');
+}
+
+/** Public, or inside the operator's allow-list (an IPv6 address that carries an IPv4 one is judged by either). */
+export function isAllowedAddress(ip: string, allow?: AddressAllowList): boolean {
+  if (isPublicAddress(ip)) return true;
+  if (!allow || allow.empty) return false;
+  const bare = ip.split('%')[0];
+  if (allow.has(bare)) return true;
+  const v4 = isIP(bare) === 6 ? carriedIPv4(bare) : null;
+  return v4 !== null && allow.has(v4);
 }
 
 /**
@@ -129,7 +165,7 @@ export async function checkDestination(
   if (isLocalhostName(host)) return problem('destination_not_allowed', `${host} is not allowed`);
   if (policy.allowPrivate) return null;
   if (isIP(host)) {
-    return isPublicAddress(host)
+    return isAllowedAddress(host, policy.allow)
       ? null
       : problem('destination_not_allowed', `${host} is not a globally reachable address`);
   }
@@ -141,7 +177,7 @@ export async function checkDestination(
     // Unresolvable now is accepted: guardedLookup judges the answer at every connection.
     return null;
   }
-  const bad = addresses.find((a) => !isPublicAddress(a));
+  const bad = addresses.find((a) => !isAllowedAddress(a, policy.allow));
   return bad === undefined
     ? null
     : problem(
@@ -159,43 +195,58 @@ function notAllowed(message: string): Error {
   return Object.assign(new Error(`destination_url: ${message}`), { code: 'destination_not_allowed' });
 }
 
+// biome-ignore lint/suspicious/noExplicitAny: mirrors the callback type of dns.lookup, which varies with options.all
+export type LookupFunction = (hostname: string, options: object, callback: (...args: any[]) => void) => void;
+
 /**
  * A lookup function with the signature of net/dns `lookup(hostname, options, callback)` that resolves like dns.lookup
- * but fails with an Error whose `code` is 'destination_not_allowed' when any resolved address is not public.
- * Meant for undici Agent `connect: { lookup }`; honours `options.all` and the single-address form.
+ * but fails with an Error whose `code` is 'destination_not_allowed' when any resolved address is neither public nor
+ * in `policy.allow`. Meant for undici Agent `connect: { lookup }`; honours `options.all` and the single-address form.
+ * `policy.lookup` replaces the system resolver (tests rebind names with it).
  */
-// biome-ignore lint/suspicious/noExplicitAny: mirrors the callback type of dns.lookup, which varies with options.all
-export function guardedLookup(hostname: string, options: object, callback: (...args: any[]) => void): void {
-  // Tolerate the two-argument form lookup(hostname, callback) and the legacy numeric family.
-  if (typeof options === 'function') [options, callback] = [{}, options as typeof callback];
-  const opts: LookupOptions = typeof options === 'number' ? { family: options } : { ...options };
-  const host = normaliseHost(hostname);
-  const answer = (addresses: LookupAddress[]) => {
-    const bad = addresses.find((a) => !isPublicAddress(a.address));
-    if (bad) {
-      callback(notAllowed(`${host} resolves to ${bad.address}, which is not a globally reachable address`));
-    } else if (addresses.length === 0) {
-      callback(
-        Object.assign(new Error(`getaddrinfo ENOTFOUND ${host}`), { code: 'ENOTFOUND', hostname: host }),
-      );
-    } else if (opts.all) {
-      callback(null, addresses);
-    } else {
-      callback(null, addresses[0].address, addresses[0].family);
+export function createGuardedLookup(policy: Omit<DestinationPolicy, 'allowPrivate'> = {}): LookupFunction {
+  return (hostname, options, callback) => {
+    // Tolerate the two-argument form lookup(hostname, callback) and the legacy numeric family.
+    if (typeof options === 'function') [options, callback] = [{}, options as typeof callback];
+    const opts: LookupOptions = typeof options === 'number' ? { family: options } : { ...options };
+    const host = normaliseHost(hostname);
+    const answer = (addresses: LookupAddress[]) => {
+      const bad = addresses.find((a) => !isAllowedAddress(a.address, policy.allow));
+      if (bad) {
+        callback(notAllowed(`${host} resolves to ${bad.address}, which is not a globally reachable address`));
+      } else if (addresses.length === 0) {
+        callback(
+          Object.assign(new Error(`getaddrinfo ENOTFOUND ${host}`), { code: 'ENOTFOUND', hostname: host }),
+        );
+      } else if (opts.all) {
+        callback(null, addresses);
+      } else {
+        callback(null, addresses[0].address, addresses[0].family);
+      }
+    };
+    if (isLocalhostName(host)) {
+      process.nextTick(callback, notAllowed(`${host} is not allowed`));
+      return;
     }
+    const family = isIP(host);
+    if (family) {
+      // IP literals need no DNS; answer asynchronously like dns.lookup does.
+      process.nextTick(answer, [{ address: host, family }]);
+      return;
+    }
+    if (policy.lookup) {
+      policy.lookup(host).then(
+        (found) => answer(found.map((address) => ({ address, family: isIP(address) }))),
+        (err) => callback(err),
+      );
+      return;
+    }
+    dnsLookup(host, { order: 'verbatim', ...opts, all: true }, (err, addresses) => {
+      if (err) callback(err);
+      else answer(addresses);
+    });
   };
-  if (isLocalhostName(host)) {
-    process.nextTick(callback, notAllowed(`${host} is not allowed`));
-    return;
-  }
-  const family = isIP(host);
-  if (family) {
-    // IP literals need no DNS; answer asynchronously like dns.lookup does.
-    process.nextTick(answer, [{ address: host, family }]);
-    return;
-  }
-  dnsLookup(host, { order: 'verbatim', ...opts, all: true }, (err, addresses) => {
-    if (err) callback(err);
-    else answer(addresses);
-  });
 }
+
+/** The guard with the system resolver and no allow-list. */
+export const guardedLookup: LookupFunction = createGuardedLookup();

@@ -2,6 +2,8 @@
  * The event catalog and the payload rules per kind (seed 2.3–2.5 and 6, SPEC §7). Pure: no I/O.
  * Only the fields the seed and the SPEC name are checked; every other field passes through unchanged.
  */
+
+import { quote } from './quote.ts';
 import type { FieldError } from './types.ts';
 
 /** SPEC §7's catalog, in its order (the seed's kinds first, then the further ones the SPEC names). */
@@ -215,7 +217,7 @@ function checkMessage(kind: string, p: Obj, path: string, errors: FieldError[]):
  * 'events[3].' in a batch, so fields read 'events[3].payload.from'. Returns [] when valid.
  */
 export function validatePayload(kind: string, payload: unknown, prefix = ''): FieldError[] {
-  if (!isEventKind(kind)) return [{ field: `${prefix}event`, message: `unknown event kind "${kind}"` }];
+  if (!isEventKind(kind)) return [{ field: `${prefix}event`, message: `unknown event kind ${quote(kind)}` }];
   if (!isObj(payload)) return [{ field: `${prefix}payload`, message: 'must be a JSON object' }];
   const errors: FieldError[] = [];
   const path = `${prefix}payload.`;

@@ -1,4 +1,4 @@
-import { createCipheriv, createDecipheriv, randomBytes } from 'node:crypto';
+import { createCipheriv, createDecipheriv, createHmac, randomBytes } from 'node:crypto';
 
 /**
  * Seals signing secrets at rest with AES-256-GCM. The sealed form is
@@ -10,6 +10,14 @@ export class SecretBox {
   constructor(key: Buffer) {
     if (key.length !== 32) throw new Error('SECRET_KEY must be 32 bytes');
     this.#key = key;
+  }
+
+  /**
+   * Names the key without revealing it (an HMAC of a fixed text), so the store can record which key its secrets
+   * are sealed under, and a start with the wrong key fails loudly instead of every signed delivery failing.
+   */
+  fingerprint(): string {
+    return createHmac('sha256', this.#key).update('herald secret-key check v1').digest('hex').slice(0, 32);
   }
 
   seal(plain: string): string {

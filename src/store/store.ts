@@ -96,6 +96,15 @@ export interface Store {
 
   getSetting(name: string): Promise<string | null>;
   setSetting(name: string, value: string): Promise<void>;
+  /**
+   * Key rotation: replaces every stored sealed signing secret `s` with `reseal(s)` and sets the setting
+   * `setting.name` to `setting.value`, in one transaction; when `reseal` throws, nothing changes. Returns how
+   * many secrets were re-sealed.
+   */
+  resealSecrets(
+    reseal: (sealed: string) => string,
+    setting: { name: string; value: string },
+  ): Promise<number>;
 
   createInstance(instance: Instance): Promise<void>;
   listInstances(): Promise<Instance[]>;

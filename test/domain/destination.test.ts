@@ -1,8 +1,10 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
+import { AddressAllowList, parseCidrList } from '../../src/domain/address-allow-list.ts';
 import {
   checkDestination,
   checkDestinationSyntax,
+  createGuardedLookup,
   type DestinationPolicy,
   guardedLookup,
   isPublicAddress,
@@ -221,6 +223,18 @@ describe('isPublicAddress', () => {
     ['2606:4700:0:0:0:0:0:1111', true],
     ['::ffff:1.1.1.1', true],
     ['64:ff9b::101:101', true],
+    ['2002:101:101::1', true],
+    ['2002:7f00:1::', false],
+    ['2002:a9fe:a9fe::', false],
+    ['64:ff9b:1::101:101', false],
+    ['2001:db8::1', false],
+    ['2001:0:4136:e378::1', false],
+    ['3fff::1', false],
+    ['100::1', false],
+    ['192.0.2.1', false],
+    ['198.51.100.7', false],
+    ['203.0.113.9', false],
+    ['2001:4860:4860::8888', true],
     ['127.0.0.1', false],
     ['255.255.255.255', false],
     ['::', false],
@@ -290,5 +304,90 @@ describe('guardedLookup', () => {
       err: null,
       args: ['2606:4700::1111', 6],
     });
+  });
+});
+
+describe('the allow-list (ALLOWED_DESTINATION_CIDRS)', () => {
+  const allow = new AddressAllowList(parseCidrList('10.1.0.0/16, fd00::/8,192.168.7.7'));
+  const policy = (lookup = fakeDns().lookup): DestinationPolicy => ({ allowPrivate: false, allow, lookup });
+  const table: [string, boolean][] = [
+    ['http://10.1.2.3/', true],
+    ['http://10.1.255.255:8080/', true],
+    ['http://0x0a010203/', true],
+    ['http://[::ffff:10.1.2.3]/', true],
+    ['http://[64:ff9b::a01:203]/', true],
+    ['http://[fd12::1]/', true],
+    ['http://192.168.7.7/', true],
+    ['http://93.184.215.14/', true],
+    ['http://10.2.0.1/', false],
+    ['http://192.168.7.8/', false],
+    ['http://[fc00::1]/', false],
+    ['http://127.0.0.1/', false],
+    ['http://169.254.169.254/', false],
+    ['http://localhost/', false],
+    ['http://example.test/', false], // resolves to 10.0.0.5
+    ['http://v6.example.test/', true], // resolves to fd00::1
+  ];
+  for (const [url, allowed] of table) {
+    it(`${url} → ${allowed ? 'allowed' : 'refused'}`, async () => {
+      const got = await checkDestination(url, policy());
+      assert.equal(got === null, allowed, JSON.stringify(got));
+    });
+  }
+
+  it('parses bare addresses as one host and refuses what is not a CIDR', () => {
+    assert.deepEqual(parseCidrList(' ::1 , 10.0.0.0/8,'), [
+      { address: '::1', prefix: 128, family: 6 },
+      { address: '10.0.0.0', prefix: 8, family: 4 },
+    ]);
+    for (const bad of [
+      '10.0.0.0/33',
+      'fd00::/129',
+      '10.0.0/8',
+      'example.com/8',
+      '10.0.0.0/8/1',
+      '10.0.0.0/x',
+      '10.0.0.0/',
+    ]) {
+      assert.throws(() => parseCidrList(bad), /must be comma-separated CIDRs/, bad);
+    }
+  });
+});
+
+describe('createGuardedLookup with an injected resolver', () => {
+  const call = (lookup: ReturnType<typeof createGuardedLookup>, host: string, options: object = {}) =>
+    new Promise<{ err: (Error & { code?: string }) | null; args: unknown[] }>((resolve) =>
+      lookup(host, options, (err, ...args) => resolve({ err, args })),
+    );
+
+  it('passes a public answer, in both forms', async () => {
+    const lookup = createGuardedLookup({ lookup: fakeDns().lookup });
+    assert.deepEqual(await call(lookup, 'public.example.test'), { err: null, args: ['93.184.215.14', 4] });
+    assert.deepEqual((await call(lookup, 'public.example.test', { all: true })).args, [
+      [
+        { address: '93.184.215.14', family: 4 },
+        { address: '2606:4700::1111', family: 6 },
+      ],
+    ]);
+  });
+
+  it('refuses a name rebound to a private address after it was saved', async () => {
+    let n = 0;
+    const rebinding: Lookup = async () => (n++ === 0 ? ['93.184.215.14'] : ['169.254.169.254']);
+    assert.equal(
+      await checkDestination('http://rebind.test/', { allowPrivate: false, lookup: rebinding }),
+      null,
+    );
+    const { err } = await call(createGuardedLookup({ lookup: rebinding }), 'rebind.test');
+    assert.equal(err?.code, 'destination_not_allowed');
+    assert.match(err.message, /rebind\.test resolves to 169\.254\.169\.254/);
+  });
+
+  it('lets an allow-listed answer through and passes resolver failures on', async () => {
+    const allow = new AddressAllowList(parseCidrList('10.0.0.0/24'));
+    const lookup = createGuardedLookup({ allow, lookup: fakeDns().lookup });
+    assert.deepEqual(await call(lookup, 'example.test'), { err: null, args: ['10.0.0.5', 4] });
+    assert.equal((await call(lookup, 'metadata.example.test')).err?.code, 'destination_not_allowed');
+    assert.equal((await call(lookup, 'nowhere.example.test')).err?.code, 'ENOTFOUND');
   });
 });

@@ -348,6 +348,46 @@ export function storeConformance(name: string, open: () => Promise<Store>): void
       );
     });
 
+    test('resealSecrets replaces every sealed secret and the setting at once, or nothing', async () => {
+      const ins = await instance();
+      const a = await webhook(ins, { secret_sealed: 'sealed-a' });
+      const b = await webhook(ins, { secret_sealed: 'sealed-b' });
+      const none = await webhook(ins);
+      const secretOf = async (w: Webhook) => (await store.getWebhook(ins, w.webhook_id))?.secret_sealed;
+
+      // A failure part-way leaves every secret and the setting as they were.
+      await store.setSetting('reseal_check', 'old');
+      await assert.rejects(
+        store.resealSecrets(
+          (s) => {
+            if (s === 'sealed-b') throw new Error('cannot open');
+            return `new:${s}`;
+          },
+          { name: 'reseal_check', value: 'new' },
+        ),
+        /cannot open/,
+      );
+      assert.deepEqual([await secretOf(a), await secretOf(b)], ['sealed-a', 'sealed-b']);
+      assert.equal(await store.getSetting('reseal_check'), 'old');
+
+      const seen: string[] = [];
+      const count = await store.resealSecrets(
+        (s) => {
+          seen.push(s);
+          return `new:${s}`;
+        },
+        { name: 'reseal_check', value: 'new' },
+      );
+      assert.equal(count, seen.length);
+      assert.ok(seen.includes('sealed-a') && seen.includes('sealed-b'));
+      assert.ok(!seen.includes(null as unknown as string), 'webhooks without a secret are left alone');
+      assert.deepEqual(
+        [await secretOf(a), await secretOf(b), await secretOf(none)],
+        ['new:sealed-a', 'new:sealed-b', null],
+      );
+      assert.equal(await store.getSetting('reseal_check'), 'new');
+    });
+
     test('deleting an instance removes its webhooks, keys, events and deliveries', async () => {
       const ins = await instance();
       await webhook(ins);

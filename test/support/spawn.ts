@@ -33,6 +33,9 @@ export async function spawnHerald(
       DATA_DIR: dataDir,
       ADMIN_API_KEY: ADMIN_KEY,
       ALLOW_PRIVATE_DESTINATIONS: 'true',
+      // Tests fire requests far faster than a client should; test/api/rate-limit.test.ts sets its own limits.
+      RATE_LIMIT_INGEST: '0',
+      RATE_LIMIT_MANAGEMENT: '0',
       LOG_LEVEL: 'warn',
       ...env,
     },

@@ -2,6 +2,7 @@
 import { type Static, Type } from '@sinclair/typebox';
 import type { FastifyInstance } from 'fastify';
 import { isEventKind } from '../../domain/events.ts';
+import { quote } from '../../domain/quote.ts';
 import { webhookDisabledConflict } from '../../store/store.ts';
 import type { ApiContext } from '../context.ts';
 import { HttpError } from '../errors.ts';
@@ -64,7 +65,7 @@ export function deliveryRoutes(app: FastifyInstance, ctx: ApiContext): void {
       const instance = await loadInstance(ctx, request);
       const q = request.query as Static<typeof ListQuery>;
       if (q.event !== undefined && !isEventKind(q.event)) {
-        throw HttpError.invalid([{ field: 'event', message: `unknown event kind "${q.event}"` }]);
+        throw HttpError.invalid([{ field: 'event', message: `unknown event kind ${quote(q.event)}` }]);
       }
       const page = await ctx.store.listDeliveries(instance.instance_id, {
         status: q.status,

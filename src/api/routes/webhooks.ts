@@ -4,6 +4,7 @@ import type { FastifyInstance, FastifyRequest } from 'fastify';
 import { checkDestination } from '../../domain/destination.ts';
 import { isEventKind } from '../../domain/events.ts';
 import { newId } from '../../domain/ids.ts';
+import { quote } from '../../domain/quote.ts';
 import type { FieldError, Webhook } from '../../domain/types.ts';
 import type { SecretChange } from '../../store/store.ts';
 import type { ApiContext } from '../context.ts';
@@ -64,9 +65,7 @@ export function webhookRoutes(app: FastifyInstance, ctx: ApiContext): void {
       });
     }
     errors.push(...eventListErrors(body.events));
-    const problem = await checkDestination(body.destination_url, {
-      allowPrivate: ctx.config.allowPrivateDestinations,
-    });
+    const problem = await checkDestination(body.destination_url, ctx.destinations);
     if (problem?.code === 'invalid_request')
       errors.unshift({ field: problem.field, message: stripField(problem.message) });
     if (errors.length) throw HttpError.invalid(errors);
@@ -106,6 +105,13 @@ export function webhookRoutes(app: FastifyInstance, ctx: ApiContext): void {
       const instance = await loadInstance(ctx, request);
       const body = request.body as Body;
       await validate(body, 'create');
+      const max = ctx.config.maxWebhooksPerInstance;
+      if ((await ctx.store.listWebhooks(instance.instance_id)).length >= max) {
+        throw new HttpError(
+          'conflict',
+          `webhooks: an instance may have at most ${max} webhooks (MAX_WEBHOOKS_PER_INSTANCE); delete one first`,
+        );
+      }
       const now = ctx.clock();
       const webhook_id = newId('whk', now);
       await ctx.store.createWebhook({
@@ -196,9 +202,10 @@ function eventListErrors(events: string[]): FieldError[] {
   }
   const errors: FieldError[] = [];
   events.forEach((kind, i) => {
-    if (!isEventKind(kind)) errors.push({ field: `events[${i}]`, message: `unknown event kind "${kind}"` });
+    if (!isEventKind(kind))
+      errors.push({ field: `events[${i}]`, message: `unknown event kind ${quote(kind)}` });
     else if (events.indexOf(kind) !== i)
-      errors.push({ field: `events[${i}]`, message: `duplicate event kind "${kind}"` });
+      errors.push({ field: `events[${i}]`, message: `duplicate event kind ${quote(kind)}` });
   });
   return errors;
 }

@@ -44,11 +44,27 @@ export class SqliteStore implements Store {
   }
 
   async setSetting(name: string, value: string): Promise<void> {
+    this.#setSetting(name, value);
+  }
+
+  #setSetting(name: string, value: string): void {
     this.#db
       .q(
         'INSERT INTO settings (name, value) VALUES (?, ?) ON CONFLICT (name) DO UPDATE SET value = excluded.value',
       )
       .run(name, value);
+  }
+
+  async resealSecrets(reseal: (sealed: string) => string, setting: { name: string; value: string }) {
+    return this.#db.tx(() => {
+      const rows = this.#db
+        .q('SELECT webhook_id, secret_sealed FROM webhooks WHERE secret_sealed IS NOT NULL')
+        .all();
+      const update = this.#db.q('UPDATE webhooks SET secret_sealed = ? WHERE webhook_id = ?');
+      for (const row of rows) update.run(reseal(row.secret_sealed as string), row.webhook_id as string);
+      this.#setSetting(setting.name, setting.value);
+      return rows.length;
+    });
   }
 
   async createInstance(i: Parameters<Store['createInstance']>[0]): Promise<void> {

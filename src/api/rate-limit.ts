@@ -1,0 +1,40 @@
+/**
+ * Per-key rate limits (issue 5): ingest and management have separate budgets, each a token bucket per API key
+ * holding two seconds' worth of requests. Beyond it: 429 rate_limited with Retry-After (whole seconds, at least 1).
+ */
+import type { FastifyInstance } from 'fastify';
+import type { Clock } from '../domain/clock.ts';
+import { TokenBuckets } from '../domain/token-bucket.ts';
+import { HttpError } from './errors.ts';
+
+export interface RateLimits {
+  /** Requests per second per key on POST …/events and …/events/batch; 0 = no limit. */
+  ingest: number;
+  /** Requests per second per key on every other authenticated route; 0 = no limit. */
+  management: number;
+}
+
+const BURST_SECONDS = 2;
+
+export function installRateLimit(app: FastifyInstance, limits: RateLimits, clock: Clock): void {
+  const buckets = (rate: number) => (rate > 0 ? new TokenBuckets(rate, rate * BURST_SECONDS) : null);
+  const ingest = buckets(limits.ingest);
+  const management = buckets(limits.management);
+  // Runs after authentication (registered later), so the principal is known and unauthenticated calls are 401s.
+  app.addHook('onRequest', async (request, reply) => {
+    if (request.routeOptions.config?.public || !request.principal) return;
+    const isIngest = /\/events(\/batch)?$/.test(request.routeOptions.url ?? '');
+    const limiter = isIngest ? ingest : management;
+    if (!limiter) return;
+    const p = request.principal;
+    const key = p.kind === 'admin' ? 'admin' : p.key_id;
+    const waitMs = limiter.take(key, clock());
+    if (waitMs === 0) return;
+    const rate = isIngest ? limits.ingest : limits.management;
+    reply.header('retry-after', String(Math.max(1, Math.ceil(waitMs / 1000))));
+    throw new HttpError(
+      'rate_limited',
+      `rate limit: this key may make ${rate} ${isIngest ? 'ingest' : 'management'} requests per second; retry later`,
+    );
+  });
+}

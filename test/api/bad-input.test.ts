@@ -1,0 +1,468 @@
+/**
+ * The bad-input sweep (issue 5): every endpoint of /openapi.json gets wrong types, missing fields, huge strings,
+ * deep nesting, invalid UTF-8, wrong content types, unknown ids and ids of another instance. Each answer is the
+ * documented 4xx with a JSON error body, never a 5xx, and what the API lists is the same before and after.
+ */
+import assert from 'node:assert/strict';
+import { after, before, describe, it } from 'node:test';
+import {
+  eventually,
+  messagePayload,
+  type Reply,
+  type RequestOptions,
+  startTestHerald,
+  type TestHerald,
+} from '../support/herald.ts';
+import { TestReceiver } from '../support/receiver.ts';
+
+interface Case {
+  what: string;
+  method: string;
+  /** {ins} {whk} {dlv} {key} are A's ids; {insB} {whkB} {dlvB} {keyB} those of instance B. */
+  path: string;
+  options?: RequestOptions;
+  /** 'instance' uses A's instance key instead of the admin key. */
+  as?: 'instance';
+  status: number;
+  code: string;
+}
+
+const UNKNOWN = { ins: 'ins_0000000000000000000000', whk: 'whk_0000000000000000000000' };
+const HOOK = { destination_url: 'https://93.184.215.14/hook', events: ['message'] };
+const EVENT = { event: 'message', payload: messagePayload() };
+const big = (n: number) => 'x'.repeat(n);
+const nested = (depth: number) => `{"a":${'['.repeat(depth)}${']'.repeat(depth)}}`;
+const INVALID_UTF8 = new Uint8Array([
+  0x7b, 0x22, 0x6e, 0x61, 0x6d, 0x65, 0x22, 0x3a, 0x22, 0xff, 0xfe, 0x22, 0x7d,
+]);
+
+/** Every endpoint, with a valid body where it takes one (used where the body must not be what fails). */
+const ENDPOINTS: { method: string; path: string; body?: unknown; limit?: number }[] = [
+  { method: 'GET', path: '/instances' },
+  { method: 'POST', path: '/instances', body: { name: 'n' } },
+  { method: 'GET', path: '/instances/{ins}' },
+  { method: 'DELETE', path: '/instances/{ins}' },
+  { method: 'GET', path: '/instances/{ins}/keys' },
+  { method: 'POST', path: '/instances/{ins}/keys' },
+  { method: 'DELETE', path: '/instances/{ins}/keys/{key}' },
+  { method: 'GET', path: '/instances/{ins}/webhooks' },
+  { method: 'POST', path: '/instances/{ins}/webhooks', body: HOOK },
+  { method: 'GET', path: '/instances/{ins}/webhooks/{whk}' },
+  { method: 'PATCH', path: '/instances/{ins}/webhooks/{whk}', body: HOOK },
+  { method: 'DELETE', path: '/instances/{ins}/webhooks/{whk}' },
+  { method: 'POST', path: '/instances/{ins}/webhooks/{whk}/enabled', body: { enabled: false } },
+  { method: 'POST', path: '/instances/{ins}/events', body: EVENT, limit: 257 * 1024 },
+  {
+    method: 'POST',
+    path: '/instances/{ins}/events/batch',
+    body: { events: [EVENT] },
+    limit: 32 * 1024 * 1024,
+  },
+  { method: 'GET', path: '/instances/{ins}/deliveries' },
+  { method: 'GET', path: '/instances/{ins}/deliveries/{dlv}' },
+  { method: 'POST', path: '/instances/{ins}/deliveries/{dlv}/redeliver' },
+  { method: 'POST', path: '/instances/{ins}/deliveries/redeliver', body: {} },
+  { method: 'GET', path: '/openapi.json' },
+];
+
+const ID_PREFIX: Record<string, string> = { ins: 'ins', whk: 'whk', dlv: 'dlv', key: 'key' };
+
+/** The cases every endpoint gets: authentication, ids, and (with a body) the transport of the body. */
+function genericCases(e: (typeof ENDPOINTS)[number]): Case[] {
+  const { method, path } = e;
+  const withBody: RequestOptions = e.body === undefined ? {} : { body: e.body };
+  const cases: Case[] = [
+    { what: 'no key', method, path, options: { ...withBody, key: null }, status: 401, code: 'unauthorized' },
+    {
+      what: 'unknown key',
+      method,
+      path,
+      options: { ...withBody, key: 'hk_nope' },
+      status: 401,
+      code: 'unauthorized',
+    },
+  ];
+  const params = [...path.matchAll(/\{(\w+)\}/g)].map((m) => m[1]);
+  for (const p of params) {
+    const prefix = ID_PREFIX[p];
+    const swap = (to: string) => path.replace(`{${p}}`, to);
+    cases.push(
+      {
+        what: `${p}: malformed`,
+        method,
+        path: swap('nope'),
+        options: withBody,
+        status: 400,
+        code: 'invalid_request',
+      },
+      {
+        what: `${p}: wrong prefix`,
+        method,
+        path: swap(`zzz_${'a'.repeat(22)}`),
+        options: withBody,
+        status: 400,
+        code: 'invalid_request',
+      },
+      {
+        what: `${p}: 400 characters`,
+        method,
+        path: swap(`${prefix}_${'a'.repeat(396)}`),
+        options: withBody,
+        status: 400,
+        code: 'invalid_request',
+      },
+      {
+        what: `${p}: percent-encoded NUL`,
+        method,
+        path: swap(`${prefix}_%00abc`),
+        options: withBody,
+        status: 400,
+        code: 'invalid_request',
+      },
+      {
+        what: `${p}: unknown`,
+        method,
+        path: swap(`${prefix}_${'0'.repeat(22)}`),
+        options: withBody,
+        status: 404,
+        code: 'not_found',
+      },
+    );
+    if (p !== 'ins') {
+      // A's instance with B's webhook / delivery / key: as if it did not exist.
+      cases.push({
+        what: `${p} of another instance`,
+        method,
+        path: swap(`{${p}B}`),
+        options: withBody,
+        status: 404,
+        code: 'not_found',
+      });
+    }
+  }
+  if (params.includes('ins')) {
+    const other = path.replace('{ins}', '{insB}').replace(/\{(whk|dlv|key)\}/g, '{$1B}');
+    cases.push({
+      what: "instance key on another instance's path",
+      method,
+      path: other,
+      options: withBody,
+      as: 'instance',
+      status: 403,
+      code: 'forbidden',
+    });
+  }
+  // GET bodies are never read (Node discards them unbuffered); every other method's body is parsed and limited.
+  if (method !== 'GET') {
+    const body = (o: RequestOptions, what: string, status: number, code: string): Case => ({
+      what,
+      method,
+      path,
+      options: o,
+      status,
+      code,
+    });
+    cases.push(
+      body(
+        { rawBody: JSON.stringify(e.body ?? {}), contentType: 'text/plain' },
+        'text/plain body',
+        415,
+        'unsupported_media_type',
+      ),
+      body(
+        { rawBody: 'a=1', contentType: 'application/x-www-form-urlencoded' },
+        'form body',
+        415,
+        'unsupported_media_type',
+      ),
+      body(
+        { rawBody: '--b\r\n\r\n--b--', contentType: 'multipart/form-data; boundary=b' },
+        'multipart body',
+        415,
+        'unsupported_media_type',
+      ),
+      body({ rawBody: INVALID_UTF8 }, 'invalid UTF-8', 400, 'invalid_request'),
+      body({ rawBody: '{"name": ' }, 'truncated JSON', 400, 'invalid_request'),
+      body({ rawBody: "{'name': 1}" }, 'single-quoted JSON', 400, 'invalid_request'),
+      body({ rawBody: nested(100) }, 'nested 100 levels', 400, 'invalid_request'),
+      body({ rawBody: nested(100_000) }, 'nested 100 000 levels', 400, 'invalid_request'),
+      body(
+        { rawBody: JSON.stringify({ pad: big((e.limit ?? 256 * 1024) + 1024) }) },
+        'body beyond the limit',
+        413,
+        'payload_too_large',
+      ),
+    );
+    if (e.body !== undefined) {
+      cases.push(
+        body({ body: [] }, 'an array', 400, 'invalid_request'),
+        body({ body: 'text' }, 'a string', 400, 'invalid_request'),
+        body({ body: 42 }, 'a number', 400, 'invalid_request'),
+        body({ rawBody: 'null' }, 'null', 400, 'invalid_request'),
+        body(
+          { body: { ...(e.body as object), unknown_field: 1 } },
+          'an unknown field',
+          400,
+          'invalid_request',
+        ),
+      );
+    }
+  }
+  return cases;
+}
+
+/** Field rules, endpoint by endpoint. */
+function fieldCases(): Case[] {
+  const post =
+    (path: string, method = 'POST') =>
+    (what: string, body: unknown, status = 400, code = 'invalid_request'): Case => ({
+      what,
+      method,
+      path,
+      options: { body },
+      status,
+      code,
+    });
+  const instance = post('/instances');
+  const hook = (path: string, method: string) => {
+    const c = post(path, method);
+    return [
+      c('destination_url missing', { events: ['message'] }),
+      c('events missing', { destination_url: HOOK.destination_url }),
+      c('destination_url a number', { ...HOOK, destination_url: 5 }),
+      c('destination_url null', { ...HOOK, destination_url: null }),
+      c('destination_url ftp', { ...HOOK, destination_url: 'ftp://93.184.215.14/' }),
+      c('destination_url with userinfo', { ...HOOK, destination_url: 'https://u:p@93.184.215.14/' }),
+      c('destination_url of 200 000 characters', {
+        ...HOOK,
+        destination_url: `https://a.example/${big(200_000)}`,
+      }),
+      c(
+        'destination_url private',
+        { ...HOOK, destination_url: 'http://10.0.0.1/' },
+        422,
+        'destination_not_allowed',
+      ),
+      c('events a string', { ...HOOK, events: 'message' }),
+      c('events empty', { ...HOOK, events: [] }),
+      c('events unknown kind', { ...HOOK, events: ['mesage'] }),
+      c('events duplicate', { ...HOOK, events: ['message', 'message'] }),
+      c('events * with others', { ...HOOK, events: ['*', 'message'] }),
+      c('events of numbers', { ...HOOK, events: [1, 2] }),
+      c('events of 10 000 kinds', { ...HOOK, events: Array.from({ length: 10_000 }, (_, i) => `k${i}`) }),
+      c('client_sign_secret a number', { ...HOOK, client_sign_secret: 5 }),
+      c('client_sign_secret of 1025 characters', { ...HOOK, client_sign_secret: big(1025) }),
+      c('ignore_status a string', { ...HOOK, ignore_status: 'true' }),
+      c('enabled in the body', { ...HOOK, enabled: true }),
+      c('a typo (destinationUrl)', { destinationUrl: HOOK.destination_url, events: ['message'] }),
+    ];
+  };
+  const events = post('/instances/{ins}/events');
+  const batch = post('/instances/{ins}/events/batch');
+  const enabled = post('/instances/{ins}/webhooks/{whk}/enabled');
+  const redeliver = post('/instances/{ins}/deliveries/redeliver');
+  const list = (query: string): Case => ({
+    what: `query ${query.length > 40 ? `${query.slice(0, 40)}…` : query}`,
+    method: 'GET',
+    path: `/instances/{ins}/deliveries?${query}`,
+    status: 400,
+    code: 'invalid_request',
+  });
+  return [
+    instance('name a number', { name: 5 }),
+    instance('name of 201 characters', { name: big(201) }),
+    instance('name an object', { name: { first: 'x' } }),
+    ...hook('/instances/{ins}/webhooks', 'POST'),
+    post('/instances/{ins}/webhooks')('clear_client_sign on create', { ...HOOK, clear_client_sign: true }),
+    ...hook('/instances/{ins}/webhooks/{whk}', 'PATCH'),
+    post('/instances/{ins}/webhooks/{whk}', 'PATCH')('clear_client_sign with a new secret', {
+      ...HOOK,
+      client_sign_secret: 's',
+      clear_client_sign: true,
+    }),
+    post('/instances/{ins}/webhooks/{whk}', 'PATCH')('clear_client_sign a string', {
+      ...HOOK,
+      clear_client_sign: 'yes',
+    }),
+    enabled('enabled missing', {}),
+    enabled('enabled a string', { enabled: 'true' }),
+    enabled('enabled a number', { enabled: 1 }),
+    enabled('enabled null', { enabled: null }),
+    events('event missing', { payload: {} }),
+    events('payload missing', { event: 'message' }),
+    events('event a number', { event: 5, payload: {} }),
+    events('event unknown', { event: 'mesage', payload: {} }),
+    events('event of 100 000 characters', { event: big(100_000), payload: {} }),
+    events('payload an array', { event: 'message', payload: [] }),
+    events('payload a string', { event: 'message', payload: 'hi' }),
+    events('message without its fields', { event: 'message', payload: {} }),
+    events('message from the session itself', {
+      event: 'message',
+      payload: messagePayload({ fromMe: true }),
+    }),
+    events('fromMe a string', { event: 'message.any', payload: messagePayload({ fromMe: 'no' }) }),
+    events('hasMedia without media', { event: 'message', payload: messagePayload({ hasMedia: true }) }),
+    events('session.status unknown', { event: 'session.status', payload: { status: 'DANCING' } }),
+    events('message.unknown bad error_code', {
+      event: 'message.unknown',
+      payload: { message_id: 'msg_1', client_reference: 'r', to: '1', type: 'text', error_code: 'OOPS' },
+    }),
+    events('event_id without evt_', { ...EVENT, event_id: 'abc' }),
+    events('event_id of 10 000 characters', { ...EVENT, event_id: `evt_${big(10_000)}` }),
+    events('timestamp negative', { ...EVENT, timestamp: -1 }),
+    events('timestamp a fraction', { ...EVENT, timestamp: 1.5 }),
+    events('timestamp a string', { ...EVENT, timestamp: '1700000000000' }),
+    events('timestamp beyond dates', { ...EVENT, timestamp: 9e15 }),
+    events(
+      'payload beyond 256 KiB',
+      { event: 'message', payload: messagePayload({ body: big(256 * 1024) }) },
+      413,
+      'payload_too_large',
+    ),
+    batch('events missing', {}),
+    batch('events empty', { events: [] }),
+    batch('events an object', { events: EVENT }),
+    batch('one bad event among good ones', { events: [EVENT, { event: 'nope', payload: {} }, EVENT] }),
+    batch('1001 events', { events: Array.from({ length: 1001 }, () => EVENT) }),
+    batch(
+      'an event beyond 256 KiB',
+      { events: [{ event: 'message', payload: messagePayload({ body: big(256 * 1024) }) }] },
+      413,
+      'payload_too_large',
+    ),
+    redeliver('webhook_id malformed', { webhook_id: 'nope' }),
+    redeliver('webhook_id unknown', { webhook_id: UNKNOWN.whk }, 404, 'not_found'),
+    redeliver('webhook_id of another instance', { webhook_id: '{whkB}' }, 404, 'not_found'),
+    redeliver('since not a date', { since: 'yesterday' }),
+    redeliver('until a number', { until: 5 }),
+    redeliver('since an impossible date', { since: '2026-02-30T00:00:00Z' }),
+    list('limit=0'),
+    list('limit=201'),
+    list('limit=abc'),
+    list('limit=1e2'),
+    list('status=lost'),
+    list('event=mesage'),
+    list('cursor=abc'),
+    list('cursor=-1'),
+    list(`cursor=${'9'.repeat(40)}`),
+    list('webhook_id=nope'),
+    list('unknown=1'),
+    list(`event=${big(10_000)}`),
+    {
+      what: 'redeliver a delivery that is not failed',
+      method: 'POST',
+      path: '/instances/{ins}/deliveries/{dlv}/redeliver',
+      status: 409,
+      code: 'conflict',
+    },
+    {
+      what: 'admin operation with an instance key',
+      method: 'POST',
+      path: '/instances/{ins}/keys',
+      as: 'instance',
+      status: 403,
+      code: 'forbidden',
+    },
+  ];
+}
+
+let h: TestHerald;
+let receiver: TestReceiver;
+const ids: Record<string, string> = {};
+let instanceKey: string;
+
+/** Everything the API lists, in full: instances, their keys, webhooks, deliveries and each delivery's detail. */
+async function snapshot(): Promise<unknown> {
+  const get = async (path: string) => {
+    const r = await h.request('GET', path);
+    assert.equal(r.status, 200, `snapshot ${path}: ${JSON.stringify(r.body)}`);
+    return r.body;
+  };
+  const { instances } = await get('/instances');
+  const all = [];
+  for (const i of instances) {
+    const base = `/instances/${i.instance_id}`;
+    const { deliveries } = await get(`${base}/deliveries?limit=200`);
+    all.push({
+      instance: await get(base),
+      keys: await get(`${base}/keys`),
+      webhooks: await get(`${base}/webhooks`),
+      deliveries: await Promise.all(
+        deliveries.map((d: { delivery_id: string }) => get(`${base}/deliveries/${d.delivery_id}`)),
+      ),
+    });
+  }
+  return all;
+}
+
+const fill = (text: string) => text.replace(/\{(\w+)\}/g, (m, name: string) => ids[name] ?? m);
+
+before(async () => {
+  receiver = await TestReceiver.start();
+  h = await startTestHerald({
+    ALLOW_PRIVATE_DESTINATIONS: 'false',
+    ALLOWED_DESTINATION_CIDRS: '127.0.0.1/32',
+  });
+  for (const suffix of ['', 'B']) {
+    const ins = await h.createInstance(`sweep${suffix}`);
+    const key = (await h.request('POST', `/instances/${ins}/keys`)).body;
+    const whk = await h.createWebhook(ins, {
+      destination_url: receiver.url,
+      events: ['*'],
+      client_sign_secret: 's3cret',
+    });
+    await h.publish(ins, { event: 'session.status', payload: { status: 'WORKING' } });
+    const dlv = await eventually(async () => {
+      const { deliveries } = (await h.request('GET', `/instances/${ins}/deliveries`)).body;
+      return deliveries[0]?.status === 'delivered' ? deliveries[0].delivery_id : undefined;
+    });
+    Object.assign(ids, {
+      [`ins${suffix}`]: ins,
+      [`whk${suffix}`]: whk,
+      [`dlv${suffix}`]: dlv,
+      [`key${suffix}`]: key.key_id,
+    });
+    if (suffix === '') instanceKey = key.key;
+  }
+});
+after(async () => {
+  await h.close();
+  await receiver.close();
+});
+
+describe('bad input on every endpoint', () => {
+  it('the sweep covers every endpoint of /openapi.json', async () => {
+    const { paths } = (await h.request('GET', '/openapi.json')).body;
+    const documented = Object.entries(paths as Record<string, object>).flatMap(([p, ops]) =>
+      Object.keys(ops).map(
+        (m) =>
+          `${m.toUpperCase()} ${p.replace(/\{(\w+)_id\}/g, (_, n) => `{${n === 'instance' ? 'ins' : n === 'webhook' ? 'whk' : n === 'delivery' ? 'dlv' : n}}`)}`,
+      ),
+    );
+    const swept = ENDPOINTS.map((e) => `${e.method} ${e.path}`);
+    for (const d of documented)
+      if (!/^GET \/(healthz|readyz)$/.test(d)) assert.ok(swept.includes(d), `${d} is not swept`);
+  });
+
+  const cases = [...ENDPOINTS.flatMap(genericCases), ...fieldCases()];
+  it(`has a few hundred cases (${cases.length})`, () => assert.ok(cases.length >= 250));
+
+  for (const c of cases) {
+    const path = c.path.length > 80 ? `${c.path.slice(0, 80)}…` : c.path;
+    it(`${c.method} ${path} — ${c.what} → ${c.status}`, async () => {
+      const before = await snapshot();
+      let options = c.options ?? {};
+      if (options.body !== undefined)
+        options = { ...options, body: JSON.parse(fill(JSON.stringify(options.body))) };
+      if (c.as === 'instance') options = { ...options, key: instanceKey };
+      const r: Reply = await h.request(c.method, fill(c.path), options);
+      assert.equal(r.status, c.status, `${r.status} ${JSON.stringify(r.body).slice(0, 300)}`);
+      assert.match(r.headers.get('content-type') ?? '', /^application\/json/);
+      assert.equal(r.body.success, false);
+      assert.equal(r.body.error.code, c.code);
+      assert.ok(typeof r.body.error.message === 'string' && r.body.error.message.length > 0);
+      assert.ok(r.body.error.message.length < 1000, 'the message does not echo huge input');
+      assert.deepEqual(await snapshot(), before, 'the store is unchanged');
+    });
+  }
+});

@@ -11,7 +11,11 @@ import { Dispatcher } from './delivery/dispatcher.ts';
 import { Sender } from './delivery/sender.ts';
 import { type Clock, systemClock } from './domain/clock.ts';
 import { randomToken } from './domain/ids.ts';
+import { linkKey } from './domain/media-link.ts';
 import { SecretBox } from './domain/secret-box.ts';
+import { Media } from './media/media.ts';
+import { openMediaStore, spoolDir } from './media/open-media-store.ts';
+import { MediaSweeper } from './media/sweeper.ts';
 import { SqliteStore } from './store/sqlite/sqlite-store.ts';
 import type { Store } from './store/store.ts';
 
@@ -20,6 +24,8 @@ export interface Herald {
   server: FastifyInstance;
   store: Store;
   dispatcher: Dispatcher;
+  media: Media;
+  mediaSweeper: MediaSweeper;
   /** Set only on the first start without ADMIN_API_KEY: the generated key, to be shown once. */
   generatedAdminKey: string | null;
   close(): Promise<void>;
@@ -39,7 +45,8 @@ export async function startHerald(config: Config, options: HeraldOptions = {}): 
   if (config.databaseUrl)
     throw new Error('DATABASE_URL: the PostgreSQL adapter is not available in this version');
   const store: Store = new SqliteStore(join(config.dataDir, 'herald.db'));
-  const secretBox = new SecretBox(config.secretKey ?? loadOrCreateKeyFile(config.dataDir));
+  const masterKey = config.secretKey ?? loadOrCreateKeyFile(config.dataDir);
+  const secretBox = new SecretBox(masterKey);
   const { hash: adminKeyHash, generated } = await adminKey(store, config);
 
   const sender = new Sender({
@@ -57,8 +64,26 @@ export async function startHerald(config: Config, options: HeraldOptions = {}): 
     logger,
     leaseMs: config.deliveryTimeoutMs + LEASE_MARGIN_MS,
   });
+  // PUBLIC_URL, or else the address bound below (known only after listen when PORT is 0).
+  let publicUrl = config.publicUrl ?? '';
+  const mediaStore = openMediaStore(config.mediaStore, config.dataDir);
+  const media = new Media({
+    store: mediaStore,
+    linkKey: linkKey(masterKey),
+    ttlMs: config.mediaTtlMs,
+    maxBytes: config.mediaMaxBytes,
+    spoolDir: spoolDir(config.dataDir),
+    baseUrl: () => publicUrl,
+    clock,
+  });
+  const mediaSweeper = new MediaSweeper({
+    media: mediaStore,
+    spoolDir: spoolDir(config.dataDir),
+    clock,
+    logger,
+  });
   const server = await buildServer(
-    { config, store, clock, secretBox, onWork: () => dispatcher.wake() },
+    { config, store, clock, secretBox, media, onWork: () => dispatcher.wake() },
     logger,
     adminKeyHash,
   );
@@ -66,17 +91,24 @@ export async function startHerald(config: Config, options: HeraldOptions = {}): 
   const address = server.server.address();
   const port = typeof address === 'object' && address ? address.port : config.port;
   const host = config.host.includes(':') ? `[${config.host}]` : config.host;
+  const url = `http://${host}:${port}`;
+  publicUrl ||= url;
   dispatcher.start();
+  mediaSweeper.start();
 
   return {
-    url: `http://${host}:${port}`,
+    url,
     server,
     store,
     dispatcher,
+    media,
+    mediaSweeper,
     generatedAdminKey: generated,
     async close() {
       await server.close();
       await dispatcher.stop();
+      await mediaSweeper.stop();
+      await mediaStore.close();
       await sender.close();
       await store.close();
     },

@@ -1,7 +1,8 @@
-/** What route handlers share: the store, the clock, the secret box and a way to wake the dispatcher. */
+/** What route handlers share: the store, the clock, the secret box, media and a way to wake the dispatcher. */
 import type { Config } from '../config.ts';
 import type { Clock } from '../domain/clock.ts';
 import type { SecretBox } from '../domain/secret-box.ts';
+import type { Media } from '../media/media.ts';
 import type { Store } from '../store/store.ts';
 
 export interface ApiContext {
@@ -9,6 +10,7 @@ export interface ApiContext {
   store: Store;
   clock: Clock;
   secretBox: SecretBox;
+  media: Media;
   /** New work may be due now (ingest, redelivery). */
   onWork: () => void;
 }

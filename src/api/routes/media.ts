@@ -3,6 +3,7 @@
  * that need no API key (media-link.ts). Uploads are raw bytes of any Content-Type, so this scope has its own body
  * handling: the stream goes to storage as it arrives, never whole into memory.
  */
+import { Readable } from 'node:stream';
 import { Type } from '@sinclair/typebox';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { parseRange } from '../../domain/byte-range.ts';
@@ -27,6 +28,13 @@ export function mediaRoutes(app: FastifyInstance, ctx: ApiContext): void {
     // Any Content-Type (or none) is accepted here and left unread: the handler streams request.raw itself.
     scope.removeAllContentTypeParsers();
     scope.addContentTypeParser('*', (_request, _payload, done) => done(null));
+    // Checked before Fastify parses the header, which would answer a malformed one with a JSON-minded 415.
+    scope.addHook('preParsing', async (request) => {
+      const type = request.headers['content-type'];
+      if (request.method !== 'POST' || type === undefined) return;
+      const rule = Media.checkType(type.trim());
+      if (rule) throw HttpError.invalid([{ field: 'Content-Type', message: rule }]);
+    });
 
     scope.post(
       '/instances/:instance_id/media',
@@ -58,8 +66,6 @@ export function mediaRoutes(app: FastifyInstance, ctx: ApiContext): void {
 async function upload(ctx: ApiContext, request: FastifyRequest, reply: FastifyReply) {
   const instance = await loadInstance(ctx, request);
   const mimetype = (request.headers['content-type'] ?? 'application/octet-stream').trim();
-  const rule = Media.checkType(mimetype);
-  if (rule) throw HttpError.invalid([{ field: 'Content-Type', message: rule }]);
   const tooLarge = () =>
     new HttpError(
       'payload_too_large',
@@ -113,7 +119,9 @@ async function download(ctx: ApiContext, request: FastifyRequest, reply: Fastify
   const length = range ? range.end - range.start + 1 : meta.size;
   reply.header('content-length', String(length));
   if (range) reply.status(206).header('content-range', `bytes ${range.start}-${range.end}/${meta.size}`);
-  if (request.method === 'HEAD' || length === 0) return reply.send('');
+  // An empty stream for HEAD: Fastify's HEAD handling would otherwise recount Content-Length from the payload.
+  if (request.method === 'HEAD') return reply.send(Readable.from([]));
+  if (length === 0) return reply.send('');
   const stream = await ctx.media.store.read(media_id, range ?? undefined);
   if (!stream) throw HttpError.notFound('media', media_id);
   return reply.send(stream);

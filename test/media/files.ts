@@ -44,7 +44,7 @@ export async function upload(
   const res = await fetch(`${baseUrl}/instances/${instanceId}/media`, {
     method: 'POST',
     headers,
-    body: data,
+    body: data as Uint8Array<ArrayBuffer>,
   });
   return { status: res.status, body: await res.json() };
 }

@@ -93,6 +93,11 @@ export async function startHerald(config: Config, options: HeraldOptions = {}): 
   const host = config.host.includes(':') ? `[${config.host}]` : config.host;
   const url = `http://${host}:${port}`;
   publicUrl ||= url;
+  if (!config.publicUrl && /^(0\.0\.0\.0|::)$/.test(config.host)) {
+    logger.warn(
+      `PUBLIC_URL is unset: media links will name ${url}, which receivers cannot reach; set PUBLIC_URL`,
+    );
+  }
   dispatcher.start();
   mediaSweeper.start();
 

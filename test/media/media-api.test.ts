@@ -6,7 +6,13 @@ import { join } from 'node:path';
 import { Readable } from 'node:stream';
 import { after, before, describe, test } from 'node:test';
 import { request } from 'undici';
-import { ADMIN_KEY, messagePayload, startTestHerald, type TestHerald } from '../support/herald.ts';
+import {
+  ADMIN_KEY,
+  eventually,
+  messagePayload,
+  startTestHerald,
+  type TestHerald,
+} from '../support/herald.ts';
 import { pngImage, sha256, upload } from './files.ts';
 
 const HOUR = 3600_000;
@@ -121,6 +127,20 @@ describe('upload (POST /instances/{id}/media)', () => {
     assert.match(answer, /"payload_too_large"/);
   });
 
+  test('an upload cut off mid-stream leaves nothing behind', async () => {
+    const before = mediaFiles();
+    const socket = connect(Number(new URL(h.url).port), '127.0.0.1');
+    socket.write(
+      `POST /instances/${ins}/media HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer ${ADMIN_KEY}\r\n` +
+        'Content-Type: image/png\r\nContent-Length: 1000000\r\n\r\n',
+    );
+    socket.write(Buffer.alloc(300_000, 1));
+    await eventually(async () => (mediaFiles().some((f) => f.startsWith('tmp/')) ? true : undefined));
+    socket.destroy();
+    await eventually(async () => (mediaFiles().length === before.length ? true : undefined));
+    assert.deepEqual(mediaFiles(), before);
+  });
+
   test('a malformed Content-Type is a 400 naming it; no key is a 401; another instance is a 404', async () => {
     const bad = await upload(h.url, ins, Buffer.from('x'), 'not a type');
     assert.equal(bad.status, 400);
@@ -222,6 +242,19 @@ describe('signed links (GET /media/{media_id})', () => {
       assert.ok(!mediaFiles().includes(`meta/${link.id}.json`));
     } finally {
       now = saved;
+    }
+  });
+  test('a deleted instance takes its links with it (404)', async () => {
+    const other = await h.createInstance('short-lived');
+    const saved = ins;
+    ins = other;
+    try {
+      const link = await linkFor(Buffer.from('goes with its instance'), 'text/plain');
+      assert.equal((await fetch(link.url)).status, 200);
+      assert.equal((await h.request('DELETE', `/instances/${other}`)).status, 200);
+      assert.equal((await fetch(link.url)).status, 404);
+    } finally {
+      ins = saved;
     }
   });
 });

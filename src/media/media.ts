@@ -2,6 +2,7 @@
  * Media as the API uses it: uploads (streamed into storage), completing a published payload's media object
  * with a signed link, and the lifetime rules (a link lives MEDIA_TTL from ingest; the file at least as long).
  */
+import { rm } from 'node:fs/promises';
 import type { Readable } from 'node:stream';
 import type { Clock } from '../domain/clock.ts';
 import { newId } from '../domain/ids.ts';
@@ -64,7 +65,11 @@ export class Media {
       created_at: now,
       expires_at: now + this.#o.ttlMs,
     };
-    await this.store.put(spooled.path, meta);
+    // A store that fails (S3 unreachable) leaves no temporary file behind either.
+    await this.store.put(spooled.path, meta).catch(async (err) => {
+      await rm(spooled.path, { force: true });
+      throw err;
+    });
     return meta;
   }
 

@@ -108,6 +108,19 @@ describe('upload (POST /instances/{id}/media)', () => {
     assert.deepEqual(mediaFiles(), before);
   });
 
+  test('MEDIA_MAX_BYTES is the largest size accepted: one byte more is a 413', async () => {
+    const small = await startTestHerald({ MEDIA_MAX_BYTES: '10' });
+    try {
+      const id = await small.createInstance();
+      assert.equal((await upload(small.url, id, Buffer.alloc(10, 1), 'text/plain')).status, 201);
+      const over = await upload(small.url, id, Buffer.alloc(11, 1), 'text/plain');
+      assert.equal(over.status, 413);
+      assert.match(over.body.error.message, /MEDIA_MAX_BYTES \(10 bytes\)/);
+    } finally {
+      await small.close();
+    }
+  });
+
   test('a Content-Length over the limit is answered 413 before the body is sent', async () => {
     // A raw socket: HTTP clients refuse to send a body shorter than the Content-Length they were given.
     const socket = connect(Number(new URL(h.url).port), '127.0.0.1');

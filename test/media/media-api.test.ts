@@ -231,6 +231,7 @@ describe('signed links (GET /media/{media_id})', () => {
     assert.equal(await tamper((q) => q.set('sig', `${sig[0] === 'A' ? 'B' : 'A'}${sig.slice(1)}`)), 403);
     assert.equal(await tamper((q) => q.set('expires', String(Number(q.get('expires')) + 3600))), 403);
     assert.equal(await tamper((q) => q.delete('sig')), 403);
+    assert.equal(await tamper((q) => q.append('sig', sig)), 403, 'a repeated sig is no single signature');
     // b's signature on a's path: a link for one file opens no other.
     assert.equal(await tamper((q) => q.set('sig', new URL(b.url).searchParams.get('sig') as string)), 403);
     const res = await fetch(`${u.origin}/media/${b.id}${u.search}`);

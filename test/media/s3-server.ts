@@ -32,10 +32,12 @@ export async function startS3Server(bucket = 'herald-media'): Promise<S3Server> 
     allowMismatchedSignatures: true,
     configureBuckets: [{ name: bucket }],
   };
+  // The server exits when its stdin closes, so it never outlives a test process that died.
   const script = `const S3rver = require(${JSON.stringify(S3RVER)});
+    process.stdin.on('end', () => process.exit(0)).resume();
     new S3rver(${JSON.stringify(options)}).run().then(({ port }) => console.log('port ' + port));`;
   const child: ChildProcess = spawn(process.execPath, ['--openssl-legacy-provider', '-e', script], {
-    stdio: ['ignore', 'pipe', 'inherit'],
+    stdio: ['pipe', 'pipe', 'inherit'],
   });
   const port = await new Promise<number>((resolve, reject) => {
     let out = '';

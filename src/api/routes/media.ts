@@ -95,7 +95,10 @@ async function upload(ctx: ApiContext, request: FastifyRequest, reply: FastifyRe
 
 async function download(ctx: ApiContext, request: FastifyRequest, reply: FastifyReply) {
   const { media_id } = request.params as { media_id: string };
-  const { expires, sig } = request.query as { expires?: string; sig?: string };
+  const query = request.query as Record<string, unknown>;
+  // A repeated parameter arrives as an array: only a single string can be a genuine link's.
+  const expires = typeof query.expires === 'string' ? query.expires : undefined;
+  const sig = typeof query.sig === 'string' ? query.sig : undefined;
   const now = ctx.clock();
   const check = checkLink(ctx.media.linkKey, media_id, expires, sig, now);
   if (check === 'forbidden')

@@ -301,6 +301,19 @@ describe('ingest of media references (SPEC §7)', () => {
     }
   });
 
+  test('in a batch, a bad reference refuses the whole batch, naming events[i]', async () => {
+    const mine = await upload(h.url, ins, Buffer.from('x'), 'text/plain');
+    const event = (media_id: string) => ({
+      event: 'message',
+      payload: messagePayload({ hasMedia: true, media: { media_id } }),
+    });
+    const r = await h.request('POST', `/instances/${ins}/events/batch`, {
+      body: { events: [event(mine.body.media_id), event('med_00000000000000000000000000')] },
+    });
+    assert.equal(r.status, 400);
+    assert.equal(r.body.error.details[0].field, 'events[1].payload.media.media_id');
+  });
+
   test('hasMedia and media must agree: a 400 naming payload.media', async () => {
     const mine = await upload(h.url, ins, Buffer.from('x'), 'text/plain');
     const cases = [

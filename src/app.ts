@@ -11,7 +11,11 @@ import { AddressAllowList } from './domain/address-allow-list.ts';
 import { type Clock, systemClock } from './domain/clock.ts';
 import type { DestinationPolicy, Lookup } from './domain/destination.ts';
 import { randomToken } from './domain/ids.ts';
+import { linkKey } from './domain/media-link.ts';
 import type { SecretBox } from './domain/secret-box.ts';
+import { Media } from './media/media.ts';
+import { openMediaStore, spoolDir } from './media/open-media-store.ts';
+import { MediaSweeper } from './media/sweeper.ts';
 import { openSecretBox } from './secret-key.ts';
 import { SqliteStore } from './store/sqlite/sqlite-store.ts';
 import type { Store } from './store/store.ts';
@@ -21,6 +25,8 @@ export interface Herald {
   server: FastifyInstance;
   store: Store;
   dispatcher: Dispatcher;
+  media: Media;
+  mediaSweeper: MediaSweeper;
   /** Set only on the first start without ADMIN_API_KEY: the generated key, to be shown once. */
   generatedAdminKey: string | null;
   close(): Promise<void>;
@@ -69,8 +75,26 @@ export async function startHerald(config: Config, options: HeraldOptions = {}): 
     logger,
     leaseMs: config.deliveryTimeoutMs + LEASE_MARGIN_MS,
   });
+  // PUBLIC_URL, or else the address bound below (known only after listen when PORT is 0).
+  let publicUrl = config.publicUrl ?? '';
+  const mediaStore = openMediaStore(config.mediaStore, config.dataDir);
+  const media = new Media({
+    store: mediaStore,
+    linkKey: linkKey(secretBox),
+    ttlMs: config.mediaTtlMs,
+    maxBytes: config.mediaMaxBytes,
+    spoolDir: spoolDir(config.dataDir),
+    baseUrl: () => publicUrl,
+    clock,
+  });
+  const mediaSweeper = new MediaSweeper({
+    media: mediaStore,
+    spoolDir: spoolDir(config.dataDir),
+    clock,
+    logger,
+  });
   const server = await buildServer(
-    { config, store, clock, secretBox, destinations, onWork: () => dispatcher.wake() },
+    { config, store, clock, secretBox, destinations, media, onWork: () => dispatcher.wake() },
     logger,
     adminKeyHash,
   );
@@ -78,17 +102,29 @@ export async function startHerald(config: Config, options: HeraldOptions = {}): 
   const address = server.server.address();
   const port = typeof address === 'object' && address ? address.port : config.port;
   const host = config.host.includes(':') ? `[${config.host}]` : config.host;
+  const url = `http://${host}:${port}`;
+  publicUrl ||= url;
+  if (!config.publicUrl && /^(0\.0\.0\.0|::)$/.test(config.host)) {
+    logger.warn(
+      `PUBLIC_URL is unset: media links will name ${url}, which receivers cannot reach; set PUBLIC_URL`,
+    );
+  }
   dispatcher.start();
+  mediaSweeper.start();
 
   return {
-    url: `http://${host}:${port}`,
+    url,
     server,
     store,
     dispatcher,
+    media,
+    mediaSweeper,
     generatedAdminKey: generated,
     async close() {
       await server.close();
       await dispatcher.stop();
+      await mediaSweeper.stop();
+      await mediaStore.close();
       await sender.close();
       await store.close();
     },

@@ -1,5 +1,6 @@
 /** Configuration from environment variables (SPEC §1). Parsing is pure: a bad value throws a ConfigError naming it. */
 import { type Cidr, parseCidrList } from './domain/address-allow-list.ts';
+import { retryHorizonMs } from './domain/retry-horizon.ts';
 
 export interface Config {
   port: number;
@@ -23,7 +24,24 @@ export interface Config {
   maxWebhooksPerInstance: number;
   retentionDays: number;
   logLevel: string;
+  /** Largest accepted media upload, in bytes. */
+  mediaMaxBytes: number;
+  /** How long a media link lives after the event that carries it was accepted. */
+  mediaTtlMs: number;
+  mediaStore: MediaStoreConfig;
 }
+
+/** Where media files live: DATA_DIR/media, or an S3-compatible bucket (endpoint and credentials: AWS_* variables). */
+export type MediaStoreConfig =
+  | { kind: 'fs' }
+  | {
+      kind: 's3';
+      bucket: string;
+      prefix: string;
+      endpoint: string | null;
+      region: string;
+      pathStyle: boolean;
+    };
 
 export class ConfigError extends Error {}
 
@@ -45,7 +63,7 @@ export function loadConfig(env: Env): Config {
     return Number(raw);
   };
 
-  return {
+  const config: Config = {
     port: integer('PORT', 8080, 0, 65535),
     host: get('HOST') ?? '127.0.0.1',
     dataDir: get('DATA_DIR') ?? './data',
@@ -63,6 +81,65 @@ export function loadConfig(env: Env): Config {
     maxWebhooksPerInstance: integer('MAX_WEBHOOKS_PER_INSTANCE', 100, 1, 100_000),
     retentionDays: integer('RETENTION_DAYS', 14, 1, 36_500),
     logLevel: logLevel(get('LOG_LEVEL')),
+    mediaMaxBytes: integer('MEDIA_MAX_BYTES', 64 * 1024 * 1024, 1, 5 * 1024 ** 3),
+    mediaTtlMs: duration('MEDIA_TTL', get('MEDIA_TTL'), 24 * 3600),
+    mediaStore: mediaStore(get),
+  };
+  checkMediaTtl(config);
+  return config;
+}
+
+/** Seconds, or a number with a unit: 90s, 30m, 24h, 7d. */
+function duration(name: string, raw: string | undefined, fallbackS: number): number {
+  if (raw === undefined) return fallbackS * 1000;
+  const m = /^(\d+)\s*(s|m|h|d)?$/.exec(raw);
+  if (!m)
+    throw new ConfigError(`${name}: must be seconds or a duration such as 90m, 24h or 7d, got "${raw}"`);
+  const unit: Record<string, number> = { s: 1, m: 60, h: 3600, d: 86_400 };
+  return Number(m[1]) * unit[m[2] ?? 's'] * 1000;
+}
+
+/** A media link must still be live when the last scheduled attempt of its delivery ends (retry-horizon.ts). */
+function checkMediaTtl(c: Config): void {
+  const horizon = retryHorizonMs({
+    schedule: c.retrySchedule,
+    maxRetryAfterS: c.maxRetryAfterS,
+    deliveryTimeoutMs: c.deliveryTimeoutMs,
+  });
+  if (c.mediaTtlMs < horizon) {
+    throw new ConfigError(
+      `MEDIA_TTL: must be at least the retry horizon, ${Math.ceil(horizon / 1000)} s ` +
+        '(each RETRY_SCHEDULE wait stretched to MAX_RETRY_AFTER_S, plus every attempt at DELIVERY_TIMEOUT_MS), ' +
+        `got ${c.mediaTtlMs / 1000} s`,
+    );
+  }
+}
+
+/** MEDIA_STORE, with the AWS SDK's usual variables for the endpoint and region (credentials: the SDK's chain). */
+function mediaStore(get: (name: string) => string | undefined): MediaStoreConfig {
+  const raw = get('MEDIA_STORE');
+  if (raw === undefined) return { kind: 'fs' };
+  // Bucket names per S3's rules: 3-63 lowercase letters, digits, dots and hyphens.
+  const m = /^s3:\/\/([a-z0-9][a-z0-9.-]{1,61}[a-z0-9])(?:\/(.*))?$/.exec(raw);
+  if (!m) {
+    throw new ConfigError(
+      `MEDIA_STORE: must be s3://bucket/prefix (or unset for DATA_DIR/media), got "${raw}"`,
+    );
+  }
+  const prefix = (m[2] ?? '').replace(/^\/+|\/+$/g, '');
+  const endpoint = get('AWS_ENDPOINT_URL_S3') ?? get('AWS_ENDPOINT_URL') ?? null;
+  if (endpoint !== null && !URL.canParse(endpoint)) {
+    throw new ConfigError('AWS_ENDPOINT_URL_S3: must be an absolute URL such as http://127.0.0.1:9000');
+  }
+  const style = get('MEDIA_S3_PATH_STYLE');
+  return {
+    kind: 's3',
+    bucket: m[1],
+    prefix: prefix ? `${prefix}/` : '',
+    endpoint,
+    region: get('AWS_REGION') ?? get('AWS_DEFAULT_REGION') ?? 'us-east-1',
+    // S3-compatible servers at their own endpoint mostly want bucket-in-path; AWS itself the bucket host name.
+    pathStyle: style === undefined ? endpoint !== null : boolean('MEDIA_S3_PATH_STYLE', style),
   };
 }
 

@@ -1,8 +1,9 @@
-/** What route handlers share: the store, the clock, the secret box and a way to wake the dispatcher. */
+/** What route handlers share: the store, the clock, the secret box, media and a way to wake the dispatcher. */
 import type { Config } from '../config.ts';
 import type { Clock } from '../domain/clock.ts';
 import type { DestinationPolicy } from '../domain/destination.ts';
 import type { SecretBox } from '../domain/secret-box.ts';
+import type { Media } from '../media/media.ts';
 import type { Store } from '../store/store.ts';
 
 export interface ApiContext {
@@ -12,6 +13,7 @@ export interface ApiContext {
   secretBox: SecretBox;
   /** The destination guard's policy, shared with the sender (SPEC §6). */
   destinations: DestinationPolicy;
+  media: Media;
   /** New work may be due now (ingest, redelivery). */
   onWork: () => void;
 }

@@ -71,6 +71,7 @@ export const Attempt = Type.Object(
     response_body: Nullable(Type.String()),
     next_attempt_at: Nullable(Time),
     next_attempt_reason: Nullable(Type.String()),
+    note: Nullable(Type.String({ description: 'e.g. that the media link in the body had expired' })),
   },
   { $id: 'Attempt' },
 );

@@ -35,7 +35,11 @@ export const deliveryView = (d: Delivery) => ({
   failure_reason: d.failure_reason,
 });
 
-export const attemptView = (a: Attempt) => ({
+/**
+ * `note` says what the log should tell a person beyond the outcome: an attempt made at or after the moment the
+ * body's media link expired (`mediaExpiresAt`) carried a link that no longer works (the body is never rewritten).
+ */
+export const attemptView = (a: Attempt, mediaExpiresAt: number | null = null) => ({
   attempt: a.attempt,
   trigger: a.trigger,
   started_at: iso(a.started_at),
@@ -45,4 +49,8 @@ export const attemptView = (a: Attempt) => ({
   response_body: a.response_body,
   next_attempt_at: isoOrNull(a.next_attempt_at),
   next_attempt_reason: a.next_attempt_reason,
+  note:
+    mediaExpiresAt !== null && a.started_at >= mediaExpiresAt
+      ? `media link expired at ${iso(mediaExpiresAt)}: the receiver can no longer download the file`
+      : null,
 });

@@ -3,6 +3,7 @@
  * Only the fields the seed and the SPEC name are checked; every other field passes through unchanged.
  */
 
+import { isReference } from './media-object.ts';
 import { quote } from './quote.ts';
 import type { FieldError } from './types.ts';
 
@@ -156,7 +157,10 @@ const SHAPES: Record<string, Shape> = {
   },
 };
 
-/** Seed 2.5 + SPEC §7: engine-stored media (with url), an uploaded-file reference (only media_id), or no file. */
+/**
+ * Seed 2.5 + SPEC §7: engine-stored media (with url), an uploaded-file reference (only media_id), or no file.
+ * On a message the session sent (fromMe true) the status may be left out: it is `outgoing` (media-object.ts).
+ */
 function checkMedia(media: unknown, fromMe: unknown, path: string, errors: FieldError[]): void {
   if (!isObj(media)) {
     errors.push({ field: path, message: 'must be an object' });
@@ -164,17 +168,23 @@ function checkMedia(media: unknown, fromMe: unknown, path: string, errors: Field
   }
   const before = errors.length;
   checkShape(media, MEDIA, `${path}.`, errors);
-  const { status, url } = media;
-  const onlyReference =
-    present(media.media_id) && !present(url) && !present(media.mimetype) && !present(media.expires_at);
-  if (!present(status) && !onlyReference) {
+  const { url } = media;
+  const reference = isReference(media);
+  const status = media.status ?? (fromMe === true ? 'outgoing' : undefined);
+  if (!present(status) && !reference) {
     errors.push({
       field: `${path}.status`,
       message: 'is required unless the media is only a media_id reference',
     });
   }
   if (errors.length > before) return; // the cross-field rules below assume well-typed fields
-  if (present(url)) {
+  if (reference && fromMe === true) {
+    errors.push({
+      field: `${path}.media_id`,
+      message:
+        'must be absent when fromMe is true: no copy of media the session sent is kept (status outgoing)',
+    });
+  } else if (present(url)) {
     if (present(status) && status !== 'ready') {
       errors.push({ field: `${path}.url`, message: `must be absent when status is ${status}` });
     }
@@ -183,9 +193,12 @@ function checkMedia(media: unknown, fromMe: unknown, path: string, errors: Field
         errors.push({ field: `${path}.${name}`, message: 'is required when url is given' });
       }
     }
-  } else if (status === 'ready') {
+  } else if (status === 'ready' && !reference) {
     // "ready" means the receiver downloads it from url (seed 2.5); without one it cannot.
-    errors.push({ field: `${path}.url`, message: 'is required when status is ready' });
+    errors.push({
+      field: `${path}.url`,
+      message: 'is required when status is ready, unless the media is only a media_id reference to an upload',
+    });
   }
   if (status === 'outgoing' && fromMe === false) {
     errors.push({

@@ -1,4 +1,4 @@
-import { createCipheriv, createDecipheriv, createHmac, randomBytes } from 'node:crypto';
+import { createCipheriv, createDecipheriv, createHmac, hkdfSync, randomBytes } from 'node:crypto';
 
 /**
  * Seals signing secrets at rest with AES-256-GCM. The sealed form is
@@ -10,6 +10,11 @@ export class SecretBox {
   constructor(key: Buffer) {
     if (key.length !== 32) throw new Error('SECRET_KEY must be 32 bytes');
     this.#key = key;
+  }
+
+  /** A separate 32-byte key for another purpose (HKDF with `info`), so this key itself never leaves the box. */
+  deriveKey(info: string): Buffer {
+    return Buffer.from(hkdfSync('sha256', this.#key, Buffer.alloc(0), info, 32));
   }
 
   /**

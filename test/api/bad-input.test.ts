@@ -37,7 +37,16 @@ const INVALID_UTF8 = new Uint8Array([
 ]);
 
 /** Every endpoint, with a valid body where it takes one (used where the body must not be what fails). */
-const ENDPOINTS: { method: string; path: string; body?: unknown; limit?: number }[] = [
+const ENDPOINTS: {
+  method: string;
+  path: string;
+  body?: unknown;
+  limit?: number;
+  /** Takes raw bytes of any type (media upload): the JSON transport cases do not apply. */
+  raw?: boolean;
+  /** Needs no key (a signed media link): only its own cases in fieldCases apply. */
+  public?: boolean;
+}[] = [
   { method: 'GET', path: '/instances' },
   { method: 'POST', path: '/instances', body: { name: 'n' } },
   { method: 'GET', path: '/instances/{ins}' },
@@ -62,14 +71,20 @@ const ENDPOINTS: { method: string; path: string; body?: unknown; limit?: number 
   { method: 'GET', path: '/instances/{ins}/deliveries/{dlv}' },
   { method: 'POST', path: '/instances/{ins}/deliveries/{dlv}/redeliver' },
   { method: 'POST', path: '/instances/{ins}/deliveries/redeliver', body: {} },
+  { method: 'POST', path: '/instances/{ins}/media', raw: true },
+  { method: 'GET', path: '/media/{media}', public: true },
   { method: 'GET', path: '/openapi.json' },
 ];
+
+/** The media limit of the Herald under test, small so that a body beyond it is cheap to send. */
+const MEDIA_MAX_BYTES = 1024;
 
 const ID_PREFIX: Record<string, string> = { ins: 'ins', whk: 'whk', dlv: 'dlv', key: 'key' };
 
 /** The cases every endpoint gets: authentication, ids, and (with a body) the transport of the body. */
 function genericCases(e: (typeof ENDPOINTS)[number]): Case[] {
   const { method, path } = e;
+  if (e.public) return [];
   const withBody: RequestOptions = e.body === undefined ? {} : { body: e.body };
   const cases: Case[] = [
     { what: 'no key', method, path, options: { ...withBody, key: null }, status: 401, code: 'unauthorized' },
@@ -153,7 +168,7 @@ function genericCases(e: (typeof ENDPOINTS)[number]): Case[] {
     });
   }
   // GET bodies are never read (Node discards them unbuffered); every other method's body is parsed and limited.
-  if (method !== 'GET') {
+  if (method !== 'GET' && !e.raw) {
     const body = (o: RequestOptions, what: string, status: number, code: string): Case => ({
       what,
       method,
@@ -356,6 +371,38 @@ function fieldCases(): Case[] {
       code: 'conflict',
     },
     {
+      what: 'media: malformed Content-Type',
+      method: 'POST',
+      path: '/instances/{ins}/media',
+      options: { rawBody: 'bytes', contentType: 'image/' },
+      status: 400,
+      code: 'invalid_request',
+    },
+    {
+      what: 'media: beyond MEDIA_MAX_BYTES',
+      method: 'POST',
+      path: '/instances/{ins}/media',
+      options: { rawBody: big(MEDIA_MAX_BYTES + 1), contentType: 'image/png' },
+      status: 413,
+      code: 'payload_too_large',
+    },
+    {
+      what: 'media link without expires and sig',
+      method: 'GET',
+      path: `/media/med_${'0'.repeat(22)}`,
+      options: { key: null },
+      status: 403,
+      code: 'forbidden',
+    },
+    {
+      what: 'media link with a forged sig',
+      method: 'GET',
+      path: `/media/med_${'0'.repeat(22)}?expires=9999999999&sig=${'A'.repeat(43)}`,
+      options: { key: null },
+      status: 403,
+      code: 'forbidden',
+    },
+    {
       what: 'admin operation with an instance key',
       method: 'POST',
       path: '/instances/{ins}/keys',
@@ -402,6 +449,7 @@ before(async () => {
   h = await startTestHerald({
     ALLOW_PRIVATE_DESTINATIONS: 'false',
     ALLOWED_DESTINATION_CIDRS: '127.0.0.1/32',
+    MEDIA_MAX_BYTES: String(MEDIA_MAX_BYTES),
   });
   for (const suffix of ['', 'B']) {
     const ins = await h.createInstance(`sweep${suffix}`);

@@ -167,7 +167,7 @@ test('detail: the exact request body and every attempt', async (t) => {
   assert.equal(got.attempts.length, 3);
   got.attempts.forEach((a: any, i: number) => {
     const { started_at, duration_ms, next_attempt_at, ...rest } = a;
-    assert.deepEqual(rest, { attempt: i + 1, trigger: 'scheduled', ...expected[i] });
+    assert.deepEqual(rest, { attempt: i + 1, trigger: 'scheduled', note: null, ...expected[i] });
     assert.match(started_at, ISO);
     assert.ok(Number.isInteger(duration_ms) && duration_ms >= 0);
     // The schedule (0.05 s here) counts from the end of the failed attempt.

@@ -31,6 +31,9 @@ const SPEC_ROUTES = [
   'GET /instances/{instance_id}/deliveries/{delivery_id}',
   'POST /instances/{instance_id}/deliveries/{delivery_id}/redeliver',
   'POST /instances/{instance_id}/deliveries/redeliver',
+  // issue 8: media uploads and their signed download links
+  'POST /instances/{instance_id}/media',
+  'GET /media/{media_id}',
 ];
 
 test('/openapi.json is generated from the route schemas and lists exactly the endpoints of the spec', async () => {

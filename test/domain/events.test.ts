@@ -74,6 +74,12 @@ describe('valid payloads', () => {
     ['engine-stored ready media', 'message', media(READY)],
     ['expires_at with milliseconds', 'message', ready({ expires_at: '2026-11-21T10:00:00.123Z' })],
     ['only a media_id reference', 'message', media({ media_id: 'med_01JD5Q7H2K9X4M8N3P6R0T' })],
+    [
+      'a reference saying ready',
+      'message',
+      media({ media_id: 'med_01JD5Q7H2K9X4M8N3P6R0T', status: 'ready' }),
+    ],
+    ['a sent message leaves the status out', 'message.any', { media: { mimetype: 'image/jpeg' } }],
     ['too_large without a file', 'message', media({ status: 'too_large' })],
     ['failed without a file', 'message', media({ status: 'failed', mimetype: 'video/mp4' })],
     ['unavailable without a file', 'message', media({ status: 'unavailable' })],
@@ -146,12 +152,30 @@ describe('invalid payloads name the field and the rule', () => {
       ['url without media_id', ready({ media_id: undefined }), 'media.media_id', /required when url/],
       ['url without expires_at', ready({ expires_at: undefined }), 'media.expires_at', /required when url/],
       ['ready without url', ready({ url: undefined }), 'media.url', /required when status is ready/],
+      [
+        'a reference with a mimetype',
+        media({ media_id: 'med_01JD5Q7H2K9X', mimetype: 'a/b' }),
+        'media.status',
+        /only a media_id/,
+      ],
       ['outgoing media on incoming', media({ status: 'outgoing' }), 'media.status', /fromMe true/],
     ],
     'message.any': [
       ['from_phone with spaces', { from_phone: '1 555 000' }, 'from_phone', /digits only/],
       ['media without hasMedia', { hasMedia: false }, 'media', /absent when hasMedia is false/],
       ['outgoing with a url', { media: { ...READY, status: 'outgoing' } }, 'media.url', /absent when status/],
+      [
+        'a sent message with a url',
+        { media: { ...READY, status: undefined } },
+        'media.url',
+        /absent when status is outgoing/,
+      ],
+      [
+        'an upload on a sent message',
+        { media: { media_id: 'med_01JD5Q7H2K9X' } },
+        'media.media_id',
+        /no copy of media the session sent/,
+      ],
     ],
     'message.ack': [
       ['ack out of range', { ack: 5 }, 'ack', /^must be one of -1, 0, 1, 2, 3, 4$/],

@@ -3,6 +3,7 @@ import { type Static, Type } from '@sinclair/typebox';
 import type { FastifyInstance } from 'fastify';
 import { isEventKind } from '../../domain/events.ts';
 import { quote } from '../../domain/quote.ts';
+import { mediaLinkExpiry } from '../../media/media.ts';
 import { webhookDisabledConflict } from '../../store/store.ts';
 import type { ApiContext } from '../context.ts';
 import { HttpError } from '../errors.ts';
@@ -97,7 +98,7 @@ export function deliveryRoutes(app: FastifyInstance, ctx: ApiContext): void {
         delivery: {
           ...deliveryView(detail),
           request_body: detail.request_body,
-          attempts: detail.attempts_log.map(attemptView),
+          attempts: detail.attempts_log.map((a) => attemptView(a, mediaLinkExpiry(detail.request_body))),
         },
       };
     },
@@ -109,17 +110,26 @@ export function deliveryRoutes(app: FastifyInstance, ctx: ApiContext): void {
       schema: {
         tags,
         params: DeliveryParams,
-        response: responses(202, Ok({ delivery: Type.Ref('Delivery') })),
+        response: responses(
+          202,
+          Ok({
+            delivery: Type.Ref('Delivery'),
+            warnings: Type.Array(Type.String(), { description: 'e.g. that the media link has expired' }),
+          }),
+        ),
       },
     },
     async (request, reply) => {
       const instance = await loadInstance(ctx, request);
       const { delivery_id } = request.params as Static<typeof DeliveryParams>;
-      const result = await ctx.store.redeliver(instance.instance_id, delivery_id, ctx.clock());
+      const now = ctx.clock();
+      const result = await ctx.store.redeliver(instance.instance_id, delivery_id, now);
       if (!result) throw HttpError.notFound('delivery', delivery_id);
       if (!result.ok) throw new HttpError('conflict', result.conflict);
       ctx.onWork();
-      return reply.status(202).send({ success: true, delivery: deliveryView(result.delivery) });
+      const warnings = await expiredMediaWarning(instance.instance_id, delivery_id, now);
+      if (warnings.length) request.log.warn({ delivery_id }, warnings[0]);
+      return reply.status(202).send({ success: true, delivery: deliveryView(result.delivery), warnings });
     },
   );
 
@@ -154,6 +164,17 @@ export function deliveryRoutes(app: FastifyInstance, ctx: ApiContext): void {
       return reply.status(202).send({ success: true, redelivered });
     },
   );
+
+  /** The body is sent unchanged (SPEC §8), so a media link that has expired stays expired: say so. */
+  async function expiredMediaWarning(instanceId: string, deliveryId: string, now: number): Promise<string[]> {
+    const detail = await ctx.store.getDelivery(instanceId, deliveryId);
+    const expiry = detail ? mediaLinkExpiry(detail.request_body) : null;
+    if (expiry === null || expiry > now) return [];
+    return [
+      `payload.media: the media link expired at ${new Date(expiry).toISOString()}; ` +
+        'the body is redelivered unchanged and the receiver will get 410 from it',
+    ];
+  }
 }
 
 /**

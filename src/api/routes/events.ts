@@ -5,7 +5,7 @@ import { eventBody } from '../../domain/event-body.ts';
 import { validatePayload } from '../../domain/events.ts';
 import { newId } from '../../domain/ids.ts';
 import { route } from '../../domain/routing.ts';
-import type { EventDraft, FieldError } from '../../domain/types.ts';
+import type { EventDraft } from '../../domain/types.ts';
 import { StoreConflict } from '../../store/store.ts';
 import type { ApiContext } from '../context.ts';
 import { HttpError } from '../errors.ts';
@@ -50,15 +50,21 @@ export function eventRoutes(app: FastifyInstance, ctx: ApiContext): void {
 
   async function publish(instanceId: string, bodies: Body[], prefix: (i: number) => string) {
     const now = ctx.clock();
-    const errors: FieldError[] = [];
+    const errors = bodies.flatMap((b, i) => validatePayload(b.event, b.payload, prefix(i)));
+    if (errors.length) throw HttpError.invalid(errors);
+    // Media references become ready objects with a signed link before the body is serialised (SPEC §7).
+    const payloads = await Promise.all(
+      bodies.map((b, i) => ctx.media.complete(instanceId, b.event, b.payload, now, prefix(i))),
+    );
+    const mediaErrors = payloads.flatMap((p) => ('error' in p ? [p.error] : []));
+    if (mediaErrors.length) throw HttpError.invalid(mediaErrors);
     const drafts: EventDraft[] = bodies.map((b, i) => {
-      errors.push(...validatePayload(b.event, b.payload, prefix(i)));
       const event = {
         event_id: b.event_id ?? newId('evt', now),
         event: b.event,
         instance_id: instanceId,
         timestamp: b.timestamp ?? now,
-        payload: b.payload,
+        payload: (payloads[i] as { payload: Record<string, unknown> }).payload,
       };
       const body = eventBody(event);
       if (Buffer.byteLength(body) > MAX_EVENT_BYTES) {
@@ -69,7 +75,6 @@ export function eventRoutes(app: FastifyInstance, ctx: ApiContext): void {
       }
       return { ...event, body };
     });
-    if (errors.length) throw HttpError.invalid(errors);
     try {
       const results = await ctx.store.ingest(instanceId, drafts, route, now);
       if (results.some((r) => r.deliveries > 0 && !r.duplicate)) ctx.onWork();

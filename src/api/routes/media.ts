@@ -1,0 +1,153 @@
+/**
+ * Media files (seed 2.5, SPEC §7): uploads by the session engine, and downloads by receivers through signed links
+ * that need no API key (media-link.ts). Uploads are raw bytes of any Content-Type, so this scope has its own body
+ * handling: the stream goes to storage as it arrives, never whole into memory.
+ */
+import { Readable } from 'node:stream';
+import { Type } from '@sinclair/typebox';
+import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+import { parseRange } from '../../domain/byte-range.ts';
+import { checkLink } from '../../domain/media-link.ts';
+import { Media } from '../../media/media.ts';
+import type { MediaMeta } from '../../media/media-store.ts';
+import { TooLarge } from '../../media/spool.ts';
+import type { ApiContext } from '../context.ts';
+import { HttpError } from '../errors.ts';
+import { InstanceParams, Ok, responses } from '../schemas.ts';
+import { loadInstance } from './instances.ts';
+
+const Uploaded = Ok({
+  media_id: Type.String(),
+  mimetype: Type.String(),
+  size: Type.Integer(),
+  sha256: Type.String({ description: 'lowercase hex SHA-256 of the bytes' }),
+});
+
+export function mediaRoutes(app: FastifyInstance, ctx: ApiContext): void {
+  app.register(async (scope) => {
+    // Any Content-Type (or none) is accepted here and left unread: the handler streams request.raw itself.
+    scope.removeAllContentTypeParsers();
+    scope.addContentTypeParser('*', (_request, _payload, done) => done(null));
+    // Checked before Fastify parses the header, which would answer a malformed one with a JSON-minded 415.
+    scope.addHook('preParsing', async (request) => {
+      const type = request.headers['content-type'];
+      if (request.method !== 'POST' || type === undefined) return;
+      const rule = Media.checkType(type.trim());
+      if (rule) throw HttpError.invalid([{ field: 'Content-Type', message: rule }]);
+    });
+
+    scope.post(
+      '/instances/:instance_id/media',
+      {
+        schema: {
+          tags: ['media'],
+          summary: 'Upload a media file: the raw bytes, with their Content-Type',
+          params: InstanceParams,
+          response: { ...responses(201, Uploaded), 413: Type.Ref('Error') },
+        },
+      },
+      async (request, reply) => upload(ctx, request, reply),
+    );
+
+    scope.get(
+      '/media/:media_id',
+      {
+        config: { public: true },
+        schema: {
+          tags: ['media'],
+          summary: 'Download a media file through the signed url of a delivered payload (no API key)',
+        },
+      },
+      async (request, reply) => download(ctx, request, reply),
+    );
+  });
+}
+
+async function upload(ctx: ApiContext, request: FastifyRequest, reply: FastifyReply) {
+  const instance = await loadInstance(ctx, request);
+  const mimetype = (request.headers['content-type'] ?? 'application/octet-stream').trim();
+  const tooLarge = () =>
+    new HttpError(
+      'payload_too_large',
+      `body: larger than MEDIA_MAX_BYTES (${ctx.config.mediaMaxBytes} bytes)`,
+    );
+  const declared = Number(request.headers['content-length']);
+  if (declared > ctx.config.mediaMaxBytes) {
+    // Refused before a byte is read; the connection closes rather than taking in the rest.
+    reply.header('connection', 'close');
+    throw tooLarge();
+  }
+  try {
+    const meta = await ctx.media.upload(instance.instance_id, request.raw, mimetype);
+    return reply.status(201).send({
+      success: true,
+      media_id: meta.media_id,
+      mimetype: meta.mimetype,
+      size: meta.size,
+      sha256: meta.sha256,
+    });
+  } catch (err) {
+    if (!(err instanceof TooLarge)) throw err;
+    reply.header('connection', 'close');
+    throw tooLarge();
+  }
+}
+
+async function download(ctx: ApiContext, request: FastifyRequest, reply: FastifyReply) {
+  const { media_id } = request.params as { media_id: string };
+  const query = request.query as Record<string, unknown>;
+  // A repeated parameter arrives as an array: only a single string can be a genuine link's.
+  const expires = typeof query.expires === 'string' ? query.expires : undefined;
+  const sig = typeof query.sig === 'string' ? query.sig : undefined;
+  const now = ctx.clock();
+  const check = checkLink(ctx.media.linkKey, media_id, expires, sig, now);
+  if (check === 'forbidden')
+    throw new HttpError('forbidden', 'link: the signature does not match this media link');
+  if (check === 'expired') {
+    throw new HttpError('gone', `link: expired at ${new Date(Number(expires) * 1000).toISOString()}`);
+  }
+  const meta = await ctx.media.store.get(media_id);
+  // A deleted instance takes its media with it at once; the sweeper removes the bytes at their expiry.
+  if (!meta || !(await ctx.store.getInstance(meta.instance_id))) throw HttpError.notFound('media', media_id);
+  const etag = `"${meta.sha256}"`;
+  setHeaders(reply, meta, etag, Number(expires) * 1000 - now);
+  if (matches(request.headers['if-none-match'], etag)) return reply.status(304).send();
+
+  const ifRange = request.headers['if-range'];
+  const range =
+    ifRange === undefined || ifRange === etag ? parseRange(request.headers.range, meta.size) : null;
+  if (range === 'unsatisfiable') {
+    reply.header('content-range', `bytes */${meta.size}`);
+    throw new HttpError('range_not_satisfiable', `Range: not within the file's ${meta.size} bytes`);
+  }
+  const length = range ? range.end - range.start + 1 : meta.size;
+  reply.header('content-length', String(length));
+  if (range) reply.status(206).header('content-range', `bytes ${range.start}-${range.end}/${meta.size}`);
+  // An empty stream for HEAD: Fastify's HEAD handling would otherwise recount Content-Length from the payload.
+  if (request.method === 'HEAD') return reply.send(Readable.from([]));
+  if (length === 0) return reply.send('');
+  const stream = await ctx.media.store.read(media_id, range ?? undefined);
+  if (!stream) throw HttpError.notFound('media', media_id);
+  return reply.send(stream);
+}
+
+function setHeaders(reply: FastifyReply, meta: MediaMeta, etag: string, lifeMs: number): void {
+  reply.headers({
+    'content-type': meta.mimetype,
+    etag,
+    'accept-ranges': 'bytes',
+    'last-modified': new Date(meta.created_at).toUTCString(),
+    // Caches may keep it as long as the link lives, never longer; only the holder of the link may.
+    'cache-control': `private, max-age=${Math.max(0, Math.floor(lifeMs / 1000))}, immutable`,
+    // Uploaded content is served from Herald's own origin: never run it, never sniff it into something runnable.
+    'x-content-type-options': 'nosniff',
+    'content-security-policy': "default-src 'none'; sandbox",
+  });
+}
+
+/** If-None-Match: `*` or a list of tags, weak ones compared weakly (RFC 9110 §13.1.2). */
+function matches(header: string | undefined, etag: string): boolean {
+  if (!header) return false;
+  if (header.trim() === '*') return true;
+  return header.split(',').some((t) => t.trim().replace(/^W\//, '') === etag);
+}

@@ -1,0 +1,115 @@
+/**
+ * Media as the API uses it: uploads (streamed into storage), completing a published payload's media object
+ * with a signed link, and the lifetime rules (a link lives MEDIA_TTL from ingest; the file at least as long).
+ */
+import { rm } from 'node:fs/promises';
+import type { Readable } from 'node:stream';
+import type { Clock } from '../domain/clock.ts';
+import { newId } from '../domain/ids.ts';
+import { signLink } from '../domain/media-link.ts';
+import { completeMedia, referencedMediaId } from '../domain/media-object.ts';
+import type { FieldError } from '../domain/types.ts';
+import type { MediaMeta, MediaStore } from './media-store.ts';
+import { spool } from './spool.ts';
+
+export interface MediaOptions {
+  store: MediaStore;
+  /** HMAC key of the download links (media-link.ts). */
+  linkKey: Buffer;
+  ttlMs: number;
+  maxBytes: number;
+  /** Local directory for uploads in progress. */
+  spoolDir: string;
+  /** PUBLIC_URL, or http://HOST:PORT once the port is bound. */
+  baseUrl: () => string;
+  clock: Clock;
+}
+
+/** The kinds whose payload may carry a media object (seed 2.3). */
+const MEDIA_KINDS = new Set(['message', 'message.any']);
+/** type/subtype with optional parameters (RFC 9110 §8.3), e.g. `audio/ogg; codecs=opus`. */
+const MEDIA_TYPE =
+  /^[A-Za-z0-9][\w!#$&^.+-]*\/[A-Za-z0-9][\w!#$&^.+-]*(\s*;\s*[\w!#$&^.+-]+=("[^"]*"|[\w!#$&^.+-]+))*$/;
+
+export class Media {
+  readonly store: MediaStore;
+  readonly #o: MediaOptions;
+
+  constructor(options: MediaOptions) {
+    this.#o = options;
+    this.store = options.store;
+  }
+
+  get linkKey(): Buffer {
+    return this.#o.linkKey;
+  }
+
+  /** The rule a Content-Type breaks, or null. Absent means application/octet-stream. */
+  static checkType(contentType: string): string | null {
+    return contentType.length <= 255 && MEDIA_TYPE.test(contentType)
+      ? null
+      : 'must be a media type such as image/jpeg or audio/ogg; codecs=opus';
+  }
+
+  /** Streams an upload into storage. Throws TooLarge (nothing kept) beyond MEDIA_MAX_BYTES. */
+  async upload(instanceId: string, source: Readable, mimetype: string): Promise<MediaMeta> {
+    const spooled = await spool(source, this.#o.spoolDir, this.#o.maxBytes);
+    const now = this.#o.clock();
+    // Until an event refers to it, an upload lives one TTL; each event that does keeps it one TTL past itself.
+    const meta: MediaMeta = {
+      media_id: newId('med', now),
+      instance_id: instanceId,
+      mimetype,
+      size: spooled.size,
+      sha256: spooled.sha256,
+      created_at: now,
+      expires_at: now + this.#o.ttlMs,
+    };
+    // A store that fails (S3 unreachable) leaves no temporary file behind either.
+    await this.store.put(spooled.path, meta).catch(async (err) => {
+      await rm(spooled.path, { force: true });
+      throw err;
+    });
+    return meta;
+  }
+
+  /**
+   * The payload with its media object completed (media-object.ts), or the field error of a reference that
+   * cannot be served: unknown, another instance's, or already expired.
+   */
+  async complete(
+    instanceId: string,
+    kind: string,
+    payload: Record<string, unknown>,
+    now: number,
+    prefix: string,
+  ): Promise<{ payload: Record<string, unknown> } | { error: FieldError }> {
+    if (!MEDIA_KINDS.has(kind)) return { payload };
+    const id = referencedMediaId(payload);
+    if (id === null) return { payload: completeMedia(payload, null) };
+    const field = `${prefix}payload.media.media_id`;
+    const meta = await this.store.get(id);
+    // Another instance's file is reported as unknown, so ids of other instances do not leak.
+    if (!meta || meta.instance_id !== instanceId) {
+      return { error: { field, message: `must be a media_id uploaded to this instance; ${id} is unknown` } };
+    }
+    if (meta.expires_at <= now) {
+      return { error: { field, message: `media ${id} has expired; upload the file again` } };
+    }
+    const link = signLink(this.#o.linkKey, this.#o.baseUrl(), id, now + this.#o.ttlMs);
+    await this.store.extend(meta, Date.parse(link.expires_at));
+    return { payload: completeMedia(payload, { ...meta, ...link }) };
+  }
+}
+
+/** When a delivery body's media link stops working, or null when it carries none of Herald's links. */
+export function mediaLinkExpiry(body: string): number | null {
+  try {
+    const media = JSON.parse(body)?.payload?.media;
+    if (media?.status !== 'ready' || typeof media.expires_at !== 'string') return null;
+    const at = Date.parse(media.expires_at);
+    return Number.isNaN(at) ? null : at;
+  } catch {
+    return null;
+  }
+}

@@ -1,0 +1,51 @@
+import assert from 'node:assert/strict';
+import { describe, test } from 'node:test';
+import { completeMedia, referencedMediaId } from '../../src/domain/media-object.ts';
+
+const ID = 'med_01jd5q7h2k9x4m8n3p6r0t1v2w';
+const ready = {
+  media_id: ID,
+  mimetype: 'image/png',
+  size: 1887,
+  sha256: 'ab'.repeat(32),
+  url: `https://hooks.example.com/media/${ID}?expires=1795341600&sig=x`,
+  expires_at: '2026-11-22T10:00:00.000Z',
+};
+
+describe('media object completed at ingest (seed 2.5, SPEC §7)', () => {
+  test('a reference to an upload is found; other media objects refer to none', () => {
+    assert.equal(referencedMediaId({ fromMe: false, media: { media_id: ID } }), ID);
+    assert.equal(referencedMediaId({ fromMe: false, media: { media_id: ID, status: 'ready' } }), ID);
+    assert.equal(referencedMediaId({ fromMe: false, media: { ...ready, status: 'ready' } }), null);
+    assert.equal(referencedMediaId({ fromMe: false, media: { status: 'failed', media_id: ID } }), null);
+    assert.equal(referencedMediaId({ fromMe: false, hasMedia: false }), null);
+    assert.equal(referencedMediaId({ fromMe: true, media: { media_id: ID } }), null);
+  });
+
+  test('a reference becomes ready with mimetype, media_id, url, expires_at (and size, sha256)', () => {
+    const payload = { id: 'm1', hasMedia: true, media: { media_id: ID } };
+    assert.deepEqual(completeMedia(payload, ready), {
+      id: 'm1',
+      hasMedia: true,
+      media: { status: 'ready', ...ready },
+    });
+    assert.deepEqual(payload.media, { media_id: ID }, 'the published payload is not changed in place');
+  });
+
+  test('a sent message without a status is outgoing; everything else passes unchanged', () => {
+    assert.deepEqual(completeMedia({ fromMe: true, media: { mimetype: 'image/jpeg' } }, null), {
+      fromMe: true,
+      media: { status: 'outgoing', mimetype: 'image/jpeg' },
+    });
+    for (const payload of [
+      { fromMe: false, media: { status: 'too_large', mimetype: 'video/mp4' } },
+      { fromMe: false, media: { status: 'failed' } },
+      { fromMe: false, media: { status: 'unavailable' } },
+      { fromMe: true, media: { status: 'outgoing' } },
+      { fromMe: false, media: { ...ready, status: 'ready' } },
+      { fromMe: false, hasMedia: false },
+    ]) {
+      assert.equal(completeMedia(payload, null), payload);
+    }
+  });
+});

@@ -9,6 +9,7 @@ import { deliveryRoutes } from './routes/deliveries.ts';
 import { eventRoutes } from './routes/events.ts';
 import { healthRoutes } from './routes/health.ts';
 import { instanceRoutes } from './routes/instances.ts';
+import { testDeliveryRoutes } from './routes/test-delivery.ts';
 import { webhookRoutes } from './routes/webhooks.ts';
 import { SHARED_SCHEMAS } from './schemas.ts';
 
@@ -61,6 +62,7 @@ export async function buildServer(
   webhookRoutes(app, ctx);
   eventRoutes(app, ctx);
   deliveryRoutes(app, ctx);
+  testDeliveryRoutes(app, ctx);
   app.get('/openapi.json', { schema: { hide: true } }, async () => app.swagger());
   return app;
 }

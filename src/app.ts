@@ -12,6 +12,7 @@ import { Sender } from './delivery/sender.ts';
 import { type Clock, systemClock } from './domain/clock.ts';
 import { randomToken } from './domain/ids.ts';
 import { SecretBox } from './domain/secret-box.ts';
+import { HeraldMetrics } from './metrics/metrics.ts';
 import { SqliteStore } from './store/sqlite/sqlite-store.ts';
 import type { Store } from './store/store.ts';
 
@@ -42,6 +43,11 @@ export async function startHerald(config: Config, options: HeraldOptions = {}): 
   const secretBox = new SecretBox(config.secretKey ?? loadOrCreateKeyFile(config.dataDir));
   const { hash: adminKeyHash, generated } = await adminKey(store, config);
 
+  const metrics = new HeraldMetrics({
+    queueStats: () => store.queueStats(clock()),
+    inFlight: () => dispatcher.inFlight(),
+    now: clock,
+  });
   const sender = new Sender({
     timeoutMs: config.deliveryTimeoutMs,
     allowPrivateDestinations: config.allowPrivateDestinations,
@@ -56,9 +62,10 @@ export async function startHerald(config: Config, options: HeraldOptions = {}): 
     clock,
     logger,
     leaseMs: config.deliveryTimeoutMs + LEASE_MARGIN_MS,
+    observer: metrics,
   });
   const server = await buildServer(
-    { config, store, clock, secretBox, onWork: () => dispatcher.wake() },
+    { config, store, clock, secretBox, onWork: () => dispatcher.wake(), metrics },
     logger,
     adminKeyHash,
   );

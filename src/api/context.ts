@@ -2,6 +2,7 @@
 import type { Config } from '../config.ts';
 import type { Clock } from '../domain/clock.ts';
 import type { SecretBox } from '../domain/secret-box.ts';
+import type { IngestObserver } from '../metrics/metrics.ts';
 import type { Store } from '../store/store.ts';
 
 export interface ApiContext {
@@ -11,4 +12,6 @@ export interface ApiContext {
   secretBox: SecretBox;
   /** New work may be due now (ingest, redelivery). */
   onWork: () => void;
+  /** Counts what ingest stored, and serves /metrics when it is a HeraldMetrics. */
+  metrics?: IngestObserver & { contentType(): string; text(): Promise<string> };
 }

@@ -93,6 +93,7 @@ export function testDeliveryRoutes(app: FastifyInstance, ctx: ApiContext): void 
         now,
       );
       if (result.deliveries === 0) throw disabled(); // disabled between the check and the ingest
+      ctx.metrics?.eventsIngested([event]);
       ctx.onWork();
       const { deliveries } = await ctx.store.listDeliveries(instance.instance_id, { webhook_id, limit: 50 });
       const delivery = deliveries.find((d) => d.event_id === draft.event_id);

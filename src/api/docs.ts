@@ -67,7 +67,8 @@ export async function installApiDocs(app: FastifyInstance, info: { version: stri
     schema.summary ??= SUMMARIES[`${methods[0]} ${path}`];
     const publicRoute = route.config?.public === true;
     if (publicRoute) schema.security = [];
-    const response = (schema.response ??= {}) as Record<string, unknown>;
+    schema.response ??= {};
+    const response = schema.response as Record<string, unknown>;
     const errors = publicRoute ? [500] : [401, 403, 500];
     if (schema.body) errors.push(400, 413, 415);
     for (const status of errors) response[status] ??= errorRef;

@@ -64,27 +64,37 @@ export class HeraldMetrics implements DeliveryObserver, IngestObserver {
       buckets: [0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 8, 10],
       registers,
     });
+    // The three queue gauges are collected together on a scrape: one query, shared while it runs.
+    let reading: Promise<QueueStats> | null = null;
+    const queueStats = () => {
+      reading ??= sources.queueStats().finally(() => {
+        reading = null;
+      });
+      return reading;
+    };
     new Gauge({
       name: 'herald_queue_depth',
       help: 'Deliveries not finished: queued, waiting for a retry, or in flight',
       registers,
       async collect() {
-        this.set((await sources.queueStats()).pending);
+        this.set((await queueStats()).pending);
       },
     });
-    const due = new Gauge({
+    new Gauge({
       name: 'herald_queue_due',
       help: 'Deliveries due now and waiting for a sender',
       registers,
+      async collect() {
+        this.set((await queueStats()).due);
+      },
     });
     new Gauge({
       name: 'herald_queue_oldest_due_age_seconds',
       help: 'How long the oldest due delivery has been waiting for a sender (0 when none is due)',
       registers,
       async collect() {
-        const stats = await sources.queueStats();
-        due.set(stats.due);
-        this.set(stats.oldest_due_at === null ? 0 : Math.max(0, sources.now() - stats.oldest_due_at) / 1000);
+        const oldest = (await queueStats()).oldest_due_at;
+        this.set(oldest === null ? 0 : Math.max(0, sources.now() - oldest) / 1000);
       },
     });
     new Gauge({

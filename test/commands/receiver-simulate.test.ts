@@ -138,3 +138,27 @@ test('a receiver failing on purpose makes Herald retry until each delivery gets 
     await flaky.stop();
   }
 });
+
+test('herald receiver --status 410 alone answers every delivery 410, and Herald disables the webhook', async () => {
+  const gone = runCli(['receiver', '--port', '0', '--status', '410']);
+  try {
+    const url = (await gone.waitFor(/Reference receiver on (\S+) \(.*failing 100% with 410\)/))[1];
+    const ins = (await herald.request('POST', '/instances', { name: 'gone' })).body.instance_id;
+    const whk = (
+      await herald.request('POST', `/instances/${ins}/webhooks`, { destination_url: url, events: ['*'] })
+    ).body.webhook_id;
+    await herald.request('POST', `/instances/${ins}/webhooks/${whk}/enabled`, { enabled: true });
+    await herald.request('POST', `/instances/${ins}/events`, {
+      event: 'session.status',
+      payload: { status: 'WORKING' },
+    });
+    const webhook = await eventually(async () => {
+      const w = (await herald.request('GET', `/instances/${ins}/webhooks/${whk}`)).body.webhook;
+      return w.enabled ? undefined : w;
+    });
+    assert.equal(webhook.disabled_reason, 'gone');
+    assert.match(gone.output(), / 410 {2}session\.status +evt_\S+ {2}unsigned {2}\(failed on purpose\)/);
+  } finally {
+    await gone.stop();
+  }
+});

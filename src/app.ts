@@ -16,6 +16,7 @@ import type { SecretBox } from './domain/secret-box.ts';
 import { Media } from './media/media.ts';
 import { openMediaStore, spoolDir } from './media/open-media-store.ts';
 import { MediaSweeper } from './media/sweeper.ts';
+import { HeraldMetrics } from './metrics/metrics.ts';
 import { openSecretBox } from './secret-key.ts';
 import { SqliteStore } from './store/sqlite/sqlite-store.ts';
 import type { Store } from './store/store.ts';
@@ -60,6 +61,11 @@ export async function startHerald(config: Config, options: HeraldOptions = {}): 
     allow: new AddressAllowList(config.allowedDestinationCidrs),
     lookup: options.resolve,
   };
+  const metrics = new HeraldMetrics({
+    queueStats: () => store.queueStats(clock()),
+    inFlight: () => dispatcher.inFlight(),
+    now: clock,
+  });
   const sender = new Sender({
     timeoutMs: config.deliveryTimeoutMs,
     destinations,
@@ -74,6 +80,7 @@ export async function startHerald(config: Config, options: HeraldOptions = {}): 
     clock,
     logger,
     leaseMs: config.deliveryTimeoutMs + LEASE_MARGIN_MS,
+    observer: metrics,
   });
   // PUBLIC_URL, or else the address bound below (known only after listen when PORT is 0).
   let publicUrl = config.publicUrl ?? '';
@@ -94,7 +101,7 @@ export async function startHerald(config: Config, options: HeraldOptions = {}): 
     logger,
   });
   const server = await buildServer(
-    { config, store, clock, secretBox, destinations, media, onWork: () => dispatcher.wake() },
+    { config, store, clock, secretBox, destinations, media, metrics, onWork: () => dispatcher.wake() },
     logger,
     adminKeyHash,
   );

@@ -1,25 +1,26 @@
 #!/usr/bin/env node
-/** The `herald` command: `serve` runs API, session page and dispatcher in one process; `receiver` a test endpoint. */
+/** The `herald` command. Each sub-command is a Command (src/commands/command.ts) with its help next to its code. */
 import { existsSync } from 'node:fs';
-import { parseArgs } from 'node:util';
 import { startHerald } from './app.ts';
-import { rotateSecretKey } from './commands/rotate-secret-key.ts';
+import { type Command, overview, UsageError } from './commands/command.ts';
+import { receiverCommand } from './commands/receiver.ts';
+import { rotateSecretKeyCommand } from './commands/rotate-secret-key.ts';
+import { simulateCommand } from './commands/simulate.ts';
 import { type Config, ConfigError, loadConfig } from './config.ts';
-import { createReferenceReceiver } from './receiver/reference-server.ts';
 import { SecretKeyMismatch } from './secret-key.ts';
 
-const HELP = `Usage: herald <command> [options]
+const SERVE_HELP = `Usage: herald serve [--role api|worker]
 
-Commands:
-  serve                          run the API, the session page and the dispatcher (embedded SQLite under DATA_DIR)
-  rotate-secret-key              re-seal every stored signing secret under a new key (NEW_SECRET_KEY, or a
-                                 generated one); stop Herald first. See README.md, "Security"
-  receiver [--port 9000] [--secret S] [--host 127.0.0.1]
-                                 run the reference receiver: verifies signatures (401 when wrong or older
-                                 than 300 s), ignores repeated event ids, prints one line per delivery
-  help                           show this help
+Runs Herald: the API, the session page and the dispatcher in one process, on embedded SQLite under DATA_DIR
+(or PostgreSQL when DATABASE_URL is set). Prints the URL, and the admin key when it generated one.
 
-Configuration of serve is read from the environment (and ./.env when present); see README.md.`;
+Options:
+  --role api|worker  run only the API (api) or only the dispatcher (worker), for scale-out on PostgreSQL;
+                     without it, both run in this process
+
+Configuration is read from the environment (and ./.env when present): PORT, HOST, DATA_DIR, DATABASE_URL,
+ADMIN_API_KEY, SECRET_KEY, PUBLIC_URL, RETRY_SCHEDULE, DELIVERY_TIMEOUT_MS, MAX_RETRY_AFTER_S,
+ALLOW_PRIVATE_DESTINATIONS, RETENTION_DAYS, LOG_LEVEL. See README.md, "Configuration".`;
 
 function config(): Config {
   try {
@@ -51,34 +52,44 @@ async function serve(): Promise<void> {
   process.on('SIGINT', () => void stop('SIGINT'));
 }
 
-function receiver(args: string[]): void {
-  const { values } = parseArgs({
-    args,
-    options: {
-      port: { type: 'string', default: '9000' },
-      host: { type: 'string', default: '127.0.0.1' },
-      secret: { type: 'string' },
-    },
-  });
-  const port = Number(values.port);
-  createReferenceReceiver({ secret: values.secret }).listen(port, values.host, () => {
-    const signing = values.secret ? 'verifying signatures' : 'no --secret: accepting unsigned deliveries';
-    console.log(`Reference receiver on http://${values.host}:${port}/ (${signing})`);
-  });
-}
+const serveCommand: Command = {
+  name: 'serve',
+  summary: 'run the API, the session page and the dispatcher',
+  help: SERVE_HELP,
+  run: serve,
+};
+
+/** One entry per command, in the order `herald --help` lists them. */
+const COMMANDS: Command[] = [serveCommand, rotateSecretKeyCommand, receiverCommand, simulateCommand];
 
 async function main(): Promise<void> {
   if (existsSync('.env')) process.loadEnvFile('.env');
-  const [command = 'help', ...rest] = process.argv.slice(2);
-  if (command === 'help' || command === '--help' || command === '-h' || rest.includes('--help')) {
-    console.log(HELP);
+  const [name = 'help', ...rest] = process.argv.slice(2);
+  const help = overview(COMMANDS);
+  if (name === 'help' || name === '--help' || name === '-h') {
+    const about = COMMANDS.find((c) => c.name === rest[0]);
+    console.log(about ? about.help : help);
     return;
   }
-  if (command === 'serve') return serve();
-  if (command === 'receiver') return receiver(rest);
-  if (command === 'rotate-secret-key') return console.log(await rotateSecretKey(config(), process.env));
-  console.error(`herald: unknown command "${command}"\n\n${HELP}`);
-  process.exit(2);
+  const command = COMMANDS.find((c) => c.name === name);
+  if (!command) {
+    console.error(`herald: unknown command "${name}"\n\n${help}`);
+    process.exit(2);
+  }
+  if (rest.includes('--help') || rest.includes('-h')) {
+    console.log(command.help);
+    return;
+  }
+  try {
+    await command.run(rest);
+  } catch (err) {
+    // parseArgs throws TypeErrors with an ERR_PARSE_ARGS_* code for unknown or malformed options.
+    const usage =
+      err instanceof UsageError || String((err as { code?: string }).code).startsWith('ERR_PARSE_ARGS');
+    if (!usage) throw err;
+    console.error(`herald ${name}: ${(err as Error).message}\n\n${command.help}`);
+    process.exit(2);
+  }
 }
 
 try {

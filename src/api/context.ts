@@ -4,6 +4,7 @@ import type { Clock } from '../domain/clock.ts';
 import type { DestinationPolicy } from '../domain/destination.ts';
 import type { SecretBox } from '../domain/secret-box.ts';
 import type { Media } from '../media/media.ts';
+import type { IngestObserver } from '../metrics/metrics.ts';
 import type { Store } from '../store/store.ts';
 
 export interface ApiContext {
@@ -16,4 +17,6 @@ export interface ApiContext {
   media: Media;
   /** New work may be due now (ingest, redelivery). */
   onWork: () => void;
+  /** Counts what ingest stored, and serves /metrics when it is a HeraldMetrics. */
+  metrics?: IngestObserver & { contentType(): string; text(): Promise<string> };
 }

@@ -1,8 +1,8 @@
 /** Builds the HTTP API: JSON parsing, errors, auth, OpenAPI, then the routes. */
-import swagger from '@fastify/swagger';
 import Fastify, { type FastifyBaseLogger, type FastifyInstance, type FastifyReply } from 'fastify';
 import { installAuth } from './auth.ts';
 import type { ApiContext } from './context.ts';
+import { installApiDocs } from './docs.ts';
 import { errorBody, installErrorHandling } from './errors.ts';
 import { installJsonBody } from './json-body.ts';
 import { installRateLimit } from './rate-limit.ts';
@@ -11,6 +11,8 @@ import { eventRoutes } from './routes/events.ts';
 import { healthRoutes } from './routes/health.ts';
 import { instanceRoutes } from './routes/instances.ts';
 import { mediaRoutes } from './routes/media.ts';
+import { metricsRoutes } from './routes/metrics.ts';
+import { testDeliveryRoutes } from './routes/test-delivery.ts';
 import { webhookRoutes } from './routes/webhooks.ts';
 import { SHARED_SCHEMAS } from './schemas.ts';
 
@@ -44,19 +46,7 @@ export async function buildServer(
   installJsonBody(app);
   installErrorHandling(app);
   for (const schema of SHARED_SCHEMAS) app.addSchema(schema);
-  await app.register(swagger, {
-    openapi: {
-      openapi: '3.1.0',
-      info: {
-        title: 'Herald',
-        version: VERSION,
-        description: 'Webhook delivery and management for session instances',
-      },
-      components: { securitySchemes: { bearer: { type: 'http', scheme: 'bearer' } } },
-      security: [{ bearer: [] }],
-    },
-    refResolver: { buildLocalReference: (json, _base, _fragment, i) => (json.$id as string) ?? `def-${i}` },
-  });
+  await installApiDocs(app, { version: VERSION });
   installAuth(app, ctx.store, adminKeyHash);
   installRateLimit(
     app,
@@ -69,6 +59,7 @@ export async function buildServer(
   eventRoutes(app, ctx);
   deliveryRoutes(app, ctx);
   mediaRoutes(app, ctx);
-  app.get('/openapi.json', { schema: { hide: true } }, async () => app.swagger());
+  testDeliveryRoutes(app, ctx);
+  metricsRoutes(app, ctx);
   return app;
 }

@@ -14,7 +14,7 @@
 import { randomBytes } from 'node:crypto';
 import { rmSync } from 'node:fs';
 import { createStore } from '../app.ts';
-import { type Config, ConfigError, parseSecretKey } from '../config.ts';
+import { type Config, ConfigError, loadConfig, parseSecretKey } from '../config.ts';
 import { SecretBox } from '../domain/secret-box.ts';
 import {
   KEY_CHECK_SETTING,
@@ -24,6 +24,7 @@ import {
   promoteNextKey,
   writeKeyFile,
 } from '../secret-key.ts';
+import type { Command } from './command.ts';
 
 /** Runs the rotation; returns what to print. Throws ConfigError for a bad NEW_SECRET_KEY. */
 export async function rotateSecretKey(
@@ -78,3 +79,17 @@ export async function rotateSecretKey(
     await store.close();
   }
 }
+
+export const rotateSecretKeyCommand: Command = {
+  name: 'rotate-secret-key',
+  summary: 're-seal every stored signing secret under a new SECRET_KEY (stop Herald first)',
+  help: `Usage: herald rotate-secret-key
+
+Re-seals every stored signing secret under a new key, in one transaction; receivers see no change.
+Stop every Herald process on the database first. The new key is NEW_SECRET_KEY (64 hex digits or base64)
+or, when it is unset, generated. With DATA_DIR/secret.key it replaces that file (never printed); with
+SECRET_KEY, restart with SECRET_KEY set to the new key (a generated one is printed once).
+Media links handed out before the rotation stop working: their signing key derives from the old key.
+See README.md, "Security".`,
+  run: async () => console.log(await rotateSecretKey(loadConfig(process.env), process.env)),
+};

@@ -7,6 +7,7 @@ import type { Logger } from 'pino';
 import type { Clock } from '../domain/clock.ts';
 import { decide, type RetryRules } from '../domain/retry-policy.ts';
 import type { AttemptOutcome } from '../domain/types.ts';
+import type { DeliveryObserver } from '../metrics/metrics.ts';
 import type { AttemptResult, ClaimedDelivery, Store } from '../store/store.ts';
 
 export interface DispatcherOptions {
@@ -20,6 +21,8 @@ export interface DispatcherOptions {
   maxInFlight?: number;
   maxInFlightPerWebhook?: number;
   batchSize?: number;
+  /** Told of every attempt's outcome and decision (metrics). */
+  observer?: DeliveryObserver;
 }
 
 /** Upper bound on a sleep, so that a missed wake-up (another process's ingest) costs at most this much. */
@@ -38,11 +41,22 @@ export class Dispatcher {
   #woken = false;
 
   constructor(options: DispatcherOptions) {
-    this.#o = { maxInFlight: 512, maxInFlightPerWebhook: 32, batchSize: 256, ...options };
+    this.#o = {
+      maxInFlight: 512,
+      maxInFlightPerWebhook: 32,
+      batchSize: 256,
+      observer: { attemptFinished() {} },
+      ...options,
+    };
   }
 
   start(): void {
     this.#loop ??= this.#run();
+  }
+
+  /** Attempts in flight per webhook, read by /metrics. */
+  inFlight(): ReadonlyMap<string, number> {
+    return this.#inFlight;
   }
 
   /** Called after ingest or redelivery: there may be work due now. */
@@ -144,6 +158,7 @@ export class Dispatcher {
       outcome.started_at + outcome.duration_ms,
       this.#o.rules,
     );
+    this.#o.observer.attemptFinished(outcome, decision);
     this.#results.push({ claim, outcome, decision });
     this.#scheduleFlush();
   }

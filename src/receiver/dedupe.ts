@@ -2,6 +2,11 @@
 export interface DedupeStore {
   /** true when id was not seen before (and records it) */
   firstSeen(eventId: string): boolean | Promise<boolean>;
+  /**
+   * Drops a recorded id: called when handling the event failed after firstSeen recorded it, so that Herald's
+   * retry of the same event is processed instead of being ignored as a duplicate.
+   */
+  forget(eventId: string): void | Promise<void>;
 }
 
 export interface MemoryDedupeOptions {
@@ -52,6 +57,10 @@ export class MemoryDedupe implements DedupeStore {
       if (oldest !== undefined) this.#entries.delete(oldest);
     }
     return true;
+  }
+
+  forget(eventId: string): void {
+    this.#entries.delete(eventId);
   }
 
   /**

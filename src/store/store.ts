@@ -90,6 +90,16 @@ export interface RedeliverRange {
   until?: number;
 }
 
+/** The queue at a glance, for /metrics. */
+export interface QueueStats {
+  /** Deliveries not finished: queued, waiting for a retry, or in flight. */
+  pending: number;
+  /** Of those, due at `now` and not leased: waiting for a sender. */
+  due: number;
+  /** Earliest due time among the due ones, or null when none is due. */
+  oldest_due_at: number | null;
+}
+
 export interface Store {
   close(): Promise<void>;
   ping(): Promise<void>;
@@ -158,6 +168,8 @@ export interface Store {
    * none. Deliveries due at `after` or earlier and still unclaimed are waiting for room, not for time.
    */
   nextDueAt(after: number): Promise<number | null>;
+  /** Depth of the queue and how long its oldest due delivery has waited (see QueueStats). */
+  queueStats(now: number): Promise<QueueStats>;
 
   listDeliveries(
     instanceId: string,

@@ -71,9 +71,15 @@ const ENDPOINTS: {
   { method: 'GET', path: '/instances/{ins}/deliveries/{dlv}' },
   { method: 'POST', path: '/instances/{ins}/deliveries/{dlv}/redeliver' },
   { method: 'POST', path: '/instances/{ins}/deliveries/redeliver', body: {} },
+  {
+    method: 'POST',
+    path: '/instances/{ins}/webhooks/{whk}/test',
+    body: { event: 'message' },
+  },
   { method: 'POST', path: '/instances/{ins}/media', raw: true },
   { method: 'GET', path: '/media/{media}', public: true },
   { method: 'GET', path: '/openapi.json' },
+  { method: 'GET', path: '/metrics' },
 ];
 
 /** The media limit of the Herald under test, small so that a body beyond it is cheap to send. */
@@ -369,6 +375,30 @@ function fieldCases(): Case[] {
       path: '/instances/{ins}/deliveries/{dlv}/redeliver',
       status: 409,
       code: 'conflict',
+    },
+    {
+      what: 'metrics with an instance key',
+      method: 'GET',
+      path: '/metrics',
+      as: 'instance',
+      status: 403,
+      code: 'forbidden',
+    },
+    {
+      what: 'test delivery of an unknown kind',
+      method: 'POST',
+      path: '/instances/{ins}/webhooks/{whk}/test',
+      options: { body: { event: 'mesage' } },
+      status: 400,
+      code: 'invalid_request',
+    },
+    {
+      what: 'test delivery without an event',
+      method: 'POST',
+      path: '/instances/{ins}/webhooks/{whk}/test',
+      options: { body: {} },
+      status: 400,
+      code: 'invalid_request',
     },
     {
       what: 'media: malformed Content-Type',

@@ -1,5 +1,7 @@
 import assert from 'node:assert/strict';
 import { after, before, test } from 'node:test';
+import { Validator } from '@seriousme/openapi-schema-validator';
+import { registeredRoutes } from '../../src/api/docs.ts';
 import { startTestHerald, type TestHerald } from '../support/herald.ts';
 
 let h: TestHerald;
@@ -36,14 +38,70 @@ const SPEC_ROUTES = [
   'GET /media/{media_id}',
 ];
 
-test('/openapi.json is generated from the route schemas and lists exactly the endpoints of the spec', async () => {
+/** Endpoints beyond the SPEC's tables: the test delivery and /metrics (issue 7). */
+const MORE_ROUTES = ['POST /instances/{instance_id}/webhooks/{webhook_id}/test', 'GET /metrics'];
+/** Registered but not API operations: the document itself and its page. */
+const HIDDEN_ROUTES = ['GET /docs', 'GET /openapi.json'];
+
+async function documentedOperations(): Promise<[string, Record<string, any>][]> {
   const r = await h.request('GET', '/openapi.json');
   assert.equal(r.status, 200);
-  assert.equal(r.body.openapi, '3.1.0');
-  const documented = Object.entries(r.body.paths as Record<string, Record<string, unknown>>).flatMap(
-    ([path, ops]) => Object.keys(ops).map((method) => `${method.toUpperCase()} ${path}`),
+  return Object.entries(r.body.paths as Record<string, Record<string, any>>).flatMap(([path, ops]) =>
+    Object.entries(ops).map(([method, op]): [string, Record<string, any>] => [
+      `${method.toUpperCase()} ${path}`,
+      op,
+    ]),
   );
-  assert.deepEqual(documented.sort(), [...SPEC_ROUTES].sort());
+}
+
+test("/openapi.json documents every registered route, and the spec's endpoints are all there", async () => {
+  const documented = (await documentedOperations()).map(([name]) => name).sort();
+  const registered = registeredRoutes(h.herald.server);
+  const visible = registered.filter((r) => !r.hidden).map((r) => `${r.method} ${r.path}`);
+  assert.deepEqual(documented, [...new Set(visible)].sort(), 'documented = registered');
+  assert.deepEqual([...SPEC_ROUTES, ...MORE_ROUTES].sort(), documented);
+  assert.deepEqual(
+    registered
+      .filter((r) => r.hidden)
+      .map((r) => `${r.method} ${r.path}`)
+      .sort(),
+    HIDDEN_ROUTES,
+  );
+});
+
+test('the document is valid OpenAPI 3.1', async () => {
+  const { body } = await h.request('GET', '/openapi.json');
+  const result = await new Validator().validate(body);
+  assert.equal(result.valid, true, JSON.stringify(result.errors, null, 2));
+});
+
+test('every operation has a summary, its success response, and the errors it can give', async () => {
+  for (const [name, op] of await documentedOperations()) {
+    assert.ok(op.summary, `${name}: summary`);
+    const statuses = Object.keys(op.responses);
+    assert.ok(
+      statuses.some((s) => s.startsWith('2')),
+      `${name}: a 2xx response`,
+    );
+    const isPublic = Array.isArray(op.security) && op.security.length === 0;
+    const expected = isPublic ? ['500'] : ['401', '403', '500'];
+    if (op.requestBody) expected.push('400', '413', '415');
+    for (const s of expected) assert.ok(statuses.includes(s), `${name}: ${s} in ${statuses}`);
+  }
+});
+
+test('the docs page is served locally, needs no key, and loads nothing from elsewhere', async () => {
+  const r = await h.request('GET', '/docs', { key: null });
+  assert.equal(r.status, 200);
+  assert.match(r.headers.get('content-type') ?? '', /^text\/html/);
+  assert.match(r.headers.get('content-security-policy') ?? '', /default-src 'none'.*connect-src 'self'/);
+  const html = r.body as string;
+  assert.doesNotMatch(
+    html,
+    /(src|href)\s*=\s*["']?(https?:)?\/\//i,
+    'no script, style or link from another origin',
+  );
+  assert.match(html, /fetch\('\/openapi\.json'/);
 });
 
 test('request bodies and responses are described with the shared schemas', async () => {

@@ -7,7 +7,7 @@ import { createReferenceReceiver } from '../../src/receiver/reference-server.ts'
 const SECRET = 'whsec_reference';
 const lines: string[] = [];
 const server = createReferenceReceiver({ secret: SECRET, log: (l) => lines.push(l) });
-let url = '';
+let url = ''; // the server deliver() posts to
 
 before(async () => {
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
@@ -57,4 +57,41 @@ test('an event_id already processed is acknowledged and ignored', async () => {
   await deliver('evt_ref5');
   assert.deepEqual(await deliver('evt_ref5'), { status: 200, body: { received: true, duplicate: true } });
   assert.match(lines.at(-1) ?? '', /duplicate, ignored/);
+});
+
+test('misbehaving on purpose: a drawn failure answers failStatus and is not recorded, so the retry is processed', async () => {
+  const draws = [0.1, 0.9]; // below failRate: fail; above: process
+  const flaky = createReferenceReceiver({
+    secret: SECRET,
+    failRate: 0.5,
+    failStatus: 429,
+    random: () => draws.shift() ?? 1,
+    log: (l) => lines.push(l),
+  });
+  await new Promise<void>((resolve) => flaky.listen(0, '127.0.0.1', resolve));
+  const saved = url;
+  url = `http://127.0.0.1:${(flaky.address() as AddressInfo).port}/`;
+  try {
+    assert.equal((await deliver('evt_flaky')).status, 429);
+    assert.match(lines.at(-1) ?? '', / 429 {2}message +evt_flaky {2}verified {2}\(failed on purpose\)$/);
+    assert.deepEqual(await deliver('evt_flaky'), { status: 200, body: { received: true, duplicate: false } });
+  } finally {
+    url = saved;
+    await new Promise<void>((resolve) => flaky.close(() => resolve()));
+  }
+});
+
+test('a delay holds every verified answer back by that long', async () => {
+  const slow = createReferenceReceiver({ secret: SECRET, delayMs: 400, log: () => {} });
+  await new Promise<void>((resolve) => slow.listen(0, '127.0.0.1', resolve));
+  const saved = url;
+  url = `http://127.0.0.1:${(slow.address() as AddressInfo).port}/`;
+  try {
+    const started = performance.now();
+    assert.equal((await deliver('evt_slow')).status, 200);
+    assert.ok(performance.now() - started >= 390, 'answered after the delay');
+  } finally {
+    url = saved;
+    await new Promise<void>((resolve) => slow.close(() => resolve()));
+  }
 });

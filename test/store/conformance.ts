@@ -388,6 +388,27 @@ export function storeConformance(name: string, open: () => Promise<Store>): void
       assert.equal(await store.getSetting('reseal_check'), 'new');
     });
 
+    test('queue stats: pending counts queued and in-flight deliveries; due and the oldest due time leave out leased ones', async () => {
+      // Earlier than anything other cases store, so this delivery is the oldest due one whatever they left behind.
+      const early = T0 - 1e9;
+      const ins = await instance();
+      const w = await webhook(ins);
+      const before = await store.queueStats(T0);
+      await store.ingest(ins, [draft(ins)], route, early);
+      const queued = await store.queueStats(T0);
+      assert.deepEqual(
+        [queued.pending, queued.due, queued.oldest_due_at],
+        [before.pending + 1, before.due + 1, early],
+      );
+      const [claim] = (await store.claimDue(early, 100, LEASE, unlimited)).filter(
+        (c) => c.webhook_id === w.webhook_id,
+      );
+      const leased = await store.queueStats(early + 1);
+      assert.deepEqual([leased.pending, leased.due, leased.oldest_due_at], [before.pending + 1, 0, null]);
+      await store.recordAttempts([result(claim, 200, { kind: 'delivered' }, early + 1)], early + 1);
+      assert.equal((await store.queueStats(T0)).pending, before.pending);
+    });
+
     test('deleting an instance removes its webhooks, keys, events and deliveries', async () => {
       const ins = await instance();
       await webhook(ins);

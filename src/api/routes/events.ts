@@ -77,6 +77,7 @@ export function eventRoutes(app: FastifyInstance, ctx: ApiContext): void {
     });
     try {
       const results = await ctx.store.ingest(instanceId, drafts, route, now);
+      ctx.metrics?.eventsIngested(drafts.filter((_, i) => !results[i].duplicate).map((d) => d.event));
       if (results.some((r) => r.deliveries > 0 && !r.duplicate)) ctx.onWork();
       return results.map(({ event_id, deliveries }) => ({ event_id, deliveries }));
     } catch (err) {

@@ -56,6 +56,13 @@ export function mediaRoutes(app: FastifyInstance, ctx: ApiContext): void {
         schema: {
           tags: ['media'],
           summary: 'Download a media file through the signed url of a delivered payload (no API key)',
+          produces: ['application/octet-stream'],
+          response: {
+            200: Type.String({
+              format: 'binary',
+              description: 'the file (206 and a part of it for a Range)',
+            }),
+          },
         },
       },
       async (request, reply) => download(ctx, request, reply),

@@ -5,6 +5,7 @@ import {
   type AttemptResult,
   type ClaimedDelivery,
   type IngestResult,
+  type QueueStats,
   type Router,
   StoreConflict,
 } from '../store.ts';
@@ -180,5 +181,21 @@ export class SqliteQueue {
       )
       .get(after);
     return (row?.due as number | null) ?? null;
+  }
+
+  async queueStats(now: number): Promise<QueueStats> {
+    // A leased delivery's due time is the end of its lease, so "due" leaves out the ones in flight.
+    const row = this.#db
+      .q(
+        `SELECT COUNT(*) AS pending, COALESCE(SUM(next_attempt_at <= ?1), 0) AS due,
+                MIN(CASE WHEN next_attempt_at <= ?1 THEN next_attempt_at END) AS oldest
+         FROM deliveries WHERE status = 'pending'`,
+      )
+      .get(now);
+    return {
+      pending: Number(row?.pending ?? 0),
+      due: Number(row?.due ?? 0),
+      oldest_due_at: (row?.oldest as number | null) ?? null,
+    };
   }
 }

@@ -25,6 +25,7 @@ export class SqliteStore implements Store {
   claimDue: Store['claimDue'] = (...args) => this.#queue.claimDue(...args);
   recordAttempts: Store['recordAttempts'] = (...args) => this.#queue.recordAttempts(...args);
   nextDueAt: Store['nextDueAt'] = (...args) => this.#queue.nextDueAt(...args);
+  queueStats: Store['queueStats'] = (...args) => this.#queue.queueStats(...args);
   listDeliveries: Store['listDeliveries'] = (...args) => this.#log.listDeliveries(...args);
   getDelivery: Store['getDelivery'] = (...args) => this.#log.getDelivery(...args);
   redeliver: Store['redeliver'] = (...args) => this.#log.redeliver(...args);

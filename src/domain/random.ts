@@ -1,0 +1,14 @@
+/** Seeded randomness, so that simulations and misbehaving receivers can be replayed exactly in tests. */
+export type Random = () => number;
+
+/** mulberry32: a tiny, fast 32-bit generator; plenty for test traffic, never for secrets. */
+export function seededRandom(seed: number): Random {
+  let a = seed >>> 0;
+  return () => {
+    a = (a + 0x6d2b79f5) >>> 0;
+    let t = a;
+    t = Math.imul(t ^ (t >>> 15), t | 1);
+    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
+    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
+  };
+}

@@ -1,0 +1,149 @@
+/**
+ * Herald's Prometheus metrics (SPEC §11), in one place: the rest of the code reports through two small
+ * interfaces (DeliveryObserver for the dispatcher, IngestObserver for the API) and never touches prom-client.
+ * Queue depth and in-flight counts are read when scraped, so they cost nothing between scrapes.
+ * Label values are bounded: event kinds come from the catalog, attempt results are status classes or the
+ * sender's fixed error codes, and in-flight per webhook names only the busiest few webhooks (the rest summed
+ * as "other"), so thousands of webhooks cannot blow up the series count.
+ */
+import { Counter, collectDefaultMetrics, Gauge, Histogram, Registry } from 'prom-client';
+import type { Decision } from '../domain/retry-policy.ts';
+import type { AttemptOutcome } from '../domain/types.ts';
+import type { QueueStats } from '../store/store.ts';
+
+export interface DeliveryObserver {
+  attemptFinished(outcome: AttemptOutcome, decision: Decision): void;
+}
+
+export interface IngestObserver {
+  /** Kinds of the events newly stored (repeats of a known event_id left out). */
+  eventsIngested(kinds: readonly string[]): void;
+}
+
+export interface MetricsSources {
+  queueStats: () => Promise<QueueStats>;
+  /** Attempts in flight per webhook in this process. */
+  inFlight: () => ReadonlyMap<string, number>;
+  now: () => number;
+}
+
+/** Webhooks named in herald_in_flight_attempts_by_webhook; the rest are summed under webhook_id="other". */
+export const TOP_WEBHOOKS = 10;
+
+export class HeraldMetrics implements DeliveryObserver, IngestObserver {
+  readonly registry = new Registry();
+  readonly #ingested: Counter<'event'>;
+  readonly #deliveries: Counter<'outcome'>;
+  readonly #attempts: Counter<'result'>;
+  readonly #latency: Histogram;
+
+  constructor(sources: MetricsSources) {
+    const registers = [this.registry];
+    collectDefaultMetrics({ register: this.registry });
+    this.#ingested = new Counter({
+      name: 'herald_events_ingested_total',
+      help: 'Events stored by ingest, by kind (a repeated event_id is not counted again)',
+      labelNames: ['event'],
+      registers,
+    });
+    this.#deliveries = new Counter({
+      name: 'herald_deliveries_total',
+      help: 'Deliveries that reached an end: delivered, or failed with reason attempts_exhausted or gone',
+      labelNames: ['outcome'],
+      registers,
+    });
+    this.#attempts = new Counter({
+      name: 'herald_attempts_total',
+      help: 'Attempts made, by result: the status class (2xx, 4xx, 5xx…), 410, 429, or an error code (timeout…)',
+      labelNames: ['result'],
+      registers,
+    });
+    this.#latency = new Histogram({
+      name: 'herald_attempt_duration_seconds',
+      help: 'Time from the start of an attempt to its answer (or timeout)',
+      buckets: [0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 8, 10],
+      registers,
+    });
+    // The three queue gauges are collected together on a scrape: one query, shared while it runs.
+    let reading: Promise<QueueStats> | null = null;
+    const queueStats = () => {
+      reading ??= sources.queueStats().finally(() => {
+        reading = null;
+      });
+      return reading;
+    };
+    new Gauge({
+      name: 'herald_queue_depth',
+      help: 'Deliveries not finished: queued, waiting for a retry, or in flight',
+      registers,
+      async collect() {
+        this.set((await queueStats()).pending);
+      },
+    });
+    new Gauge({
+      name: 'herald_queue_due',
+      help: 'Deliveries due now and waiting for a sender',
+      registers,
+      async collect() {
+        this.set((await queueStats()).due);
+      },
+    });
+    new Gauge({
+      name: 'herald_queue_oldest_due_age_seconds',
+      help: 'How long the oldest due delivery has been waiting for a sender (0 when none is due)',
+      registers,
+      async collect() {
+        const oldest = (await queueStats()).oldest_due_at;
+        this.set(oldest === null ? 0 : Math.max(0, sources.now() - oldest) / 1000);
+      },
+    });
+    new Gauge({
+      name: 'herald_in_flight_attempts',
+      help: 'Attempts in flight in this process',
+      registers,
+      collect() {
+        let total = 0;
+        for (const n of sources.inFlight().values()) total += n;
+        this.set(total);
+      },
+    });
+    new Gauge({
+      name: 'herald_in_flight_attempts_by_webhook',
+      help: `Attempts in flight for the ${TOP_WEBHOOKS} busiest webhooks; the others summed as webhook_id="other"`,
+      labelNames: ['webhook_id'],
+      registers,
+      collect() {
+        this.reset();
+        const busiest = [...sources.inFlight().entries()].sort((a, b) => b[1] - a[1]);
+        for (const [id, n] of busiest.slice(0, TOP_WEBHOOKS)) this.set({ webhook_id: id }, n);
+        const rest = busiest.slice(TOP_WEBHOOKS).reduce((sum, [, n]) => sum + n, 0);
+        if (rest > 0) this.set({ webhook_id: 'other' }, rest);
+      },
+    });
+  }
+
+  eventsIngested(kinds: readonly string[]): void {
+    for (const event of kinds) this.#ingested.inc({ event });
+  }
+
+  attemptFinished(outcome: AttemptOutcome, decision: Decision): void {
+    this.#attempts.inc({ result: attemptResult(outcome) });
+    this.#latency.observe(outcome.duration_ms / 1000);
+    if (decision.kind === 'delivered') this.#deliveries.inc({ outcome: 'delivered' });
+    else if (decision.kind === 'failed') this.#deliveries.inc({ outcome: decision.reason });
+  }
+
+  contentType(): string {
+    return this.registry.contentType;
+  }
+
+  text(): Promise<string> {
+    return this.registry.metrics();
+  }
+}
+
+function attemptResult(o: AttemptOutcome): string {
+  if (o.status_code === null) return o.error ?? 'error';
+  if (o.status_code === 410 || o.status_code === 429) return String(o.status_code);
+  return `${Math.floor(o.status_code / 100)}xx`;
+}

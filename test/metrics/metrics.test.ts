@@ -1,0 +1,141 @@
+/** /metrics scraped during a real run: its counters match the deliveries made, its gauges the work in flight. */
+import assert from 'node:assert/strict';
+import { after, before, test } from 'node:test';
+import { HeraldMetrics, TOP_WEBHOOKS } from '../../src/metrics/metrics.ts';
+import { eventually, messagePayload, startTestHerald, type TestHerald } from '../support/herald.ts';
+import { TestReceiver } from '../support/receiver.ts';
+
+let h: TestHerald;
+let slow: TestReceiver;
+let gone: TestReceiver;
+let broken: TestReceiver;
+let ins = '';
+
+before(async () => {
+  h = await startTestHerald({ RETRY_SCHEDULE: '0.05,0.05' });
+  [slow, gone, broken] = await Promise.all([
+    TestReceiver.start(),
+    TestReceiver.start(),
+    TestReceiver.start(),
+  ]);
+  ins = await h.createInstance('metrics');
+});
+after(async () => {
+  await h.close();
+  await Promise.all([slow.close(), gone.close(), broken.close()]);
+});
+
+async function scrape(): Promise<string> {
+  const r = await h.request('GET', '/metrics');
+  assert.equal(r.status, 200);
+  assert.match(r.headers.get('content-type') ?? '', /^text\/plain/);
+  return r.body as string;
+}
+
+/** The value of one sample, e.g. value(text, 'herald_deliveries_total', 'outcome="delivered"'); 0 when absent. */
+function value(text: string, name: string, labels = ''): number {
+  const line = text
+    .split('\n')
+    .find((l) => (labels ? l.startsWith(`${name}{`) && l.includes(labels) : l.startsWith(`${name} `)));
+  return line ? Number(line.slice(line.lastIndexOf(' ') + 1)) : 0;
+}
+
+test('queue depth and in-flight attempts per webhook are visible while deliveries are under way', async () => {
+  slow.answer = () => ({ status: 200, delayMs: 3000 });
+  const whk = await h.createWebhook(ins, { destination_url: slow.url, events: ['message'] });
+  const events = Array.from({ length: 5 }, () => ({ event: 'message', payload: messagePayload() }));
+  await h.request('POST', `/instances/${ins}/events/batch`, { body: { events } });
+  await slow.waitFor(5);
+  const during = await scrape();
+  assert.equal(value(during, 'herald_in_flight_attempts_by_webhook', `webhook_id="${whk}"`), 5);
+  assert.equal(value(during, 'herald_in_flight_attempts'), 5);
+  assert.equal(value(during, 'herald_queue_depth'), 5, 'in flight is still pending');
+  assert.equal(value(during, 'herald_queue_due'), 0, 'leased ones are not waiting');
+  await eventually(async () => (value(await scrape(), 'herald_queue_depth') === 0 ? true : undefined));
+});
+
+test('counters match the deliveries made: delivered, gone, attempts exhausted; latency counts every attempt', async () => {
+  gone.answer = () => ({ status: 410 });
+  broken.answer = () => ({ status: 500 });
+  await h.createWebhook(ins, { destination_url: gone.url, events: ['message.ack'] });
+  await h.createWebhook(ins, { destination_url: broken.url, events: ['session.status'] });
+  const ack = { id: 'true_1@c.us_A', from: '1@c.us', to: '2@c.us', ack: 2, ackName: 'DEVICE' };
+  assert.equal((await h.publish(ins, { event: 'message.ack', payload: ack })).status, 202);
+  assert.equal(
+    (await h.publish(ins, { event: 'session.status', payload: { status: 'WORKING' } })).status,
+    202,
+  );
+  const log = await eventually(async () => {
+    const r = await h.request('GET', `/instances/${ins}/deliveries?limit=200`);
+    const all = r.body.deliveries as { status: string; attempts: number; failure_reason: string | null }[];
+    return all.length === 7 && all.every((d) => d.status !== 'pending') ? all : undefined;
+  });
+  const text = await scrape();
+  const delivered = log.filter((d) => d.status === 'delivered').length;
+  assert.equal(delivered, 5);
+  assert.equal(value(text, 'herald_deliveries_total', 'outcome="delivered"'), delivered);
+  assert.equal(value(text, 'herald_deliveries_total', 'outcome="gone"'), 1);
+  assert.equal(value(text, 'herald_deliveries_total', 'outcome="attempts_exhausted"'), 1);
+  assert.equal(value(text, 'herald_attempts_total', 'result="2xx"'), 5);
+  assert.equal(value(text, 'herald_attempts_total', 'result="410"'), 1);
+  assert.equal(
+    value(text, 'herald_attempts_total', 'result="5xx"'),
+    3,
+    'the 3 attempts of RETRY_SCHEDULE 0.05,0.05',
+  );
+  const attempts = log.reduce((sum, d) => sum + d.attempts, 0);
+  assert.equal(value(text, 'herald_attempt_duration_seconds_count'), attempts);
+  assert.equal(value(text, 'herald_events_ingested_total', 'event="message"'), 5);
+  assert.equal(value(text, 'herald_events_ingested_total', 'event="message.ack"'), 1);
+  assert.equal(value(text, 'herald_events_ingested_total', 'event="session.status"'), 1);
+  assert.equal(value(text, 'herald_queue_depth'), 0);
+  assert.equal(value(text, 'herald_queue_oldest_due_age_seconds'), 0);
+});
+
+test('a repeated event_id is not counted as ingested again', async () => {
+  const before = value(await scrape(), 'herald_events_ingested_total', 'event="presence.update"');
+  const event = { event: 'presence.update', event_id: 'evt_metrics_repeat', payload: { id: 'x' } };
+  await h.publish(ins, event);
+  await h.publish(ins, event);
+  assert.equal(value(await scrape(), 'herald_events_ingested_total', 'event="presence.update"'), before + 1);
+});
+
+test('/metrics needs the admin key: 401 without a key, 403 with an instance key', async () => {
+  assert.equal((await h.request('GET', '/metrics', { key: null })).status, 401);
+  const key = (await h.request('POST', `/instances/${ins}/keys`, { body: {} })).body.key;
+  const r = await h.request('GET', '/metrics', { key });
+  assert.equal(r.status, 403);
+});
+
+test(`in flight per webhook names at most the ${TOP_WEBHOOKS} busiest webhooks and sums the rest as "other"`, async () => {
+  const inFlight = new Map(Array.from({ length: 25 }, (_, i) => [`whk_${i}`, i + 1]));
+  const metrics = new HeraldMetrics({
+    queueStats: async () => ({ pending: 0, due: 0, oldest_due_at: null }),
+    inFlight: () => inFlight,
+    now: () => 0,
+  });
+  const text = await metrics.text();
+  const series = text.split('\n').filter((l) => l.startsWith('herald_in_flight_attempts_by_webhook{'));
+  assert.equal(series.length, TOP_WEBHOOKS + 1);
+  assert.equal(value(text, 'herald_in_flight_attempts_by_webhook', 'webhook_id="whk_24"'), 25);
+  assert.equal(
+    value(text, 'herald_in_flight_attempts_by_webhook', 'webhook_id="whk_14"'),
+    0,
+    'not among the busiest',
+  );
+  // 1 + 2 + … + 15 for the 15 quieter webhooks
+  assert.equal(value(text, 'herald_in_flight_attempts_by_webhook', 'webhook_id="other"'), 120);
+  assert.equal(value(text, 'herald_in_flight_attempts'), 325);
+});
+
+test('the oldest due age is measured from the clock at scrape time', async () => {
+  const metrics = new HeraldMetrics({
+    queueStats: async () => ({ pending: 3, due: 2, oldest_due_at: 10_000 }),
+    inFlight: () => new Map(),
+    now: () => 25_000,
+  });
+  const text = await metrics.text();
+  assert.equal(value(text, 'herald_queue_oldest_due_age_seconds'), 15);
+  assert.equal(value(text, 'herald_queue_due'), 2);
+  assert.equal(value(text, 'herald_queue_depth'), 3);
+});

@@ -12,6 +12,7 @@ import { Sender } from './delivery/sender.ts';
 import { type Clock, systemClock } from './domain/clock.ts';
 import { randomToken } from './domain/ids.ts';
 import { SecretBox } from './domain/secret-box.ts';
+import { RetentionSweeper } from './maintenance/retention.ts';
 import { SqliteStore } from './store/sqlite/sqlite-store.ts';
 import type { Store } from './store/store.ts';
 
@@ -20,6 +21,7 @@ export interface Herald {
   server: FastifyInstance;
   store: Store;
   dispatcher: Dispatcher;
+  retention: RetentionSweeper;
   /** Set only on the first start without ADMIN_API_KEY: the generated key, to be shown once. */
   generatedAdminKey: string | null;
   close(): Promise<void>;
@@ -32,6 +34,8 @@ export interface HeraldOptions {
 
 /** The lease outlives the delivery timeout, so it only runs out when its holder is gone. */
 const LEASE_MARGIN_MS = 5000;
+/** A graceful stop waits this long past the delivery timeout for in-flight attempts, then releases their leases. */
+export const STOP_MARGIN_MS = 1000;
 
 export async function startHerald(config: Config, options: HeraldOptions = {}): Promise<Herald> {
   const clock = options.clock ?? systemClock;
@@ -67,16 +71,20 @@ export async function startHerald(config: Config, options: HeraldOptions = {}): 
   const port = typeof address === 'object' && address ? address.port : config.port;
   const host = config.host.includes(':') ? `[${config.host}]` : config.host;
   dispatcher.start();
+  const retention = new RetentionSweeper({ store, clock, retentionDays: config.retentionDays, logger });
+  retention.start();
 
   return {
     url: `http://${host}:${port}`,
     server,
     store,
     dispatcher,
+    retention,
     generatedAdminKey: generated,
+    // No new requests and no new claims; answers under way and attempts in flight finish, then the store closes.
     async close() {
-      await server.close();
-      await dispatcher.stop();
+      await retention.stop();
+      await Promise.all([server.close(), dispatcher.stop(config.deliveryTimeoutMs + STOP_MARGIN_MS)]);
       await sender.close();
       await store.close();
     },

@@ -90,6 +90,12 @@ export interface RedeliverRange {
   until?: number;
 }
 
+/** What one retention batch removed. */
+export interface PurgeResult {
+  deliveries: number;
+  events: number;
+}
+
 export interface Store {
   close(): Promise<void>;
   ping(): Promise<void>;
@@ -149,6 +155,17 @@ export interface Store {
    * none. Deliveries due at `after` or earlier and still unclaimed are waiting for room, not for time.
    */
   nextDueAt(after: number): Promise<number | null>;
+  /**
+   * Gives back leases whose attempts were not made or not finished (a graceful stop): each delivery still held by
+   * that lease becomes due at `now`, claimable at once by another process. No attempt is counted or logged.
+   */
+  releaseClaims(claims: Pick<ClaimedDelivery, 'delivery_id' | 'lease_token'>[], now: number): Promise<number>;
+  /**
+   * Retention: deletes up to `limit` finished (delivered or failed) deliveries whose last attempt (or creation,
+   * when never attempted) is before `before`, with their attempts; then up to `limit` events created before
+   * `before` that no delivery refers to any more. Pending deliveries are never touched.
+   */
+  purgeFinished(before: number, limit: number): Promise<PurgeResult>;
 
   listDeliveries(
     instanceId: string,

@@ -11,10 +11,9 @@ import { DatabaseSync } from 'node:sqlite';
 import { test } from 'node:test';
 import pino from 'pino';
 import { eventBody } from '../../src/domain/event-body.ts';
-import { route } from '../../src/domain/routing.ts';
 import { RetentionSweeper } from '../../src/maintenance/retention.ts';
 import { SqliteStore } from '../../src/store/sqlite/sqlite-store.ts';
-import type { Store } from '../../src/store/store.ts';
+import type { Router, Store } from '../../src/store/store.ts';
 import { hook, publish, settled } from '../delivery/helpers.ts';
 import { eventually, messagePayload, startTestHerald } from '../support/herald.ts';
 
@@ -133,8 +132,10 @@ async function fill(store: Store, finished: number, pending: number, endedAt: nu
       };
       return { ...e, body: eventBody(e) };
     });
-  const only = (id: string) => (_: unknown, webhooks: readonly { webhook_id: string }[]) =>
-    webhooks.filter((w) => w.webhook_id === id);
+  const only =
+    (id: string): Router =>
+    (_, webhooks) =>
+      webhooks.filter((w) => w.webhook_id === id);
   for (let i = 0; i < finished; i += 1000) {
     await store.ingest(
       ins,

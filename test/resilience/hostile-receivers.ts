@@ -11,6 +11,9 @@ export interface Hostile {
   close(): Promise<void>;
 }
 
+/** Allocated once: the test process should spend its time serving, not filling buffers. */
+const TEN_MB = Buffer.alloc(10 * 1024 * 1024, 'a');
+
 type Behaviour = (req: IncomingMessage, res: ServerResponse) => void;
 
 async function serve(behaviour: Behaviour): Promise<Hostile> {
@@ -53,9 +56,8 @@ export const hostile = {
   /** 200 with a 10 MB body, sent as fast as the reader takes it. */
   big: () =>
     serve((_req, res) => {
-      const size = 10 * 1024 * 1024;
-      res.writeHead(200, { 'content-type': 'text/plain', 'content-length': String(size) });
-      res.end(Buffer.alloc(size, 'a'));
+      res.writeHead(200, { 'content-type': 'text/plain', 'content-length': String(TEN_MB.length) });
+      res.end(TEN_MB);
     }),
   /** 200, then 16 KiB every 10 ms without end. */
   forever: () =>

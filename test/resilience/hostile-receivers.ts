@@ -14,6 +14,8 @@ export interface Hostile {
 /** Allocated once: the test process should spend its time serving, not filling buffers. */
 const TEN_MB = Buffer.alloc(10 * 1024 * 1024, 'a');
 
+const CHUNK = Buffer.alloc(16 * 1024, 'z');
+
 type Behaviour = (req: IncomingMessage, res: ServerResponse) => void;
 
 async function serve(behaviour: Behaviour): Promise<Hostile> {
@@ -59,11 +61,11 @@ export const hostile = {
       res.writeHead(200, { 'content-type': 'text/plain', 'content-length': String(TEN_MB.length) });
       res.end(TEN_MB);
     }),
-  /** 200, then 16 KiB every 10 ms without end. */
+  /** 200, then 16 KiB every 25 ms without end. */
   forever: () =>
     serve((_req, res) => {
       res.writeHead(200, { 'content-type': 'application/octet-stream' });
-      drip(res, Buffer.alloc(16 * 1024, 'z'), 10);
+      drip(res, CHUNK, 25);
     }),
   /** A redirect to `location` (a private address that must never be reached). */
   redirect: (location: string) =>

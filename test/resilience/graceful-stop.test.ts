@@ -157,6 +157,40 @@ test('SIGTERM while attempts hang: they end at the delivery timeout, are logged 
   }
 });
 
+test('a second signal during the stop exits at once with 1; the interrupted delivery is kept for the next start', async () => {
+  const dataDir = mkdtempSync(join(tmpdir(), 'herald-stop-'));
+  const receiver = await heldReceiver();
+  const env = { DELIVERY_TIMEOUT_MS: '20000' };
+  let herald = await spawnHerald(dataDir, env);
+  try {
+    const { instanceId } = await instanceWithWebhook(herald, receiver.url);
+    const [eventId] = await publish(herald, instanceId, 1);
+    await eventually(async () => (receiver.arrivals.length === 1 ? true : undefined), 10_000, 'the attempt');
+    herald.child.kill('SIGTERM');
+    await eventually(
+      async () => (/SIGTERM received/.test(herald.output()) ? true : undefined),
+      5000,
+      'stopping',
+    );
+    const signalled = Date.now();
+    const exit = await herald.kill('SIGINT');
+    assert.deepEqual(exit, { code: 1, signal: null }, herald.output());
+    assert.ok(Date.now() - signalled < 5000, 'without waiting for the 20 s timeout');
+
+    herald = await spawnHerald(dataDir, env);
+    const [d] = await allDeliveries(herald, instanceId);
+    assert.deepEqual(
+      [d.event_id, d.status, d.attempts],
+      [eventId, 'pending', 0],
+      'made again when its lease runs out',
+    );
+  } finally {
+    await herald.kill('SIGKILL');
+    await receiver.close();
+    rmSync(dataDir, { recursive: true, force: true });
+  }
+});
+
 test('an attempt that outlives the grace period is released: due at once for the next process, its late result ignored', async () => {
   const dataDir = mkdtempSync(join(tmpdir(), 'herald-stop-'));
   const store = new SqliteStore(join(dataDir, 'herald.db'));

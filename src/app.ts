@@ -13,6 +13,7 @@ import type { DestinationPolicy, Lookup } from './domain/destination.ts';
 import { randomToken } from './domain/ids.ts';
 import { linkKey } from './domain/media-link.ts';
 import type { SecretBox } from './domain/secret-box.ts';
+import { RetentionSweeper } from './maintenance/retention.ts';
 import { Media } from './media/media.ts';
 import { openMediaStore, spoolDir } from './media/open-media-store.ts';
 import { MediaSweeper } from './media/sweeper.ts';
@@ -28,6 +29,7 @@ export interface Herald {
   dispatcher: Dispatcher;
   media: Media;
   mediaSweeper: MediaSweeper;
+  retention: RetentionSweeper;
   /** Set only on the first start without ADMIN_API_KEY: the generated key, to be shown once. */
   generatedAdminKey: string | null;
   close(): Promise<void>;
@@ -42,6 +44,8 @@ export interface HeraldOptions {
 
 /** The lease outlives the delivery timeout, so it only runs out when its holder is gone. */
 const LEASE_MARGIN_MS = 5000;
+/** A graceful stop waits this long past the delivery timeout for in-flight attempts, then releases their leases. */
+export const STOP_MARGIN_MS = 1000;
 
 export async function startHerald(config: Config, options: HeraldOptions = {}): Promise<Herald> {
   const clock = options.clock ?? systemClock;
@@ -118,6 +122,8 @@ export async function startHerald(config: Config, options: HeraldOptions = {}): 
   }
   dispatcher.start();
   mediaSweeper.start();
+  const retention = new RetentionSweeper({ store, clock, retentionDays: config.retentionDays, logger });
+  retention.start();
 
   return {
     url,
@@ -126,11 +132,12 @@ export async function startHerald(config: Config, options: HeraldOptions = {}): 
     dispatcher,
     media,
     mediaSweeper,
+    retention,
     generatedAdminKey: generated,
+    // No new requests and no new claims; answers under way and attempts in flight finish, then the store closes.
     async close() {
-      await server.close();
-      await dispatcher.stop();
-      await mediaSweeper.stop();
+      await Promise.all([retention.stop(), mediaSweeper.stop()]);
+      await Promise.all([server.close(), dispatcher.stop(config.deliveryTimeoutMs + STOP_MARGIN_MS)]);
       await mediaStore.close();
       await sender.close();
       await store.close();

@@ -1,7 +1,7 @@
 #!/usr/bin/env node
 /** The `herald` command. Each sub-command is a Command (src/commands/command.ts) with its help next to its code. */
 import { existsSync } from 'node:fs';
-import { startHerald } from './app.ts';
+import { STOP_MARGIN_MS, startHerald } from './app.ts';
 import { type Command, overview, UsageError } from './commands/command.ts';
 import { receiverCommand } from './commands/receiver.ts';
 import { rotateSecretKeyCommand } from './commands/rotate-secret-key.ts';
@@ -35,17 +35,33 @@ function config(): Config {
 }
 
 async function serve(): Promise<void> {
-  const herald = await startHerald(config());
+  const settings = config();
+  const herald = await startHerald(settings);
   console.log(`Herald is listening on ${herald.url}`);
   if (herald.generatedAdminKey) {
     console.log(`Admin API key (shown once, only its hash is stored): ${herald.generatedAdminKey}`);
   }
   let stopping = false;
   const stop = async (signal: string) => {
-    if (stopping) return;
+    if (stopping) {
+      // A second signal means "now": leases make an abrupt exit safe (an attempt cut short is made again).
+      console.error(`herald: ${signal} received again; exiting at once`);
+      process.exit(1);
+    }
     stopping = true;
     console.log(`herald: ${signal} received; finishing in-flight attempts`);
-    await herald.close();
+    // Attempts end by the delivery timeout; should anything else hang (a client holding a request open), exit anyway.
+    const deadline = settings.deliveryTimeoutMs + STOP_MARGIN_MS + 5000;
+    setTimeout(() => {
+      console.error(`herald: not stopped after ${deadline} ms; exiting`);
+      process.exit(1);
+    }, deadline).unref();
+    try {
+      await herald.close();
+    } catch (err) {
+      console.error('herald: error while stopping', err);
+      process.exit(1);
+    }
     process.exit(0);
   };
   process.on('SIGTERM', () => void stop('SIGTERM'));

@@ -31,11 +31,13 @@ const MAX_SLEEP_MS = 1000;
 export class Dispatcher {
   readonly #o: Required<DispatcherOptions>;
   readonly #inFlight = new Map<string, number>();
-  readonly #running = new Set<Promise<void>>();
+  /** Attempts in flight, with their claims: a graceful stop gives back the leases of those it cannot wait for. */
+  readonly #running = new Map<Promise<void>, ClaimedDelivery>();
   #total = 0;
   #results: AttemptResult[] = [];
   #flushing: Promise<void> | null = null;
   #stopping = false;
+  #stopped = false;
   #loop: Promise<void> | null = null;
   #wake: (() => void) | null = null;
   #woken = false;
@@ -65,14 +67,30 @@ export class Dispatcher {
     this.#wake?.();
   }
 
-  /** Stops claiming, lets in-flight attempts finish (they end by the timeout at the latest), records them. */
-  async stop(): Promise<void> {
+  /**
+   * Stops claiming, lets in-flight attempts finish for up to `graceMs` (the sender's timeout ends them sooner),
+   * records them, and releases the leases of any still running so that the next process retries them at once.
+   */
+  async stop(graceMs = Number.POSITIVE_INFINITY): Promise<void> {
     this.#stopping = true;
     this.wake();
     await this.#loop;
-    await Promise.all(this.#running);
-    await this.#flushing;
-    await this.#flush();
+    let timer: NodeJS.Timeout | undefined;
+    const grace = new Promise<void>((resolve) => {
+      if (Number.isFinite(graceMs)) timer = setTimeout(resolve, graceMs);
+    });
+    await Promise.race([Promise.all(this.#running.keys()), grace]);
+    clearTimeout(timer);
+    // Until no outcome waits to be written; from the last check on, nothing runs between here and #stopped.
+    do {
+      await this.#flushing;
+      await this.#flush();
+    } while (this.#results.length > 0 || this.#flushing);
+    const left = [...this.#running.values()];
+    this.#stopped = true;
+    if (left.length === 0) return;
+    const released = await this.#o.store.releaseClaims(left, this.#o.clock());
+    this.#o.logger.warn({ released }, 'dispatcher: attempts still running at stop; leases released');
   }
 
   async #run(): Promise<void> {
@@ -135,7 +153,7 @@ export class Dispatcher {
       else this.#inFlight.set(claim.webhook_id, left);
       this.#total--;
     });
-    this.#running.add(run);
+    this.#running.set(run, claim);
   }
 
   async #attempt(claim: ClaimedDelivery): Promise<void> {
@@ -152,6 +170,7 @@ export class Dispatcher {
         retry_after: null,
       };
     });
+    if (this.#stopped) return; // released at stop: the next process makes this attempt again
     const decision = decide(
       outcome,
       claim.cycle_attempt,

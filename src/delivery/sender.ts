@@ -38,8 +38,9 @@ export class Sender {
     });
   }
 
+  /** After the dispatcher's stop: a request still open then was released to the next process, so it is dropped. */
   async close(): Promise<void> {
-    await this.#agent.close();
+    await this.#agent.destroy();
   }
 
   #secret(sealed: string): string {

@@ -100,6 +100,12 @@ export interface QueueStats {
   oldest_due_at: number | null;
 }
 
+/** What one retention batch removed. */
+export interface PurgeResult {
+  deliveries: number;
+  events: number;
+}
+
 export interface Store {
   close(): Promise<void>;
   ping(): Promise<void>;
@@ -170,6 +176,17 @@ export interface Store {
   nextDueAt(after: number): Promise<number | null>;
   /** Depth of the queue and how long its oldest due delivery has waited (see QueueStats). */
   queueStats(now: number): Promise<QueueStats>;
+  /**
+   * Gives back leases whose attempts were not made or not finished (a graceful stop): each delivery still held by
+   * that lease becomes due at `now`, claimable at once by another process. No attempt is counted or logged.
+   */
+  releaseClaims(claims: Pick<ClaimedDelivery, 'delivery_id' | 'lease_token'>[], now: number): Promise<number>;
+  /**
+   * Retention: deletes up to `limit` finished (delivered or failed) deliveries whose last attempt (or creation,
+   * when never attempted) is before `before`, with their attempts; then up to `limit` events created before
+   * `before` that no delivery refers to any more. Pending deliveries are never touched.
+   */
+  purgeFinished(before: number, limit: number): Promise<PurgeResult>;
 
   listDeliveries(
     instanceId: string,

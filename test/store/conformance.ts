@@ -409,6 +409,82 @@ export function storeConformance(name: string, open: () => Promise<Store>): void
       assert.equal((await store.queueStats(T0)).pending, before.pending);
     });
 
+    test('a released claim is due at once for anyone, with no attempt counted; a stale lease releases nothing', async () => {
+      const ins = await instance();
+      await webhook(ins);
+      await store.ingest(ins, [draft(ins)], route, T0);
+      const [c] = (await store.claimDue(T0, 100, LEASE, unlimited)).filter((x) => x.instance_id === ins);
+      assert.equal(await store.releaseClaims([c], T0 + 100), 1);
+      const d = await store.getDelivery(ins, c.delivery_id);
+      assert.deepEqual([d?.status, d?.next_attempt_at, d?.attempts], ['pending', T0 + 100, 0]);
+      const [again] = (await store.claimDue(T0 + 100, 100, LEASE, unlimited)).filter(
+        (x) => x.instance_id === ins,
+      );
+      assert.deepEqual(
+        [again?.delivery_id, again?.attempt],
+        [c.delivery_id, 1],
+        'long before the lease ran out',
+      );
+      assert.equal(await store.releaseClaims([c], T0 + 200), 0, "the first holder's lease is gone");
+      assert.equal(await store.releaseClaims([], T0 + 200), 0);
+    });
+
+    test('retention purges old finished deliveries with their attempts in batches, and the events left without any', async () => {
+      const OLD = T0 - 100 * 86_400_000;
+      const cutoff = OLD + 86_400_000;
+      const ins = await instance();
+      const w = await webhook(ins);
+      const [delivered, failed, retrying, recent] = [draft(ins), draft(ins), draft(ins), draft(ins)];
+      await store.ingest(ins, [delivered, failed, retrying, recent], route, OLD);
+      const quiet = await instance(); // no webhook: its event has no delivery at all
+      const lonely = draft(quiet);
+      await store.ingest(quiet, [lonely], route, OLD);
+      const claims = (await store.claimDue(OLD, 100, LEASE, unlimited)).filter(
+        (c) => c.webhook_id === w.webhook_id,
+      );
+      const claim = (e: EventDraft) => claims.find((c) => c.event_id === e.event_id) as ClaimedDelivery;
+      await store.recordAttempts(
+        [
+          result(claim(delivered), 200, { kind: 'delivered' }, OLD),
+          result(
+            claim(failed),
+            500,
+            { kind: 'failed', reason: 'attempts_exhausted', disableWebhook: false },
+            OLD,
+          ),
+          result(claim(retrying), 500, { kind: 'retry', at: OLD + 5000, reason: 'schedule' }, OLD),
+          result(claim(recent), 200, { kind: 'delivered' }, cutoff + 1000),
+        ],
+        OLD,
+      );
+
+      const first = await store.purgeFinished(cutoff, 1);
+      assert.equal(first.deliveries, 1, 'one delivery per batch of one');
+      const total = { ...first };
+      for (let batch = first; batch.deliveries + batch.events > 0; ) {
+        batch = await store.purgeFinished(cutoff, 1);
+        total.deliveries += batch.deliveries;
+        total.events += batch.events;
+      }
+      assert.deepEqual(total, { deliveries: 2, events: 3 });
+
+      const left = (await store.listDeliveries(ins, { limit: 10 })).deliveries;
+      assert.deepEqual(
+        left.map((d) => [d.event_id, d.status]).sort(),
+        [
+          [retrying.event_id, 'pending'],
+          [recent.event_id, 'delivered'],
+        ].sort(),
+        'pending deliveries stay whatever their age; the age of a finished one is its last attempt',
+      );
+      assert.equal(await store.getDelivery(ins, claim(delivered).delivery_id), null);
+      // A purged event_id is forgotten: published again, it is a new event. A kept one is still a duplicate.
+      const [republished] = await store.ingest(ins, [delivered], route, T0);
+      assert.deepEqual([republished.duplicate, republished.deliveries], [false, 1]);
+      assert.equal((await store.ingest(ins, [retrying], route, T0))[0].duplicate, true);
+      assert.equal((await store.ingest(quiet, [lonely], route, T0))[0].duplicate, false);
+    });
+
     test('deleting an instance removes its webhooks, keys, events and deliveries', async () => {
       const ins = await instance();
       await webhook(ins);

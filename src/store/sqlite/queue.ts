@@ -174,6 +174,19 @@ export class SqliteQueue {
     });
   }
 
+  async releaseClaims(claims: Pick<ClaimedDelivery, 'delivery_id' | 'lease_token'>[], now: number) {
+    if (claims.length === 0) return 0;
+    return this.#db.tx(() => {
+      const release = this.#db.q(
+        `UPDATE deliveries SET next_attempt_at = ?, lease_token = NULL
+         WHERE delivery_id = ? AND lease_token = ? AND status = 'pending'`,
+      );
+      let released = 0;
+      for (const c of claims) released += Number(release.run(now, c.delivery_id, c.lease_token).changes);
+      return released;
+    });
+  }
+
   async nextDueAt(after: number): Promise<number | null> {
     const row = this.#db
       .q(

@@ -8,17 +8,20 @@ import type { ApiKey, Store, WebhookConfig } from '../store.ts';
 import { SqliteDatabase } from './database.ts';
 import { SqliteDeliveryLog } from './delivery-log.ts';
 import { SqliteQueue } from './queue.ts';
+import { SqliteRetention } from './retention.ts';
 import { toInstance, toKey, toWebhook } from './rows.ts';
 
 export class SqliteStore implements Store {
   readonly #db: SqliteDatabase;
   readonly #queue: SqliteQueue;
   readonly #log: SqliteDeliveryLog;
+  readonly #retention: SqliteRetention;
 
   constructor(file: string) {
     this.#db = new SqliteDatabase(file);
     this.#queue = new SqliteQueue(this.#db);
     this.#log = new SqliteDeliveryLog(this.#db);
+    this.#retention = new SqliteRetention(this.#db);
   }
 
   ingest: Store['ingest'] = (...args) => this.#queue.ingest(...args);
@@ -26,6 +29,8 @@ export class SqliteStore implements Store {
   recordAttempts: Store['recordAttempts'] = (...args) => this.#queue.recordAttempts(...args);
   nextDueAt: Store['nextDueAt'] = (...args) => this.#queue.nextDueAt(...args);
   queueStats: Store['queueStats'] = (...args) => this.#queue.queueStats(...args);
+  releaseClaims: Store['releaseClaims'] = (...args) => this.#queue.releaseClaims(...args);
+  purgeFinished: Store['purgeFinished'] = (...args) => this.#retention.purgeFinished(...args);
   listDeliveries: Store['listDeliveries'] = (...args) => this.#log.listDeliveries(...args);
   getDelivery: Store['getDelivery'] = (...args) => this.#log.getDelivery(...args);
   redeliver: Store['redeliver'] = (...args) => this.#log.redeliver(...args);

@@ -1,6 +1,7 @@
 /** Builds the HTTP API: JSON parsing, errors, auth, OpenAPI, then the routes. */
 import swagger from '@fastify/swagger';
 import Fastify, { type FastifyBaseLogger, type FastifyInstance, type FastifyReply } from 'fastify';
+import { uiRoutes } from '../ui/routes.ts';
 import { installAuth } from './auth.ts';
 import type { ApiContext } from './context.ts';
 import { errorBody, installErrorHandling } from './errors.ts';
@@ -62,5 +63,6 @@ export async function buildServer(
   eventRoutes(app, ctx);
   deliveryRoutes(app, ctx);
   app.get('/openapi.json', { schema: { hide: true } }, async () => app.swagger());
+  uiRoutes(app, VERSION);
   return app;
 }

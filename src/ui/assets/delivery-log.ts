@@ -154,6 +154,23 @@ export function deliveryLog(instanceId: string, refreshAll: () => Promise<void>)
       }
     }
 
+    /** A failed delivery of a disabled webhook cannot be redelivered (SPEC §8): the button says why instead. */
+    function redeliverButton(hook: Webhook | undefined) {
+      const blocked = hook !== undefined && !hook.enabled;
+      return h(
+        'button',
+        {
+          type: 'button',
+          class: 'button secondary small',
+          'data-focus': 'redeliver',
+          disabled: blocked,
+          title: blocked ? 'The webhook is disabled: enable it to redeliver' : null,
+          onclick: () => redeliver(current),
+        },
+        'Redeliver',
+      );
+    }
+
     function render(d: Delivery) {
       current = d;
       const isOpen = open.has(d.delivery_id);
@@ -190,22 +207,7 @@ export function deliveryLog(instanceId: string, refreshAll: () => Promise<void>)
             },
             lastResult(d),
           ),
-          h(
-            'span',
-            { class: 'cell action' },
-            d.status === 'failed'
-              ? h(
-                  'button',
-                  {
-                    type: 'button',
-                    class: 'button secondary small',
-                    'data-focus': 'redeliver',
-                    onclick: () => redeliver(current),
-                  },
-                  'Redeliver',
-                )
-              : null,
-          ),
+          h('span', { class: 'cell action' }, d.status === 'failed' ? redeliverButton(hook) : null),
         ),
       );
     }
@@ -221,7 +223,13 @@ export function deliveryLog(instanceId: string, refreshAll: () => Promise<void>)
     };
   }
 
-  const rows = new KeyedList<Delivery>(list, (d) => d.delivery_id, deliveryRow);
+  // A row shows its webhook too (address, whether Redeliver is possible): a change there updates the row.
+  const rows = new KeyedList<Delivery>(
+    list,
+    (d) => d.delivery_id,
+    deliveryRow,
+    (d) => JSON.stringify([d, webhooks.get(d.webhook_id)]),
+  );
 
   async function refresh() {
     try {

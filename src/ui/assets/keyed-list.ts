@@ -13,11 +13,19 @@ export class KeyedList<T> {
   readonly #key: (item: T) => string;
   readonly #create: (item: T) => Row<T>;
   readonly #rows = new Map<string, { row: Row<T>; sig: string }>();
+  readonly #signature: (item: T) => string;
 
-  constructor(container: HTMLElement, key: (item: T) => string, create: (item: T) => Row<T>) {
+  /** `signature` tells when a row must update; by default its item's JSON. */
+  constructor(
+    container: HTMLElement,
+    key: (item: T) => string,
+    create: (item: T) => Row<T>,
+    signature: (item: T) => string = (item) => JSON.stringify(item),
+  ) {
     this.#container = container;
     this.#key = key;
     this.#create = create;
+    this.#signature = signature;
   }
 
   set(items: T[]): void {
@@ -26,7 +34,7 @@ export class KeyedList<T> {
     for (const item of items) {
       const key = this.#key(item);
       seen.add(key);
-      const sig = JSON.stringify(item);
+      const sig = this.#signature(item);
       let entry = this.#rows.get(key);
       if (!entry) {
         entry = { row: this.#create(item), sig };

@@ -35,7 +35,10 @@ export function showErrors(form: HTMLElement, error: ApiError): void {
     const id = `err-${rootOf(d.field)}-${wrapper.querySelectorAll('.field-error').length}`;
     const text = d.field === rootOf(d.field) ? d.message : `${d.field}: ${d.message}`;
     wrapper.append(h('p', { class: 'field-error', id }, text));
-    const control = wrapper.querySelector('input, select, textarea, fieldset') ?? wrapper;
+    const control =
+      wrapper.querySelector(`[name="${CSS.escape(rootOf(d.field))}"]`) ??
+      wrapper.querySelector('input, select, textarea, fieldset') ??
+      wrapper;
     control.setAttribute('aria-invalid', 'true');
     const described = control.getAttribute('aria-describedby');
     control.setAttribute('aria-describedby', described ? `${described} ${id}` : id);

@@ -64,6 +64,14 @@ describe('session page: forms, errors and keyboard', { skip: missingChromium() ?
     await page.getByText('Instance key').waitFor();
     await page.goto(`${h.url}/ui/instances/${other}`);
     await page.getByText('Your key belongs to another instance.').waitFor();
+
+    // Revoked while the page is open: the next refresh returns to the sign-in, and says why.
+    await page.goto(`${h.url}/ui/instances/${ins}`);
+    await page.getByRole('heading', { name: 'Support line' }).waitFor();
+    await h.request('DELETE', `/instances/${ins}/keys/${created.body.key_id}`);
+    await page.getByText('The key was refused (revoked or unknown). Sign in again.').waitFor();
+    await page.getByLabel('API key').waitFor();
+    assert.equal(await page.evaluate(() => sessionStorage.length), 0);
   });
 
   it('shows each API validation error next to the field it names', async () => {

@@ -93,8 +93,8 @@ export async function call<T>(
   body?: unknown,
   key = sessionKey.get(),
 ): Promise<T> {
-  const headers: Record<string, string> = {};
-  if (key) headers.authorization = `Bearer ${key}`;
+  if (!key) throw new ApiError(401, 'unauthorized', 'Sign in first');
+  const headers: Record<string, string> = { authorization: `Bearer ${key}` };
   if (body !== undefined) headers['content-type'] = 'application/json';
   let res: Response;
   try {

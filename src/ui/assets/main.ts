@@ -7,6 +7,7 @@ import { whenUnauthorized } from './api.ts';
 import { byId, h } from './dom.ts';
 import { instanceListView } from './instance-list.ts';
 import { notify } from './notices.ts';
+import { Poller } from './poller.ts';
 import { sessionKey } from './session-key.ts';
 import { sessionPageView } from './session-page.ts';
 import { signInView } from './sign-in.ts';
@@ -35,6 +36,7 @@ function render(): void {
 }
 
 whenUnauthorized(() => {
+  Poller.stopAll();
   sessionKey.clear();
   render();
   notify('The key was refused (revoked or unknown). Sign in again.', 'bad');

@@ -3,6 +3,13 @@
  * at once when it becomes visible again, never two refreshes at a time.
  */
 export class Poller {
+  static readonly #all = new Set<Poller>();
+
+  /** Stops every poller of the page (sign-out, a refused key): nothing asks the API without a key. */
+  static stopAll(): void {
+    for (const p of Poller.#all) p.stop();
+  }
+
   readonly #refresh: () => Promise<void>;
   readonly #intervalMs: number;
   #timer: ReturnType<typeof setTimeout> | undefined;
@@ -13,6 +20,7 @@ export class Poller {
     this.#refresh = refresh;
     this.#intervalMs = intervalMs;
     document.addEventListener('visibilitychange', this.#onVisibility);
+    Poller.#all.add(this);
   }
 
   #onVisibility = () => {
@@ -37,6 +45,7 @@ export class Poller {
 
   stop(): void {
     this.#stopped = true;
+    Poller.#all.delete(this);
     clearTimeout(this.#timer);
     document.removeEventListener('visibilitychange', this.#onVisibility);
   }

@@ -4,21 +4,15 @@
  * Refreshes keep filters, page, open deliveries and focus: rows are updated in place by delivery id.
  */
 import { EVENT_KINDS } from '../../domain/events.ts';
-import { type ApiError, api, type Counts, type Delivery, type DeliveryStatus, type Webhook } from './api.ts';
-import { deliveryDetail } from './delivery-detail.ts';
+import { type ApiError, api, type Counts, type Delivery, type Webhook } from './api.ts';
+import { deliveryRow } from './delivery-row.ts';
 import { confirmAction } from './dialog.ts';
-import { fill, h, keepingFocus, uid } from './dom.ts';
-import { formatTime, lastResult, plural, shortUrl } from './format.ts';
-import { KeyedList, type Row } from './keyed-list.ts';
+import { h, keepingFocus, uid } from './dom.ts';
+import { plural, shortUrl } from './format.ts';
+import { KeyedList } from './keyed-list.ts';
 import { notify } from './notices.ts';
 
 const PAGE_SIZE = 25;
-const STATUS_LABEL: Record<DeliveryStatus, string> = {
-  pending: 'Pending',
-  delivered: 'Delivered',
-  failed: 'Failed',
-};
-const STATUS_TONE: Record<DeliveryStatus, string> = { pending: 'info', delivered: 'good', failed: 'bad' };
 
 export interface DeliveryLog {
   el: HTMLElement;
@@ -124,110 +118,12 @@ export function deliveryLog(instanceId: string, refreshAll: () => Promise<void>)
     await refreshAll();
   }
 
-  function deliveryRow(first: Delivery): Row<Delivery> {
-    const detailId = `detail-${first.delivery_id}`;
-    const summary = h('div', { class: 'delivery-summary' });
-    const detail = h('div', { class: 'delivery-detail', id: detailId, hidden: true });
-    const el = h('li', { class: 'delivery', 'data-delivery-id': first.delivery_id }, summary, detail);
-    let current = first;
-    let detailSig = '';
-
-    async function loadDetail() {
-      try {
-        const d = await api.getDelivery(instanceId, current.delivery_id);
-        const sig = JSON.stringify([d, webhooks.get(d.webhook_id)]);
-        if (sig === detailSig && d.status !== 'pending') return;
-        detailSig = sig;
-        keepingFocus(detail, () => fill(detail, ...deliveryDetail(d, webhooks.get(d.webhook_id))));
-      } catch (err) {
-        fill(detail, h('p', { class: 'form-error' }, (err as ApiError).message));
-      }
-    }
-
-    function toggle() {
-      if (open.has(current.delivery_id)) open.delete(current.delivery_id);
-      else open.add(current.delivery_id);
-      render(current);
-      if (open.has(current.delivery_id)) {
-        fill(detail, h('p', { class: 'muted' }, 'Loading…'));
-        void loadDetail();
-      }
-    }
-
-    /** A failed delivery of a disabled webhook cannot be redelivered (SPEC §8): the button says why instead. */
-    function redeliverButton(hook: Webhook | undefined) {
-      const blocked = hook !== undefined && !hook.enabled;
-      return h(
-        'button',
-        {
-          type: 'button',
-          class: 'button secondary small',
-          'data-focus': 'redeliver',
-          disabled: blocked,
-          title: blocked ? 'The webhook is disabled: enable it to redeliver' : null,
-          onclick: () => redeliver(current),
-        },
-        'Redeliver',
-      );
-    }
-
-    function render(d: Delivery) {
-      current = d;
-      const isOpen = open.has(d.delivery_id);
-      el.dataset.status = d.status;
-      detail.hidden = !isOpen;
-      const hook = webhooks.get(d.webhook_id);
-      keepingFocus(summary, () =>
-        summary.replaceChildren(
-          h('span', { class: `badge ${STATUS_TONE[d.status]}` }, STATUS_LABEL[d.status]),
-          h(
-            'button',
-            {
-              type: 'button',
-              class: 'disclosure',
-              'aria-expanded': String(isOpen),
-              'aria-controls': detailId,
-              'data-focus': 'toggle',
-              onclick: toggle,
-            },
-            h('span', { class: 'chevron', 'aria-hidden': 'true' }, isOpen ? '▾' : '▸'),
-            h('span', { class: 'mono' }, d.event),
-          ),
-          h(
-            'span',
-            { class: 'cell webhook-cell mono muted', title: hook?.destination_url ?? d.webhook_id },
-            hook ? shortUrl(hook.destination_url) : d.webhook_id,
-          ),
-          h('span', { class: 'cell muted' }, formatTime(d.created_at)),
-          h('span', { class: 'cell' }, plural(d.attempts, 'attempt')),
-          h(
-            'span',
-            {
-              class: `cell result ${d.status === 'delivered' ? 'good' : d.last_status_code || d.last_error ? 'bad' : ''}`,
-            },
-            lastResult(d),
-          ),
-          h('span', { class: 'cell action' }, d.status === 'failed' ? redeliverButton(hook) : null),
-        ),
-      );
-    }
-
-    render(first);
-    if (open.has(first.delivery_id)) void loadDetail();
-    return {
-      el,
-      update(d) {
-        render(d);
-        if (open.has(d.delivery_id)) void loadDetail();
-      },
-    };
-  }
-
   // A row shows its webhook too (address, whether Redeliver is possible): a change there updates the row.
+  const context = { instanceId, webhook: (id: string) => webhooks.get(id), open, redeliver };
   const rows = new KeyedList<Delivery>(
     list,
     (d) => d.delivery_id,
-    deliveryRow,
+    (d) => deliveryRow(context, d),
     (d) => JSON.stringify([d, webhooks.get(d.webhook_id)]),
   );
 

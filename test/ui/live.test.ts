@@ -95,6 +95,23 @@ describe('session page: live, paged and portable', { skip: missingChromium() ?? 
     await page.getByText('Page 1').waitFor();
   });
 
+  it('keeps what the reader looks at in place while new deliveries arrive above it', async () => {
+    await page.getByLabel('Status', { exact: true }).selectOption('');
+    const ids = (await h.request('GET', `/instances/${ins}/deliveries?limit=10`)).body.deliveries;
+    const row = page.locator(`li.delivery[data-delivery-id="${ids[9].delivery_id}"]`);
+    await row.getByRole('button', { name: /message/ }).click();
+    await row.locator('pre.body').waitFor();
+    await row.evaluate((el) => el.scrollIntoView({ block: 'start' }));
+    const top = await row.evaluate((el) => el.getBoundingClientRect().top);
+    for (let i = 0; i < 3; i++) await h.publish(ins, { event: 'message', payload: messagePayload() });
+    const [newest] = (await h.request('GET', `/instances/${ins}/deliveries?limit=1`)).body.deliveries;
+    await page.locator(`li.delivery[data-delivery-id="${newest.delivery_id}"]`).waitFor({ state: 'attached' });
+    const after = await row.evaluate((el) => el.getBoundingClientRect().top);
+    assert.ok(Math.abs(after - top) <= 2, `the open delivery moved from ${top}px to ${after}px`);
+    assert.equal(await row.locator('.delivery-detail').isVisible(), true);
+    await row.getByRole('button', { name: /message/ }).click();
+  });
+
   it("says when the next attempt is and that the receiver's Retry-After set it", async () => {
     let slowed = false;
     receiver.answer = (req) => {

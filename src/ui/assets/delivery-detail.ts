@@ -22,7 +22,7 @@ function attemptsTable(attempts: Attempt[]): HTMLElement {
       {},
       h(
         'td',
-        { class: 'num', 'data-label': 'Attempt' },
+        { 'data-label': 'Attempt' },
         h('span', {}, a.attempt, a.trigger === 'manual' ? h('span', { class: 'tag' }, 'manual') : null),
       ),
       h('td', { 'data-label': 'Started' }, h('span', {}, formatTime(a.started_at))),

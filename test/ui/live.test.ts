@@ -105,7 +105,9 @@ describe('session page: live, paged and portable', { skip: missingChromium() ?? 
     const top = await row.evaluate((el) => el.getBoundingClientRect().top);
     for (let i = 0; i < 3; i++) await h.publish(ins, { event: 'message', payload: messagePayload() });
     const [newest] = (await h.request('GET', `/instances/${ins}/deliveries?limit=1`)).body.deliveries;
-    await page.locator(`li.delivery[data-delivery-id="${newest.delivery_id}"]`).waitFor({ state: 'attached' });
+    await page
+      .locator(`li.delivery[data-delivery-id="${newest.delivery_id}"]`)
+      .waitFor({ state: 'attached' });
     const after = await row.evaluate((el) => el.getBoundingClientRect().top);
     assert.ok(Math.abs(after - top) <= 2, `the open delivery moved from ${top}px to ${after}px`);
     assert.equal(await row.locator('.delivery-detail').isVisible(), true);

@@ -25,7 +25,10 @@ describe('session page: the main flow', { skip: missingChromium() ?? false }, ()
     h = await startTestHerald({ RETRY_SCHEDULE: '0.1,0.1,0.1,0.1,0.1' });
     receiver = await TestReceiver.start();
     browser = await launch();
-    page = await browser.newPage({ viewport: { width: 1280, height: 900 } });
+    page = await browser.newPage({
+      viewport: { width: 1280, height: 900 },
+      permissions: ['clipboard-read', 'clipboard-write'],
+    });
     page.setDefaultTimeout(20_000);
     ins = await h.createInstance('Sales line');
     await h.publish(ins, { event: 'session.status', payload: { status: 'WORKING', phone: '491701234567' } });
@@ -99,6 +102,13 @@ describe('session page: the main flow', { skip: missingChromium() ?? false }, ()
     await detail.getByText('HTTP 200').first().waitFor();
     assert.equal(await detail.locator('pre.body').innerText(), sent.rawBody.toString('utf8'));
     assert.match(await detail.innerText(), new RegExp(`X-Service-Event-Id: ${published.body.event_id}`));
+    await detail.getByRole('button', { name: 'Copy as curl' }).click();
+    await page.getByText('curl command copied').waitFor();
+    const copied = await page.evaluate(() => navigator.clipboard.readText());
+    assert.equal(copied, await detail.locator('pre[data-curl]').innerText());
+    assert.ok(
+      copied.includes(`X-Service-Event-Id: ${published.body.event_id}`) && copied.includes(receiver.url),
+    );
     await screenshot(page, '03-delivered');
     await row.getByRole('button', { name: /message/ }).click(); // closed again
   });

@@ -187,6 +187,16 @@ describe('session page: live, paged and portable', { skip: missingChromium() ?? 
     assert.ok(overflow <= 0, `page is ${overflow}px wider than the screen`);
     await phone.screenshot({ path: 'test-output/screenshots/22-phone-top.png' });
     await screenshot(phone, '23-phone-full');
+    const wider = () => phone.evaluate(() => document.documentElement.scrollWidth - window.innerWidth);
+    await phone.getByRole('button', { name: 'Add webhook' }).click();
+    await phone.getByRole('dialog', { name: 'Add webhook' }).waitFor();
+    assert.ok((await wider()) <= 0, 'the webhook form fits');
+    await phone.screenshot({ path: 'test-output/screenshots/24-phone-webhook-form.png' });
+    await phone.keyboard.press('Escape');
+    await phone.goto(h.url);
+    await phone.getByRole('link', { name: 'Front desk' }).waitFor();
+    assert.ok((await wider()) <= 0, 'the instance list fits');
+    await phone.screenshot({ path: 'test-output/screenshots/25-phone-instances.png' });
     await phone.close();
   });
 

@@ -27,10 +27,11 @@ function instanceRow(first: Instance): Row<Instance> {
         ),
         h('td', {}, h('span', { class: `badge ${sessionTone(i.status)}` }, sessionLabel(i.status))),
         h('td', { class: i.phone ? '' : 'muted' }, formatPhone(i.phone)),
-        h('td', { class: 'num' }, i.counts.webhooks),
+        // data-label names the counts where a phone-width screen stacks the row.
+        h('td', { class: 'num', 'data-label': 'Webhooks' }, i.counts.webhooks),
         h(
           'td',
-          { class: 'num' },
+          { class: 'num', 'data-label': 'Failed deliveries' },
           i.counts.failed_deliveries
             ? h('span', { class: 'badge bad' }, i.counts.failed_deliveries)
             : h('span', { class: 'muted' }, '0'),
@@ -102,7 +103,7 @@ function createForm(refresh: () => Promise<void>): HTMLElement {
     name: 'name',
     type: 'text',
     maxlength: 200,
-    placeholder: 'Sales line',
+    placeholder: 'e.g. Sales line',
   });
   const form = h(
     'form',

@@ -66,6 +66,18 @@ describe('session page: live, paged and portable', { skip: missingChromium() ?? 
     assert.equal(await rows.count(), 20, '20 message deliveries, one page');
     await page.getByLabel('Event', { exact: true }).selectOption('');
     await page.waitForFunction(() => document.querySelectorAll('li.delivery').length === 25);
+    // By webhook: a second one, which received nothing, shows an empty log; the first its deliveries again.
+    await h.createWebhook(
+      ins,
+      { destination_url: 'https://other.example.com/hook', events: ['message'] },
+      false,
+    );
+    const webhook = page.getByLabel('Webhook', { exact: true });
+    await webhook.locator('option', { hasText: 'other.example.com/hook' }).waitFor({ state: 'attached' });
+    await webhook.selectOption({ label: 'other.example.com/hook' });
+    await page.getByText('No delivery matches these filters.').waitFor();
+    await webhook.selectOption({ label: receiver.url.replace('http://', '') });
+    await page.waitForFunction(() => document.querySelectorAll('li.delivery').length === 25);
     await page.getByRole('button', { name: 'Older →' }).click();
     await page.getByText('Page 2').waitFor();
     await page.waitForFunction(() => document.querySelectorAll('li.delivery').length === 5);

@@ -86,9 +86,15 @@ describe('session page: forms, errors and keyboard', { skip: missingChromium() ?
     // The schema refuses the empty list before the address is looked at.
     const events = dialog.getByRole('group', { name: 'Events' });
     assert.match(await errorOf(events), /fewer than 1/);
+    assert.equal(
+      await events.evaluate((el) => el.contains(document.activeElement)),
+      true,
+      'focus moved there',
+    );
     await dialog.getByRole('checkbox', { name: 'message.ack' }).check();
     await dialog.getByRole('button', { name: 'Save' }).click();
     assert.match(await errorOf(url), /http/);
+    assert.equal(await url.evaluate((el) => el === document.activeElement), true);
     assert.equal(await events.getAttribute('aria-invalid'), null, 'the fixed field is no longer marked');
     await screenshot(page, '11-validation-errors');
 

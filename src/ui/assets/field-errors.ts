@@ -45,6 +45,10 @@ export function showErrors(form: HTMLElement, error: ApiError): void {
   }
   const top = form.querySelector('.form-error');
   if (top && unplaced.length) top.replaceChildren(...unplaced.map((m) => h('p', {}, m)));
-  const first = form.querySelector<HTMLElement>('[aria-invalid] input, input[aria-invalid], [aria-invalid]');
-  first?.focus();
+  // Focus goes to the first field in error (into a fieldset, its first control), where the reader must act.
+  const first = form.querySelector<HTMLElement>('[aria-invalid]');
+  const target = first?.matches('input, select, textarea')
+    ? first
+    : first?.querySelector<HTMLElement>('input, select');
+  target?.focus();
 }

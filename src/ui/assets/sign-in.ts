@@ -41,7 +41,9 @@ export function signInView(onSignedIn: () => void): HTMLElement {
     if (!key) {
       showErrors(
         form,
-        new ApiError(400, 'invalid_request', 'key', [{ field: 'key', message: 'Enter an API key' }]),
+        new ApiError(400, 'invalid_request', 'Enter an API key', [
+          { field: 'key', message: 'Enter an API key' },
+        ]),
       );
       return;
     }

@@ -159,7 +159,7 @@ describe('session page: live, paged and portable', { skip: missingChromium() ?? 
     const image = `${h.url}/src/ui/assets/icon.svg`;
     for (const [url, type] of [
       [image, 'image/svg+xml'],
-      [`${h.url}/src/ui/assets/styles.css`, 'application/pdf'],
+      [`${h.url}/src/ui/assets/base.css`, 'application/pdf'],
     ]) {
       await h.publish(ins, {
         event: 'message',

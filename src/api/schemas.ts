@@ -19,6 +19,14 @@ export const Instance = Type.Object(
     status: Type.String({ description: 'last session.status published; STOPPED before any' }),
     phone: Nullable(Type.String()),
     created_at: Time,
+    // Beyond SPEC §5, for the instance list and "Redeliver all failed" (which must say how many before acting).
+    counts: Type.Object({
+      webhooks: Type.Integer(),
+      failed_deliveries: Type.Integer(),
+      redeliverable_deliveries: Type.Integer({
+        description: 'failed deliveries of enabled webhooks: what POST …/deliveries/redeliver restarts now',
+      }),
+    }),
   },
   { $id: 'Instance' },
 );

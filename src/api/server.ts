@@ -1,5 +1,6 @@
 /** Builds the HTTP API: JSON parsing, errors, auth, OpenAPI, then the routes. */
 import Fastify, { type FastifyBaseLogger, type FastifyInstance, type FastifyReply } from 'fastify';
+import { uiRoutes } from '../ui/routes.ts';
 import { installAuth } from './auth.ts';
 import type { ApiContext } from './context.ts';
 import { installApiDocs } from './docs.ts';
@@ -61,5 +62,6 @@ export async function buildServer(
   mediaRoutes(app, ctx);
   testDeliveryRoutes(app, ctx);
   metricsRoutes(app, ctx);
+  uiRoutes(app, VERSION);
   return app;
 }

@@ -1,10 +1,17 @@
 /** Domain records as the API shows them: ISO 8601 UTC times, secrets reduced to whether one is set. */
 import type { Attempt, Delivery, Instance, Webhook } from '../domain/types.ts';
+import type { InstanceCounts } from '../store/store.ts';
 
 const iso = (ms: number) => new Date(ms).toISOString();
 const isoOrNull = (ms: number | null) => (ms === null ? null : iso(ms));
 
-export const instanceView = (i: Instance) => ({ ...i, created_at: iso(i.created_at) });
+const NO_COUNTS: InstanceCounts = { webhooks: 0, failed_deliveries: 0, redeliverable_deliveries: 0 };
+
+export const instanceView = (i: Instance, counts: Map<string, InstanceCounts>) => ({
+  ...i,
+  created_at: iso(i.created_at),
+  counts: counts.get(i.instance_id) ?? NO_COUNTS,
+});
 
 export const webhookView = (w: Webhook) => ({
   webhook_id: w.webhook_id,

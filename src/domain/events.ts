@@ -3,21 +3,12 @@
  * Only the fields the seed and the SPEC name are checked; every other field passes through unchanged.
  */
 
+import { EVENT_KINDS } from './event-kinds.ts';
 import { isReference } from './media-object.ts';
 import { quote } from './quote.ts';
 import type { FieldError } from './types.ts';
 
-/** SPEC §7's catalog, in its order (the seed's kinds first, then the further ones the SPEC names). */
-// biome-ignore format: one family of kinds per line reads better than one kind per line
-export const EVENT_KINDS: readonly string[] = Object.freeze([
-  'session.status',
-  'message', 'message.any', 'message.ack', 'message.reaction', 'message.edited', 'message.revoked', 'message.unknown',
-  'group.join', 'group.leave', 'group.update', 'group.participants',
-  'call.received', 'call.accepted', 'call.rejected',
-  'label.upsert', 'label.deleted', 'label.chat.added', 'label.chat.deleted',
-  'poll.vote', 'poll.vote.failed',
-  'presence.update',
-]);
+export { EVENT_KINDS };
 
 /** A frozen list, so no importer can change a catalog at run time. */
 const list = (...items: string[]): readonly string[] => Object.freeze(items);

@@ -84,6 +84,14 @@ export interface DeliveryDetail extends Delivery {
 
 export type RedeliverResult = { ok: true; delivery: Delivery } | { ok: false; conflict: string } | null;
 
+/** What the instance list and "Redeliver all failed" show before anyone acts. */
+export interface InstanceCounts {
+  webhooks: number;
+  failed_deliveries: number;
+  /** Failed deliveries of enabled webhooks: exactly what redeliverFailed(instance, {}) would restart now. */
+  redeliverable_deliveries: number;
+}
+
 export interface RedeliverRange {
   webhook_id?: string;
   since?: number;
@@ -195,4 +203,6 @@ export interface Store {
   getDelivery(instanceId: string, deliveryId: string): Promise<DeliveryDetail | null>;
   redeliver(instanceId: string, deliveryId: string, now: number): Promise<RedeliverResult>;
   redeliverFailed(instanceId: string, range: RedeliverRange, now: number): Promise<number>;
+  /** Counts per instance: of one, or of all when `instanceId` is omitted; an instance without webhooks is absent. */
+  instanceCounts(instanceId?: string): Promise<Map<string, InstanceCounts>>;
 }

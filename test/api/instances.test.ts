@@ -5,7 +5,7 @@ import { readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { DatabaseSync } from 'node:sqlite';
 import { after, before, describe, it } from 'node:test';
-import { ADMIN_KEY, type Reply, startTestHerald, type TestHerald } from '../support/herald.ts';
+import { ADMIN_KEY, eventually, type Reply, startTestHerald, type TestHerald } from '../support/herald.ts';
 
 const ISO = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{3}Z$/;
 const idOf = (prefix: string) => new RegExp(`^${prefix}_[A-Za-z0-9_-]{16,}$`);
@@ -204,7 +204,7 @@ describe('secrets at rest', () => {
 });
 
 describe('instances', () => {
-  const INSTANCE_FIELDS = ['created_at', 'instance_id', 'name', 'phone', 'status'];
+  const INSTANCE_FIELDS = ['counts', 'created_at', 'instance_id', 'name', 'phone', 'status'];
 
   async function getInstance(id: string): Promise<any> {
     const r = await h.request('GET', `/instances/${id}`);
@@ -228,8 +228,9 @@ describe('instances', () => {
       assert.equal(r.body.success, true);
       assert.match(r.body.instance_id, idOf('ins'));
       const got = await getInstance(r.body.instance_id);
-      const { created_at, ...rest } = got;
+      const { created_at, counts, ...rest } = got;
       assert.deepEqual(rest, { instance_id: r.body.instance_id, name, status: 'STOPPED', phone: null });
+      assert.deepEqual(counts, { webhooks: 0, failed_deliveries: 0, redeliverable_deliveries: 0 });
       assert.match(created_at, ISO);
       assert.ok(Date.parse(got.created_at) >= before - 1000 && Date.parse(got.created_at) <= Date.now());
       const list = await h.request('GET', '/instances');
@@ -264,6 +265,34 @@ describe('instances', () => {
     for (const table of ['webhooks', 'api_keys']) {
       assert.equal(storedValue(`SELECT count(*) AS v FROM ${table} WHERE instance_id = ?`, id), 0, table);
     }
+  });
+
+  it('counts webhooks and failed deliveries, and promises exactly what bulk redelivery restarts', async () => {
+    const id = await h.createInstance('counted');
+    const refused = { ...HOOK, events: ['session.status'] }; // port 9: connection refused, so retries wait
+    const on = await h.createWebhook(id, refused);
+    const off = await h.createWebhook(id, refused);
+    await h.createWebhook(id, refused, false);
+    await h.publish(id, STATUS_EVENT);
+    await eventually(async () => {
+      const r = await h.request('GET', `/instances/${id}/deliveries`);
+      return r.body.deliveries.every((d: any) => d.attempts >= 1) ? true : undefined;
+    });
+    for (const [webhook, enabled] of [
+      [on, false],
+      [off, false],
+      [on, true],
+    ] as const) {
+      await h.request('POST', `/instances/${id}/webhooks/${webhook}/enabled`, { body: { enabled } });
+    }
+    const expected = { webhooks: 3, failed_deliveries: 2, redeliverable_deliveries: 1 };
+    assert.deepEqual((await getInstance(id)).counts, expected);
+    const listed = (await h.request('GET', '/instances')).body.instances.find(
+      (i: any) => i.instance_id === id,
+    );
+    assert.deepEqual(listed.counts, expected);
+    const bulk = await h.request('POST', `/instances/${id}/deliveries/redeliver`, { body: {} });
+    assert.equal(bulk.body.redelivered, expected.redeliverable_deliveries);
   });
 
   /** Every instance-scoped path, with a body that passes validation so only the instance decides. */

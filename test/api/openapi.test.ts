@@ -40,8 +40,14 @@ const SPEC_ROUTES = [
 
 /** Endpoints beyond the SPEC's tables: the test delivery and /metrics (issue 7). */
 const MORE_ROUTES = ['POST /instances/{instance_id}/webhooks/{webhook_id}/test', 'GET /metrics'];
-/** Registered but not API operations: the document itself and its page. */
-const HIDDEN_ROUTES = ['GET /docs', 'GET /openapi.json'];
+/** Registered but not API operations: the document itself, its page, and the session page with its files. */
+const HIDDEN_ROUTES = [
+  'GET /',
+  'GET /docs',
+  'GET /openapi.json',
+  'GET /src/*',
+  'GET /ui/instances/{instance_id}',
+];
 
 async function documentedOperations(): Promise<[string, Record<string, any>][]> {
   const r = await h.request('GET', '/openapi.json');

@@ -289,6 +289,29 @@ export function storeConformance(name: string, open: () => Promise<Store>): void
       assert.equal(await store.redeliverFailed(ins, {}, T0 + 4000), 0);
     });
 
+    test('instance counts: webhooks, failed deliveries, and exactly what bulk redelivery would restart', async () => {
+      const ins = await instance();
+      const other = await instance();
+      const on = await webhook(ins);
+      const off = await webhook(ins);
+      await webhook(ins, { enabled: false });
+      await store.ingest(ins, [draft(ins), draft(ins)], route, T0);
+      // Disabling fails pending deliveries; re-enabling one webhook makes its failures redeliverable.
+      await store.setWebhookEnabled(ins, on.webhook_id, false, T0 + 1);
+      await store.setWebhookEnabled(ins, off.webhook_id, false, T0 + 1);
+      await store.setWebhookEnabled(ins, on.webhook_id, true, T0 + 2);
+      const counts = await store.instanceCounts(ins);
+      assert.deepEqual(counts.get(ins), { webhooks: 3, failed_deliveries: 4, redeliverable_deliveries: 2 });
+      assert.equal(counts.has(other), false, 'one instance asked, one answered');
+      assert.deepEqual((await store.instanceCounts()).get(ins), counts.get(ins));
+      assert.equal(await store.redeliverFailed(ins, {}, T0 + 3), 2, 'the count promised is the count done');
+      assert.deepEqual((await store.instanceCounts(ins)).get(ins), {
+        webhooks: 3,
+        failed_deliveries: 2,
+        redeliverable_deliveries: 0,
+      });
+    });
+
     test('the log pages newest first, filters, and a cursor walks every delivery once', async () => {
       const ins = await instance();
       const w = await webhook(ins);

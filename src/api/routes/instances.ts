@@ -60,7 +60,8 @@ export function instanceRoutes(app: FastifyInstance, ctx: ApiContext): void {
       const p = request.principal;
       // An instance key sees its own instance only.
       const visible = p.kind === 'admin' ? all : all.filter((i) => i.instance_id === p.instance_id);
-      return { success: true, instances: visible.map(instanceView) };
+      const counts = await ctx.store.instanceCounts(p.kind === 'admin' ? undefined : p.instance_id);
+      return { success: true, instances: visible.map((i) => instanceView(i, counts)) };
     },
   );
 
@@ -73,7 +74,11 @@ export function instanceRoutes(app: FastifyInstance, ctx: ApiContext): void {
         response: responses(200, Ok({ instance: Type.Ref('Instance') })),
       },
     },
-    async (request) => ({ success: true, instance: instanceView(await loadInstance(ctx, request)) }),
+    async (request) => {
+      const instance = await loadInstance(ctx, request);
+      const counts = await ctx.store.instanceCounts(instance.instance_id);
+      return { success: true, instance: instanceView(instance, counts) };
+    },
   );
 
   app.delete(

@@ -3,6 +3,7 @@ import type { SQLInputValue } from 'node:sqlite';
 import {
   type DeliveryDetail,
   type DeliveryFilter,
+  type InstanceCounts,
   type RedeliverRange,
   type RedeliverResult,
   webhookDisabledConflict,
@@ -100,6 +101,30 @@ export class SqliteDeliveryLog {
       params.push(range.until);
     }
     return Number(this.#db.q(`${RESTART} WHERE ${where.join(' AND ')}`).run(...params).changes);
+  }
+
+  /** Every delivery belongs to a webhook, so failed ones are counted per webhook, through its (webhook_id, status) index. */
+  async instanceCounts(instanceId?: string): Promise<Map<string, InstanceCounts>> {
+    const rows = this.#db
+      .q(
+        `SELECT instance_id, count(*) AS webhooks, sum(failed) AS failed,
+           sum(CASE WHEN enabled = 1 THEN failed ELSE 0 END) AS redeliverable
+         FROM (SELECT w.instance_id, w.enabled,
+                 (SELECT count(*) FROM deliveries d WHERE d.webhook_id = w.webhook_id AND d.status = 'failed') AS failed
+               FROM webhooks w ${instanceId === undefined ? '' : 'WHERE w.instance_id = ?'})
+         GROUP BY instance_id`,
+      )
+      .all(...(instanceId === undefined ? [] : [instanceId]));
+    return new Map(
+      rows.map((r) => [
+        r.instance_id as string,
+        {
+          webhooks: Number(r.webhooks),
+          failed_deliveries: Number(r.failed),
+          redeliverable_deliveries: Number(r.redeliverable),
+        },
+      ]),
+    );
   }
 }
 

@@ -35,6 +35,7 @@ export class SqliteStore implements Store {
   getDelivery: Store['getDelivery'] = (...args) => this.#log.getDelivery(...args);
   redeliver: Store['redeliver'] = (...args) => this.#log.redeliver(...args);
   redeliverFailed: Store['redeliverFailed'] = (...args) => this.#log.redeliverFailed(...args);
+  instanceCounts: Store['instanceCounts'] = (...args) => this.#log.instanceCounts(...args);
 
   async close(): Promise<void> {
     this.#db.close();

@@ -1,0 +1,81 @@
+/**
+ * The session page's files, read from src/ and served under the same path (/src/ui/assets/main.ts), so a reader
+ * finds in the browser exactly the file of the repository. TypeScript is type-stripped by Node's own
+ * stripTypeScriptTypes (no bundler, no build step) once per file; `tsc --noEmit` checks the browser code with
+ * the rest. Only the page's own folder and the pure event catalog it shares with the server are served.
+ */
+import { createHash } from 'node:crypto';
+import { readdirSync, readFileSync } from 'node:fs';
+import { stripTypeScriptTypes } from 'node:module';
+import { extname, join } from 'node:path';
+
+const SRC = join(import.meta.dirname, '..');
+const ASSETS = 'ui/assets';
+/** Browser code imports the server's event catalog, so the page can never offer a kind the API refuses. */
+const SHARED = ['domain/event-kinds.ts'];
+
+const TYPES: Record<string, string> = {
+  '.ts': 'text/javascript; charset=utf-8',
+  '.css': 'text/css; charset=utf-8',
+  '.html': 'text/html; charset=utf-8',
+  '.svg': 'image/svg+xml',
+};
+
+export interface Asset {
+  body: string;
+  type: string;
+  etag: string;
+}
+
+export class AssetFiles {
+  readonly #allowed: Set<string>;
+  readonly #cache = new Map<string, Asset>();
+  readonly #version: string;
+
+  /** `version` fills %HERALD_VERSION% in HTML (the page shows the User-Agent deliveries carry). */
+  constructor(version: string) {
+    this.#version = version;
+    const own = readdirSync(join(SRC, ASSETS))
+      .filter((f) => TYPES[extname(f)])
+      .map((f) => `${ASSETS}/${f}`);
+    this.#allowed = new Set([...own, ...SHARED]);
+  }
+
+  /** The file at `path` (relative to src/), ready to send; null for anything not on the list. */
+  get(path: string): Asset | null {
+    if (!this.#allowed.has(path)) return null;
+    let asset = this.#cache.get(path);
+    if (!asset) {
+      const text = readFileSync(join(SRC, path), 'utf8');
+      const ext = extname(path);
+      const body =
+        ext === '.ts'
+          ? strip(text)
+          : ext === '.html'
+            ? text.replaceAll('%HERALD_VERSION%', this.#version)
+            : text;
+      const etag = `"${createHash('sha256').update(body).digest('base64url').slice(0, 22)}"`;
+      asset = { body, type: TYPES[extname(path)], etag };
+      this.#cache.set(path, asset);
+    }
+    return asset;
+  }
+}
+
+/**
+ * stripTypeScriptTypes is marked experimental in Node 24 and warns once per process; what it does here (erase the
+ * types of erasable syntax, which tsconfig enforces) is what Node does to run every .ts file of Herald, so the
+ * warning would only alarm an operator. It is silenced for this call alone.
+ */
+function strip(code: string): string {
+  const emit = process.emitWarning;
+  process.emitWarning = ((warning: string | Error, ...rest: unknown[]) => {
+    if (String(warning).includes('stripTypeScriptTypes')) return;
+    (emit as (...args: unknown[]) => void).call(process, warning, ...rest);
+  }) as typeof process.emitWarning;
+  try {
+    return stripTypeScriptTypes(code, { mode: 'strip' });
+  } finally {
+    process.emitWarning = emit;
+  }
+}

@@ -1,0 +1,164 @@
+/** The public HTTP API (SPEC §3–§8), as the page uses it: the key as a bearer header, errors as ApiError. */
+import { sessionKey } from './session-key.ts';
+
+export interface Counts {
+  webhooks: number;
+  failed_deliveries: number;
+  redeliverable_deliveries: number;
+}
+
+export interface Instance {
+  instance_id: string;
+  name: string;
+  status: string;
+  phone: string | null;
+  created_at: string;
+  counts: Counts;
+}
+
+export interface Webhook {
+  webhook_id: string;
+  destination_url: string;
+  events: string[];
+  ignore_status: boolean;
+  enabled: boolean;
+  client_sign_secret_set: boolean;
+  disabled_reason: string | null;
+  disabled_at: string | null;
+  created_at: string;
+  updated_at: string;
+}
+
+export type DeliveryStatus = 'pending' | 'delivered' | 'failed';
+
+export interface Delivery {
+  delivery_id: string;
+  event_id: string;
+  event: string;
+  webhook_id: string;
+  status: DeliveryStatus;
+  attempts: number;
+  created_at: string;
+  last_attempt_at: string | null;
+  next_attempt_at: string | null;
+  last_status_code: number | null;
+  last_error: string | null;
+  failure_reason: string | null;
+}
+
+export interface Attempt {
+  attempt: number;
+  trigger: 'scheduled' | 'manual';
+  started_at: string;
+  duration_ms: number;
+  status_code: number | null;
+  error: string | null;
+  response_body: string | null;
+  next_attempt_at: string | null;
+  next_attempt_reason: string | null;
+}
+
+export interface DeliveryDetail extends Omit<Delivery, 'attempts'> {
+  request_body: string;
+  attempts: Attempt[];
+}
+
+export interface FieldError {
+  field: string;
+  message: string;
+}
+
+export class ApiError extends Error {
+  readonly status: number;
+  readonly code: string;
+  readonly details: FieldError[];
+
+  constructor(status: number, code: string, message: string, details: FieldError[] = []) {
+    super(message);
+    this.status = status;
+    this.code = code;
+    this.details = details;
+  }
+}
+
+/** Called when the key is refused (401): the page signs out. */
+let onUnauthorized: () => void = () => {};
+export const whenUnauthorized = (f: () => void) => {
+  onUnauthorized = f;
+};
+
+export async function call<T>(
+  method: string,
+  path: string,
+  body?: unknown,
+  key = sessionKey.get(),
+): Promise<T> {
+  if (!key) throw new ApiError(401, 'unauthorized', 'Sign in first');
+  const headers: Record<string, string> = { authorization: `Bearer ${key}` };
+  if (body !== undefined) headers['content-type'] = 'application/json';
+  let res: Response;
+  try {
+    res = await fetch(path, { method, headers, body: body === undefined ? undefined : JSON.stringify(body) });
+  } catch {
+    throw new ApiError(0, 'network', 'Herald cannot be reached; retrying while the page is open');
+  }
+  const data = await res.json().catch(() => null);
+  if (!res.ok) {
+    const e = data?.error;
+    const error = new ApiError(
+      res.status,
+      e?.code ?? 'internal',
+      e?.message ?? `HTTP ${res.status}`,
+      e?.details,
+    );
+    if (res.status === 401 && key === sessionKey.get()) onUnauthorized();
+    throw error;
+  }
+  return data as T;
+}
+
+const ins = (id: string) => `/instances/${encodeURIComponent(id)}`;
+
+export interface DeliveryQuery {
+  status?: string;
+  webhook_id?: string;
+  event?: string;
+  cursor?: string;
+  limit: number;
+}
+
+export const api = {
+  listInstances: (key?: string) =>
+    call<{ instances: Instance[] }>('GET', '/instances', undefined, key).then((r) => r.instances),
+  createInstance: (name: string) => call<{ instance_id: string }>('POST', '/instances', { name }),
+  /** 403 for an instance key: how the page tells the two kinds of key apart. */
+  listKeys: (id: string, key?: string) => call('GET', `${ins(id)}/keys`, undefined, key),
+  getInstance: (id: string) => call<{ instance: Instance }>('GET', ins(id)).then((r) => r.instance),
+  listWebhooks: (id: string) =>
+    call<{ webhooks: Webhook[] }>('GET', `${ins(id)}/webhooks`).then((r) => r.webhooks),
+  createWebhook: (id: string, body: Record<string, unknown>) =>
+    call<{ webhook_id: string }>('POST', `${ins(id)}/webhooks`, body),
+  updateWebhook: (id: string, webhookId: string, body: Record<string, unknown>) =>
+    call<{ webhook: Webhook }>('PATCH', `${ins(id)}/webhooks/${webhookId}`, body).then((r) => r.webhook),
+  setEnabled: (id: string, webhookId: string, enabled: boolean) =>
+    call<{ webhook: Webhook }>('POST', `${ins(id)}/webhooks/${webhookId}/enabled`, { enabled }).then(
+      (r) => r.webhook,
+    ),
+  deleteWebhook: (id: string, webhookId: string) => call('DELETE', `${ins(id)}/webhooks/${webhookId}`),
+  listDeliveries(id: string, q: DeliveryQuery) {
+    const params = new URLSearchParams();
+    for (const [k, v] of Object.entries(q)) if (v !== undefined && v !== '') params.set(k, String(v));
+    return call<{ deliveries: Delivery[]; next_cursor: string | null }>(
+      'GET',
+      `${ins(id)}/deliveries?${params}`,
+    );
+  },
+  getDelivery: (id: string, deliveryId: string) =>
+    call<{ delivery: DeliveryDetail }>('GET', `${ins(id)}/deliveries/${deliveryId}`).then((r) => r.delivery),
+  redeliver: (id: string, deliveryId: string) =>
+    call<{ delivery: Delivery }>('POST', `${ins(id)}/deliveries/${deliveryId}/redeliver`).then(
+      (r) => r.delivery,
+    ),
+  redeliverAllFailed: (id: string) =>
+    call<{ redelivered: number }>('POST', `${ins(id)}/deliveries/redeliver`, {}).then((r) => r.redelivered),
+};

@@ -1,0 +1,161 @@
+/**
+ * One delivery opened: its attempts (time, duration, result, response excerpt, next attempt and why), the exact
+ * request body, the headers, a copy-as-curl, and a media preview when the message carries one.
+ */
+import type { Attempt, DeliveryDetail, Webhook } from './api.ts';
+import { curlCommand } from './curl.ts';
+import { h, uid } from './dom.ts';
+import { failureText, formatDuration, formatTime, nextAttemptText, relative, resultOf } from './format.ts';
+import { mediaPreview } from './media-preview.ts';
+import { notify } from './notices.ts';
+
+const userAgent = () =>
+  `Herald/${document.querySelector('meta[name="herald-version"]')?.getAttribute('content') ?? ''}`;
+
+function attemptsTable(attempts: Attempt[]): HTMLElement {
+  if (attempts.length === 0) return h('p', { class: 'muted' }, 'No attempt yet: the first starts at once.');
+  const rows = [...attempts].reverse().map((a) => {
+    const ok = a.status_code !== null && a.status_code >= 200 && a.status_code < 300;
+    // data-label names each cell where a phone-width screen stacks the table.
+    return h(
+      'tr',
+      {},
+      h(
+        'td',
+        { 'data-label': 'Attempt' },
+        h('span', {}, a.attempt, a.trigger === 'manual' ? h('span', { class: 'tag' }, 'manual') : null),
+      ),
+      h('td', { 'data-label': 'Started' }, h('span', {}, formatTime(a.started_at))),
+      h('td', { class: 'num', 'data-label': 'Duration' }, h('span', {}, formatDuration(a.duration_ms))),
+      h('td', { 'data-label': 'Result' }, h('span', { class: `result ${ok ? 'good' : 'bad'}` }, resultOf(a))),
+      h(
+        'td',
+        { 'data-label': 'Response' },
+        a.response_body
+          ? h('pre', { class: 'excerpt' }, a.response_body)
+          : h('span', { class: 'muted' }, '—'),
+      ),
+      h('td', { 'data-label': 'Next attempt' }, h('span', {}, nextAttemptText(a))),
+    );
+  });
+  return h(
+    'div',
+    { class: 'table-wrap' },
+    h(
+      'table',
+      { class: 'table attempts' },
+      h('caption', { class: 'visually-hidden' }, 'Attempts, newest first'),
+      h(
+        'thead',
+        {},
+        h(
+          'tr',
+          {},
+          ['#', 'Started', 'Duration', 'Result', 'Response (first 4 KiB)', 'Next attempt'].map((t) =>
+            h('th', { scope: 'col' }, t),
+          ),
+        ),
+      ),
+      h('tbody', {}, rows),
+    ),
+  );
+}
+
+function statusLine(d: DeliveryDetail): string {
+  if (d.status === 'delivered') return `Delivered ${formatTime(d.last_attempt_at)}.`;
+  if (d.status === 'failed') return `Failed: ${failureText(d.failure_reason)}.`;
+  if (d.next_attempt_at)
+    return `Next attempt ${relative(d.next_attempt_at)} (${formatTime(d.next_attempt_at)}).`;
+  return 'Attempt in progress.';
+}
+
+function headersBlock(d: DeliveryDetail, webhook: Webhook | undefined): HTMLElement {
+  const last = d.attempts[d.attempts.length - 1];
+  const ts = last ? String(Math.floor(Date.parse(last.started_at) / 1000)) : '<time of the attempt>';
+  const lines = [
+    'Content-Type: application/json',
+    `User-Agent: ${userAgent()}`,
+    `X-Service-Event-Id: ${d.event_id}`,
+    `X-Service-Timestamp: ${ts}`,
+  ];
+  if (webhook?.client_sign_secret_set)
+    lines.push('X-Service-Signature: v1=<HMAC-SHA256 of "timestamp.body" with the secret>');
+  return h(
+    'div',
+    {},
+    h('pre', { class: 'code' }, lines.join('\n')),
+    h(
+      'p',
+      { class: 'help' },
+      'Rebuilt from the documented format (Herald does not store the headers it sent). Each attempt sends its own time',
+      last ? `; shown: attempt ${last.attempt}` : '',
+      '. ',
+      webhook?.client_sign_secret_set
+        ? 'The signature is not shown: the secret is kept sealed and never leaves Herald.'
+        : 'The webhook has no secret now, so no signature is sent.',
+    ),
+  );
+}
+
+function curlBlock(d: DeliveryDetail, webhook: Webhook | undefined): HTMLElement | null {
+  if (!webhook) return null;
+  const command = curlCommand({
+    url: webhook.destination_url,
+    body: d.request_body,
+    eventId: d.event_id,
+    userAgent: userAgent(),
+    signed: webhook.client_sign_secret_set,
+  });
+  const copy = h(
+    'button',
+    { type: 'button', class: 'button secondary small', 'data-focus': 'curl' },
+    'Copy as curl',
+  );
+  copy.addEventListener('click', async () => {
+    try {
+      await navigator.clipboard.writeText(command);
+      notify('curl command copied');
+    } catch {
+      notify('The browser refused the clipboard: select the command below and copy it.', 'bad');
+    }
+  });
+  return h(
+    'div',
+    { class: 'curl' },
+    h('div', { class: 'row space' }, h('h4', {}, 'Replay with curl'), copy),
+    h('pre', { class: 'code', 'data-curl': '' }, command),
+    h(
+      'p',
+      { class: 'help' },
+      webhook.client_sign_secret_set
+        ? 'Set WEBHOOK_SECRET to the webhook’s secret first: the command signs with a fresh timestamp, as Herald would now.'
+        : 'Uses a fresh timestamp, as Herald would now.',
+    ),
+  );
+}
+
+export function deliveryDetail(d: DeliveryDetail, webhook: Webhook | undefined): (Node | null)[] {
+  const bodyId = uid('body');
+  return [
+    h(
+      'dl',
+      { class: 'facts' },
+      h('dt', {}, 'Delivery'),
+      h('dd', { class: 'mono' }, d.delivery_id),
+      h('dt', {}, 'Event'),
+      h('dd', { class: 'mono' }, d.event_id),
+      h('dt', {}, 'Destination'),
+      h('dd', { class: 'mono' }, webhook?.destination_url ?? d.webhook_id),
+      h('dt', {}, 'State'),
+      h('dd', {}, statusLine(d)),
+    ),
+    h('h4', {}, 'Attempts'),
+    attemptsTable(d.attempts),
+    mediaPreview(d.request_body),
+    h('h4', {}, 'Request headers'),
+    headersBlock(d, webhook),
+    h('h4', { id: bodyId }, 'Request body (exact bytes sent)'),
+    h('pre', { class: 'code body', 'aria-labelledby': bodyId }, d.request_body),
+    curlBlock(d, webhook),
+  ];
+}

@@ -1,0 +1,192 @@
+/**
+ * The delivery log (seed §1, SPEC §8): newest first, filtered by status, webhook and event kind, paged; each
+ * delivery opens to its detail; Redeliver on a failed one, Redeliver all failed with the count first.
+ * Refreshes keep filters, page, open deliveries and focus: rows are updated in place by delivery id.
+ */
+import { EVENT_KINDS } from '../../domain/event-kinds.ts';
+import { type ApiError, api, type Counts, type Delivery, type Webhook } from './api.ts';
+import { deliveryRow } from './delivery-row.ts';
+import { confirmAction } from './dialog.ts';
+import { h, keepingFocus, uid } from './dom.ts';
+import { plural, shortUrl } from './format.ts';
+import { KeyedList } from './keyed-list.ts';
+import { notify } from './notices.ts';
+
+const PAGE_SIZE = 25;
+
+export interface DeliveryLog {
+  el: HTMLElement;
+  setContext(webhooks: Webhook[], counts: Counts): void;
+  refresh(): Promise<void>;
+}
+
+function select(label: string, options: [string, string][], onChange: () => void): HTMLSelectElement {
+  const el = h('select', { id: uid('filter'), name: label.toLowerCase() });
+  for (const [value, text] of options) el.append(h('option', { value }, text));
+  el.addEventListener('change', onChange);
+  return el;
+}
+
+/** Replaces a select's options and keeps its choice (a webhook filter survives the list refreshing). */
+function setOptions(el: HTMLSelectElement, options: [string, string][]): void {
+  const value = el.value;
+  const same =
+    options.length === el.options.length &&
+    options.every(([v, t], i) => el.options[i].value === v && el.options[i].text === t);
+  if (same) return;
+  el.replaceChildren(...options.map(([v, t]) => h('option', { value: v }, t)));
+  el.value = options.some(([v]) => v === value) ? value : '';
+}
+
+export function deliveryLog(instanceId: string, refreshAll: () => Promise<void>): DeliveryLog {
+  let webhooks = new Map<string, Webhook>();
+  let counts: Counts = { webhooks: 0, failed_deliveries: 0, redeliverable_deliveries: 0 };
+  const open = new Set<string>();
+  let cursors: (string | undefined)[] = [undefined];
+  let nextCursor: string | null = null;
+
+  const reload = () => {
+    cursors = [undefined];
+    void refresh();
+  };
+  const status = select(
+    'Status',
+    [
+      ['', 'All statuses'],
+      ['pending', 'Pending'],
+      ['delivered', 'Delivered'],
+      ['failed', 'Failed'],
+    ],
+    reload,
+  );
+  const webhook = select('Webhook', [['', 'All webhooks']], reload);
+  const event = select(
+    'Event',
+    [['', 'All events'], ...EVENT_KINDS.map((k): [string, string] => [k, k])],
+    reload,
+  );
+  const filter = (el: HTMLSelectElement, text: string) =>
+    h('div', { class: 'field compact' }, h('label', { for: el.id }, text), el);
+
+  const list = h('ul', { class: 'deliveries', 'aria-label': 'Deliveries, newest first' });
+  const empty = h('p', { class: 'empty', hidden: true });
+  const error = h('p', { class: 'form-error', role: 'alert' });
+  const newer = h('button', { type: 'button', class: 'button secondary small' }, '← Newer');
+  const older = h('button', { type: 'button', class: 'button secondary small' }, 'Older →');
+  const pageLabel = h('span', { class: 'muted small' });
+  newer.addEventListener('click', () => {
+    cursors.pop();
+    void refresh();
+  });
+  older.addEventListener('click', () => {
+    if (nextCursor) cursors.push(nextCursor);
+    void refresh();
+  });
+  const redeliverAll = h('button', { type: 'button', class: 'button secondary' });
+  redeliverAll.addEventListener('click', redeliverAllFailed);
+
+  async function redeliverAllFailed() {
+    const n = counts.redeliverable_deliveries;
+    const skipped = counts.failed_deliveries - n;
+    const ok = await confirmAction(
+      `Redeliver ${plural(n, 'failed delivery', 'failed deliveries')}?`,
+      `Each starts a fresh cycle of attempts, the first at once, with the same body and event id.${
+        skipped > 0
+          ? ` ${plural(skipped, 'failed delivery', 'failed deliveries')} of disabled webhooks ${skipped === 1 ? 'is' : 'are'} skipped: enable the webhook first.`
+          : ''
+      }`,
+      'Redeliver',
+    );
+    if (!ok) return;
+    try {
+      const done = await api.redeliverAllFailed(instanceId);
+      notify(`${plural(done, 'delivery', 'deliveries')} queued for redelivery`);
+    } catch (err) {
+      notify((err as ApiError).message, 'bad');
+    }
+    await refreshAll();
+  }
+
+  async function redeliver(d: Delivery) {
+    try {
+      const updated = await api.redeliver(instanceId, d.delivery_id);
+      rows.get(d.delivery_id)?.update(updated);
+      notify(`Redelivery of ${d.event} queued`);
+    } catch (err) {
+      notify((err as ApiError).message, 'bad');
+    }
+    await refreshAll();
+  }
+
+  // A row shows its webhook too (address, whether Redeliver is possible): a change there updates the row.
+  const context = { instanceId, webhook: (id: string) => webhooks.get(id), open, redeliver };
+  const rows = new KeyedList<Delivery>(
+    list,
+    (d) => d.delivery_id,
+    (d) => deliveryRow(context, d),
+    (d) => JSON.stringify([d, webhooks.get(d.webhook_id)]),
+  );
+
+  async function refresh() {
+    try {
+      const page = await api.listDeliveries(instanceId, {
+        status: status.value || undefined,
+        webhook_id: webhook.value || undefined,
+        event: event.value || undefined,
+        cursor: cursors[cursors.length - 1],
+        limit: PAGE_SIZE,
+      });
+      error.replaceChildren();
+      rows.set(page.deliveries);
+      // Open pending deliveries change without their summary changing (a countdown): their detail reloads too.
+      for (const d of page.deliveries) {
+        if (open.has(d.delivery_id) && d.status === 'pending') rows.get(d.delivery_id)?.update(d);
+      }
+      nextCursor = page.next_cursor;
+      const filtered = status.value || webhook.value || event.value;
+      empty.textContent = filtered
+        ? 'No delivery matches these filters.'
+        : 'No deliveries yet. Events published to this session appear here.';
+      empty.hidden = page.deliveries.length > 0;
+      newer.disabled = cursors.length === 1;
+      older.disabled = nextCursor === null;
+      pageLabel.textContent = `Page ${cursors.length}`;
+    } catch (err) {
+      error.textContent = (err as ApiError).message;
+      throw err;
+    }
+  }
+
+  return {
+    el: h(
+      'section',
+      { class: 'panel', 'aria-labelledby': 'log-title' },
+      h('div', { class: 'panel-head' }, h('h2', { id: 'log-title' }, 'Delivery log'), redeliverAll),
+      h(
+        'div',
+        { class: 'filters', role: 'group', 'aria-label': 'Filters' },
+        filter(status, 'Status'),
+        filter(webhook, 'Webhook'),
+        filter(event, 'Event'),
+      ),
+      error,
+      h('div', { class: 'card flush' }, list, empty),
+      h('div', { class: 'pager' }, newer, pageLabel, older),
+    ),
+    setContext(list: Webhook[], c: Counts) {
+      webhooks = new Map(list.map((w) => [w.webhook_id, w]));
+      counts = c;
+      setOptions(webhook, [
+        ['', 'All webhooks'],
+        ...list.map((w): [string, string] => [w.webhook_id, shortUrl(w.destination_url)]),
+      ]);
+      const n = c.redeliverable_deliveries;
+      keepingFocus(redeliverAll, () => {
+        redeliverAll.replaceChildren('Redeliver all failed ', h('span', { class: 'count' }, String(n)));
+      });
+      redeliverAll.disabled = n === 0;
+      redeliverAll.title = n === 0 ? 'No failed delivery of an enabled webhook' : '';
+    },
+    refresh,
+  };
+}

@@ -1,0 +1,124 @@
+/**
+ * One delivery of the log: a summary line (status, event, webhook, time, attempts, last result, Redeliver) and,
+ * when opened, its detail, reloaded as the delivery changes. Open rows are remembered by the log, so a row that
+ * leaves the page and comes back (paging, filters) opens again.
+ */
+import { type ApiError, api, type Delivery, type DeliveryStatus, type Webhook } from './api.ts';
+import { deliveryDetail } from './delivery-detail.ts';
+import { fill, h, keepingFocus } from './dom.ts';
+import { formatTime, lastResult, plural, shortUrl } from './format.ts';
+import type { Row } from './keyed-list.ts';
+
+const STATUS_LABEL: Record<DeliveryStatus, string> = {
+  pending: 'Pending',
+  delivered: 'Delivered',
+  failed: 'Failed',
+};
+const STATUS_TONE: Record<DeliveryStatus, string> = { pending: 'info', delivered: 'good', failed: 'bad' };
+
+export interface RowContext {
+  instanceId: string;
+  webhook(webhookId: string): Webhook | undefined;
+  /** Ids of the deliveries the reader opened. */
+  open: Set<string>;
+  redeliver(d: Delivery): void;
+}
+
+export function deliveryRow(ctx: RowContext, first: Delivery): Row<Delivery> {
+  const detailId = `detail-${first.delivery_id}`;
+  const summary = h('div', { class: 'delivery-summary' });
+  const detail = h('div', { class: 'delivery-detail', id: detailId, hidden: true });
+  const el = h('li', { class: 'delivery', 'data-delivery-id': first.delivery_id }, summary, detail);
+  let current = first;
+  let detailSig = '';
+
+  async function loadDetail() {
+    try {
+      const d = await api.getDelivery(ctx.instanceId, current.delivery_id);
+      const sig = JSON.stringify([d, ctx.webhook(d.webhook_id)]);
+      if (sig === detailSig && d.status !== 'pending') return;
+      detailSig = sig;
+      keepingFocus(detail, () => fill(detail, ...deliveryDetail(d, ctx.webhook(d.webhook_id))));
+    } catch (err) {
+      fill(detail, h('p', { class: 'form-error' }, (err as ApiError).message));
+    }
+  }
+
+  function toggle() {
+    if (ctx.open.has(current.delivery_id)) ctx.open.delete(current.delivery_id);
+    else ctx.open.add(current.delivery_id);
+    render(current);
+    if (ctx.open.has(current.delivery_id)) {
+      fill(detail, h('p', { class: 'muted' }, 'Loading…'));
+      void loadDetail();
+    }
+  }
+
+  /** A failed delivery of a disabled webhook cannot be redelivered (SPEC §8): the button says why instead. */
+  function redeliverButton(hook: Webhook | undefined) {
+    const blocked = hook !== undefined && !hook.enabled;
+    return h(
+      'button',
+      {
+        type: 'button',
+        class: 'button secondary small',
+        'data-focus': 'redeliver',
+        disabled: blocked,
+        title: blocked ? 'The webhook is disabled: enable it to redeliver' : null,
+        onclick: () => ctx.redeliver(current),
+      },
+      'Redeliver',
+    );
+  }
+
+  function render(d: Delivery) {
+    current = d;
+    const isOpen = ctx.open.has(d.delivery_id);
+    el.dataset.status = d.status;
+    detail.hidden = !isOpen;
+    const hook = ctx.webhook(d.webhook_id);
+    keepingFocus(summary, () =>
+      summary.replaceChildren(
+        h('span', { class: `badge ${STATUS_TONE[d.status]}` }, STATUS_LABEL[d.status]),
+        h(
+          'button',
+          {
+            type: 'button',
+            class: 'disclosure',
+            'aria-expanded': String(isOpen),
+            'aria-controls': detailId,
+            'data-focus': 'toggle',
+            onclick: toggle,
+          },
+          h('span', { class: 'chevron', 'aria-hidden': 'true' }, isOpen ? '▾' : '▸'),
+          h('span', { class: 'mono' }, d.event),
+        ),
+        h(
+          'span',
+          { class: 'cell webhook-cell mono muted', title: hook?.destination_url ?? d.webhook_id },
+          hook ? shortUrl(hook.destination_url) : d.webhook_id,
+        ),
+        h('span', { class: 'cell muted' }, formatTime(d.created_at)),
+        h('span', { class: 'cell' }, plural(d.attempts, 'attempt')),
+        h(
+          'span',
+          {
+            class: `cell result ${d.status === 'delivered' ? 'good' : d.last_status_code || d.last_error ? 'bad' : ''}`,
+          },
+          lastResult(d),
+        ),
+        h('span', { class: 'cell action' }, d.status === 'failed' ? redeliverButton(hook) : null),
+      ),
+    );
+  }
+
+  render(first);
+  if (ctx.open.has(first.delivery_id)) void loadDetail();
+  return {
+    el,
+    update(d) {
+      render(d);
+      if (ctx.open.has(d.delivery_id)) void loadDetail();
+    },
+  };
+}

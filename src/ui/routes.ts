@@ -1,0 +1,44 @@
+/**
+ * The session page (SPEC §9): `/` (sign in, instance list) and `/ui/instances/{instance_id}` serve one HTML shell;
+ * its modules and styles come from /src/…. None of these need a key: the page holds no data, it asks the public
+ * API for everything with the key the person typed, so it can never do what that key may not.
+ */
+import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+import { AssetFiles } from './assets.ts';
+
+/** Nothing from elsewhere: scripts, styles and requests stay on this origin. Images may also come from the media
+ * url an event carries (the delivery detail previews it), which is the session's content, not the page's. */
+const CSP = [
+  "default-src 'self'",
+  "img-src 'self' http: https: data:",
+  "object-src 'none'",
+  "base-uri 'none'",
+  "form-action 'self'",
+  "frame-ancestors 'none'",
+].join('; ');
+
+export function uiRoutes(app: FastifyInstance, version: string): void {
+  const files = new AssetFiles(version);
+  const route = { config: { public: true }, schema: { hide: true } };
+
+  function send(request: FastifyRequest, reply: FastifyReply, path: string) {
+    const asset = files.get(path);
+    if (!asset) return reply.callNotFound();
+    reply
+      .header('content-security-policy', CSP)
+      .header('x-content-type-options', 'nosniff')
+      .header('referrer-policy', 'no-referrer')
+      .header('cache-control', 'no-cache')
+      .header('etag', asset.etag)
+      .type(asset.type);
+    if (request.headers['if-none-match'] === asset.etag) return reply.status(304).send();
+    return reply.send(asset.body);
+  }
+
+  const page = (request: FastifyRequest, reply: FastifyReply) => send(request, reply, 'ui/assets/index.html');
+  app.get('/', route, page);
+  app.get('/ui/instances/:instance_id', route, page);
+  app.get('/src/*', route, (request, reply) =>
+    send(request, reply, (request.params as { '*': string })['*']),
+  );
+}

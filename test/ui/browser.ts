@@ -1,0 +1,47 @@
+/**
+ * Real Chromium for the session page tests: Debian's /usr/bin/chromium driven by playwright-core (never a
+ * downloaded browser). Missing Chromium fails the run in CI (CI=true) and skips with a message elsewhere.
+ */
+import { existsSync, mkdirSync } from 'node:fs';
+import { join, resolve } from 'node:path';
+import { type Browser, chromium, type Page } from 'playwright-core';
+
+export const CHROMIUM = process.env.CHROMIUM_PATH ?? '/usr/bin/chromium';
+const SCREENSHOTS = resolve(import.meta.dirname, '../../test-output/screenshots');
+
+/** Why the browser tests cannot run here, or null when they can. Throws in CI: a skipped UI suite is no pass. */
+export function missingChromium(): string | null {
+  if (existsSync(CHROMIUM)) return null;
+  const why = `Chromium not found at ${CHROMIUM}: install it with "apt-get install -y chromium" (.ci/run does)`;
+  if (process.env.CI) throw new Error(why);
+  console.warn(`SKIPPING browser tests: ${why}`);
+  return why;
+}
+
+export function launch(): Promise<Browser> {
+  return chromium.launch({
+    executablePath: CHROMIUM,
+    args: [
+      '--headless',
+      '--no-sandbox',
+      '--disable-gpu',
+      '--disable-background-networking',
+      '--disable-component-update',
+      '--disable-sync',
+    ],
+  });
+}
+
+/** Saves the page as test-output/screenshots/<name>.png, for a person to look at. */
+export async function screenshot(page: Page, name: string): Promise<void> {
+  mkdirSync(SCREENSHOTS, { recursive: true });
+  await page.screenshot({ path: join(SCREENSHOTS, `${name}.png`), fullPage: true });
+}
+
+/** Signs in through the form, with the keyboard: type the key, press Enter. */
+export async function signIn(page: Page, baseUrl: string, key: string, path = '/'): Promise<void> {
+  await page.goto(baseUrl + path);
+  await page.getByLabel('API key').fill(key);
+  await page.getByLabel('API key').press('Enter');
+  await page.getByRole('button', { name: 'Sign out' }).waitFor();
+}

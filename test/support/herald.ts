@@ -1,9 +1,13 @@
-/** Starts a real Herald (in-process, real HTTP, real SQLite file in a temp dir) for integration tests. */
+/**
+ * Starts a real Herald (in-process, real HTTP, real SQLite file in a temp dir) for integration tests. With
+ * HERALD_TEST_STORE=postgres (the second pass of `npm test`) it runs on PostgreSQL, in a schema of its own.
+ */
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { type Herald, type HeraldOptions, startHerald } from '../../src/app.ts';
 import { loadConfig } from '../../src/config.ts';
+import { dropSchema, ensureSchema, onPostgres, schemaFor } from './postgres.ts';
 
 export const ADMIN_KEY = 'test-admin-key-0123456789abcdef';
 
@@ -45,6 +49,7 @@ export async function startTestHerald(
     ADMIN_API_KEY: ADMIN_KEY,
     ALLOW_PRIVATE_DESTINATIONS: 'true',
     LOG_LEVEL: 'silent',
+    ...(onPostgres ? { DATABASE_URL: await ensureSchema(schemaFor(dataDir)) } : {}),
     ...env,
   });
   const herald = await startHerald(config, options);
@@ -90,7 +95,9 @@ export async function startTestHerald(
     },
     async close({ keepData = false } = {}) {
       await herald.close();
-      if (!keepData) rmSync(dataDir, { recursive: true, force: true });
+      if (keepData) return;
+      rmSync(dataDir, { recursive: true, force: true });
+      if (onPostgres) await dropSchema(schemaFor(dataDir));
     },
   };
 }

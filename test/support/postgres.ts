@@ -18,9 +18,13 @@ export const onPostgres = process.env.HERALD_TEST_STORE === 'postgres';
 
 const created = new Set<string>();
 
-async function admin<T>(use: (sql: postgres.Sql) => Promise<T>): Promise<T> {
-  if (!DATABASE_URL) throw new Error('DATABASE_URL is unset');
-  const sql = postgres(DATABASE_URL, { max: 1, onnotice: () => {} });
+async function admin<T>(use: (sql: postgres.Sql) => Promise<T>, url = DATABASE_URL): Promise<T> {
+  if (!url) throw new Error('DATABASE_URL is unset');
+  const sql = postgres(url, {
+    max: 1,
+    onnotice: () => {},
+    types: { bigint: { to: 20, from: [20], serialize: String, parse: Number } },
+  });
   try {
     return await use(sql);
   } finally {
@@ -64,3 +68,34 @@ process.on('beforeExit', () => {
   sweeping = true;
   void Promise.all([...created].map(dropSchema)).catch(() => {});
 });
+
+/** Rows of a query with `?` placeholders (as SQLite writes them) in `schema`, for tests that look at what is stored. */
+export async function queryStored(
+  schema: string,
+  text: string,
+  params: string[],
+): Promise<Record<string, unknown>[]> {
+  let n = 0;
+  return admin(
+    (sql) =>
+      sql.unsafe(
+        text.replaceAll('?', () => `$${++n}`),
+        params,
+      ),
+    schemaUrl(schema),
+  );
+}
+
+/** Every value of every row of every table of `schema`, as text. */
+export async function storedValues(schema: string): Promise<string[]> {
+  return admin(async (sql) => {
+    const tables = await sql<{ name: string }[]>`
+      SELECT table_name AS name FROM information_schema.tables WHERE table_schema = ${schema}`;
+    const values: string[] = [];
+    for (const { name } of tables) {
+      for (const row of await sql`SELECT * FROM ${sql(schema)}.${sql(name)}`)
+        values.push(...Object.values(row).map(String));
+    }
+    return values;
+  });
+}

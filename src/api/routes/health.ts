@@ -3,7 +3,7 @@ import type { FastifyInstance } from 'fastify';
 import type { ApiContext } from '../context.ts';
 import { HttpError } from '../errors.ts';
 
-export function healthRoutes(app: FastifyInstance, ctx: ApiContext): void {
+export function healthRoutes(app: FastifyInstance, ctx: Pick<ApiContext, 'store'>): void {
   const config = { public: true };
   app.get('/healthz', { config, schema: { tags: ['operations'] } }, async () => ({
     success: true,

@@ -134,8 +134,9 @@ export class PostgresQueue {
     leaseMs: number,
     room: (webhookId: string, leased: number) => number,
   ): Promise<ClaimedDelivery[]> {
-    return this.#db.tx(async (sql) => {
-      const locked = await sql<{ webhook_id: string }[]>`
+    return this.#db.tx(
+      async (sql) => {
+        const locked = await sql<{ webhook_id: string }[]>`
         WITH due AS MATERIALIZED (
           SELECT w.webhook_id FROM webhooks w
           WHERE w.enabled AND EXISTS (
@@ -146,22 +147,22 @@ export class PostgresQueue {
         ), ordered AS MATERIALIZED (SELECT webhook_id FROM due ORDER BY hashtext(webhook_id), webhook_id)
         SELECT webhook_id, pg_advisory_xact_lock(${CLAIM_LOCK}::integer, hashtext(webhook_id))::text AS locked
         FROM ordered`;
-      if (locked.length === 0) return [];
-      const ids = locked.map((r) => r.webhook_id).sort();
-      const lead = ids.find((id) => id > this.#lastLead) ?? ids[0];
-      this.#lastLead = lead;
-      const leasedRows = await sql<{ webhook_id: string; leased: number }[]>`
+        if (locked.length === 0) return [];
+        const ids = locked.map((r) => r.webhook_id).sort();
+        const lead = ids.find((id) => id > this.#lastLead) ?? ids[0];
+        this.#lastLead = lead;
+        const leasedRows = await sql<{ webhook_id: string; leased: number }[]>`
         SELECT webhook_id, count(*)::integer AS leased FROM deliveries
         WHERE webhook_id = ANY(${ids}::text[]) AND lease_token IS NOT NULL AND next_attempt_at > ${now}::bigint
         GROUP BY webhook_id`;
-      const leased = new Map(leasedRows.map((r) => [r.webhook_id, r.leased]));
-      const rotated = [...ids.filter((id) => id >= lead), ...ids.filter((id) => id < lead)];
-      const wanted = rotated
-        .map((id) => [id, Math.min(room(id, leased.get(id) ?? 0), limit)] as const)
-        .filter(([, n]) => n > 0);
-      if (wanted.length === 0) return [];
-      const token = randomToken(12);
-      const rows = await sql`
+        const leased = new Map(leasedRows.map((r) => [r.webhook_id, r.leased]));
+        const rotated = [...ids.filter((id) => id >= lead), ...ids.filter((id) => id < lead)];
+        const wanted = rotated
+          .map((id) => [id, Math.min(room(id, leased.get(id) ?? 0), limit)] as const)
+          .filter(([, n]) => n > 0);
+        if (wanted.length === 0) return [];
+        const token = randomToken(12);
+        const rows = await sql`
         WITH wanted AS (
           SELECT * FROM unnest(${wanted.map(([id]) => id)}::text[], ${wanted.map(([, n]) => n)}::integer[])
             WITH ORDINALITY AS t(webhook_id, n, o)
@@ -183,69 +184,74 @@ export class PostgresQueue {
         WHERE d.delivery_id = picked.delivery_id AND w.webhook_id = d.webhook_id AND e.event_id = d.event_id
         RETURNING d.delivery_id, d.event_id, d.instance_id, d.webhook_id, d.attempts, d.cycle_attempts,
           d.next_trigger, w.destination_url, w.secret_sealed, e.body`;
-      return rows.map(
-        (r): ClaimedDelivery => ({
-          delivery_id: r.delivery_id,
-          event_id: r.event_id,
-          instance_id: r.instance_id,
-          webhook_id: r.webhook_id,
-          destination_url: r.destination_url,
-          secret_sealed: r.secret_sealed,
-          body: r.body,
-          cycle_attempt: r.cycle_attempts + 1,
-          attempt: r.attempts + 1,
-          trigger: r.next_trigger,
-          lease_token: token,
-        }),
-      );
-    });
+        return rows.map(
+          (r): ClaimedDelivery => ({
+            delivery_id: r.delivery_id,
+            event_id: r.event_id,
+            instance_id: r.instance_id,
+            webhook_id: r.webhook_id,
+            destination_url: r.destination_url,
+            secret_sealed: r.secret_sealed,
+            body: r.body,
+            cycle_attempt: r.cycle_attempts + 1,
+            attempt: r.attempts + 1,
+            trigger: r.next_trigger,
+            lease_token: token,
+          }),
+        );
+      },
+      { durable: false },
+    );
   }
 
   async recordAttempts(results: AttemptResult[], now: number): Promise<void> {
     if (results.length === 0) return;
     const gone = [...new Set(results.filter((r) => disables(r)).map((r) => r.claim.webhook_id))].sort();
-    await this.#db.tx(async (sql) => {
-      // Webhooks to disable are locked first, so that two workers recording 410s of one webhook queue up
-      // instead of deadlocking over each other's deliveries.
-      if (gone.length > 0) {
-        await sql`SELECT 1 FROM webhooks WHERE webhook_id = ANY(${gone}::text[]) ORDER BY webhook_id
+    await this.#db.tx(
+      async (sql) => {
+        // Webhooks to disable are locked first, so that two workers recording 410s of one webhook queue up
+        // instead of deadlocking over each other's deliveries.
+        if (gone.length > 0) {
+          await sql`SELECT 1 FROM webhooks WHERE webhook_id = ANY(${gone}::text[]) ORDER BY webhook_id
                   FOR NO KEY UPDATE`;
-      }
-      const rows = results.map(({ claim, outcome: o, decision: d }) => ({
-        delivery_id: claim.delivery_id,
-        lease_token: claim.lease_token,
-        attempt: claim.attempt,
-        trigger: claim.trigger,
-        started_at: o.started_at,
-        duration_ms: o.duration_ms,
-        status_code: o.status_code,
-        error: o.error,
-        // PostgreSQL text cannot hold NUL; a receiver's answer may.
-        response_body: o.response_body?.replaceAll('\0', '\uFFFD') ?? null,
-        next_attempt_at: d.kind === 'retry' ? d.at : null,
-        next_attempt_reason: d.kind === 'retry' ? d.reason : null,
-        status: d.kind === 'retry' ? 'pending' : d.kind,
-        failure_reason: d.kind === 'failed' ? d.reason : null,
-      }));
-      rows.sort((a, b) => (a.delivery_id < b.delivery_id ? -1 : 1));
-      const json = this.#db.sql.json(rows as unknown as postgres.JSONValue);
-      // A delivery deleted mid-attempt (its webhook or instance removed) leaves nothing to log the attempt on.
-      await sql`
+        }
+        const rows = results.map(({ claim, outcome: o, decision: d }) => ({
+          delivery_id: claim.delivery_id,
+          lease_token: claim.lease_token,
+          attempt: claim.attempt,
+          trigger: claim.trigger,
+          started_at: o.started_at,
+          duration_ms: o.duration_ms,
+          status_code: o.status_code,
+          error: o.error,
+          // PostgreSQL text cannot hold NUL; a receiver's answer may.
+          response_body: o.response_body?.replaceAll('\0', '\uFFFD') ?? null,
+          next_attempt_at: d.kind === 'retry' ? d.at : null,
+          next_attempt_reason: d.kind === 'retry' ? d.reason : null,
+          status: d.kind === 'retry' ? 'pending' : d.kind,
+          failure_reason: d.kind === 'failed' ? d.reason : null,
+        }));
+        rows.sort((a, b) => (a.delivery_id < b.delivery_id ? -1 : 1));
+        const json = this.#db.sql.json(rows as unknown as postgres.JSONValue);
+        // A delivery deleted mid-attempt (its webhook or instance removed) leaves nothing to log the attempt on.
+        await sql`
         INSERT INTO attempts (delivery_id, attempt, trigger, started_at, duration_ms, status_code, error,
           response_body, next_attempt_at, next_attempt_reason)
         SELECT r.delivery_id, r.attempt, r.trigger, r.started_at, r.duration_ms, r.status_code, r.error,
           r.response_body, r.next_attempt_at, r.next_attempt_reason
         FROM jsonb_to_recordset(${json}) AS r(${sql.unsafe(RECORD_COLUMNS)})
         WHERE EXISTS (SELECT 1 FROM deliveries d WHERE d.delivery_id = r.delivery_id)`;
-      await sql`
+        await sql`
         UPDATE deliveries d SET attempts = d.attempts + 1, cycle_attempts = d.cycle_attempts + 1,
           next_trigger = 'scheduled', last_attempt_at = r.started_at, last_status_code = r.status_code,
           last_error = r.error, status = r.status, next_attempt_at = r.next_attempt_at,
           failure_reason = r.failure_reason, lease_token = NULL
         FROM jsonb_to_recordset(${json}) AS r(${sql.unsafe(RECORD_COLUMNS)})
         WHERE d.delivery_id = r.delivery_id AND d.lease_token = r.lease_token`;
-      for (const webhookId of gone) await this.disable(sql, webhookId, 'gone', now);
-    });
+        for (const webhookId of gone) await this.disable(sql, webhookId, 'gone', now);
+      },
+      { durable: false },
+    );
   }
 
   async nextDueAt(after: number): Promise<number | null> {

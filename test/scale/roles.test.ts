@@ -8,7 +8,7 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { after, before, describe, test } from 'node:test';
-import { apiRequest, eventually, messagePayload } from '../support/herald.ts';
+import { apiRequest, messagePayload } from '../support/herald.ts';
 import { dropSchema, postgresSkip, scratchSchema } from '../support/postgres.ts';
 import { TestReceiver } from '../support/receiver.ts';
 import { type ChildHerald, spawnHerald } from '../support/spawn.ts';
@@ -113,6 +113,13 @@ describe('roles on PostgreSQL', { skip: postgresSkip }, () => {
     }
     const res = await apiRequest(worker.url, 'GET', '/instances');
     assert.equal(res.status, 404);
+  });
+
+  test('a process whose SECRET_KEY differs from the others refuses to start', async () => {
+    await assert.rejects(
+      spawnHerald(dataDir, { ...env, SECRET_KEY: 'd'.repeat(64) }, 60_000, ['--role', 'worker']),
+      /exited \(1\)[\s\S]*SECRET_KEY: differs from the key of the other processes/,
+    );
   });
 
   test('an idle worker is woken by the publish (NOTIFY), not by its one-second poll', async (t) => {

@@ -20,49 +20,52 @@ const BIGINT_AS_NUMBER = {
 const RETRYABLE = new Set(['40P01', '40001']);
 const MAX_TRIES = 3;
 
+type Pool = Sql<Record<string, never>>;
+
 export class PostgresDatabase {
-  readonly sql: Sql<Record<string, never>>;
+  readonly sql: Pool;
+  /**
+   * Connections whose commits return before their WAL reaches the disk: for claims and outcomes, whose loss in a
+   * database crash only means an attempt made again (at least once); never for ingest, whose 202 promises the
+   * event is stored. Opened on first use, so an API process never opens one.
+   */
+  readonly #relaxed: Pool;
   /** NOTIFY channel of this schema, so that two Heralds in two schemas of one database do not wake each other. */
   readonly channel: string;
 
-  private constructor(sql: Sql<Record<string, never>>, channel: string) {
+  private constructor(sql: Pool, relaxed: Pool, channel: string) {
     this.sql = sql;
+    this.#relaxed = relaxed;
     this.channel = channel;
   }
 
   static async open(url: string): Promise<PostgresDatabase> {
-    const sql = postgres(url, {
-      types: { bigint: BIGINT_AS_NUMBER },
-      onnotice: () => {},
-      // Idle connections go back to the server; a quiet API process holds none.
-      idle_timeout: 30,
-      connection: { application_name: 'herald' },
-    }) as unknown as Sql<Record<string, never>>;
+    const pool = (max: number, connection: Record<string, string>) =>
+      postgres(url, {
+        max,
+        types: { bigint: BIGINT_AS_NUMBER },
+        onnotice: () => {},
+        // Idle connections go back to the server; a quiet process holds none.
+        idle_timeout: 30,
+        connection: { application_name: 'herald', ...connection },
+      }) as unknown as Pool;
+    const sql = pool(10, {});
     try {
       await migrate(sql);
       const [{ schema }] = await sql<{ schema: string }[]>`SELECT current_schema() AS schema`;
-      return new PostgresDatabase(sql, `herald_work.${schema}`);
+      return new PostgresDatabase(sql, pool(2, { synchronous_commit: 'off' }), `herald_work.${schema}`);
     } catch (err) {
       await sql.end({ timeout: 1 });
       throw err;
     }
   }
 
-  /**
-   * Runs `fn` in a transaction. `durable: false` lets the commit return before its WAL reaches the disk: for
-   * claims and outcomes, whose loss in a database crash only means an attempt made again (at least once);
-   * never for ingest, whose 202 promises the event is stored.
-   */
+  /** Runs `fn` in a transaction; `durable: false` on the relaxed connections (see above). */
   async tx<T>(fn: (sql: Tx) => Promise<T>, { durable = true } = {}): Promise<T> {
+    const pool = durable ? this.sql : this.#relaxed;
     for (let attempt = 1; ; attempt++) {
       try {
-        return (await this.sql.begin(async (sql) => {
-          // Not awaited alone: pipelined with the first statement of `fn`.
-          const relaxed = durable ? null : sql`SET LOCAL synchronous_commit = off`;
-          const result = await fn(sql as Tx);
-          await relaxed;
-          return result;
-        })) as T;
+        return (await pool.begin((sql) => fn(sql as Tx))) as T;
       } catch (err) {
         const code = (err as { code?: string }).code;
         if (attempt >= MAX_TRIES || !code || !RETRYABLE.has(code)) throw err;
@@ -84,6 +87,6 @@ export class PostgresDatabase {
   }
 
   async close(): Promise<void> {
-    await this.sql.end({ timeout: 5 });
+    await Promise.all([this.sql.end({ timeout: 5 }), this.#relaxed.end({ timeout: 5 })]);
   }
 }

@@ -47,7 +47,18 @@ export class PostgresDatabase {
         onnotice: () => {},
         // Idle connections go back to the server; a quiet process holds none.
         idle_timeout: 30,
-        connection: { application_name: 'herald', ...connection },
+        connection: {
+          application_name: 'herald',
+          ...connection,
+          ...(process.env.HERALD_EXPLAIN
+            ? {
+                session_preload_libraries: 'auto_explain',
+                'auto_explain.log_min_duration': '8',
+                'auto_explain.log_analyze': 'on',
+                'auto_explain.log_nested_statements': 'on',
+              }
+            : {}),
+        },
       }) as unknown as Pool;
     const sql = pool(10, {});
     try {

@@ -50,8 +50,9 @@ export const MIGRATIONS: string[] = [
   CREATE INDEX events_instance ON events(instance_id);
 
   CREATE TABLE deliveries (
-    seq bigint GENERATED ALWAYS AS IDENTITY PRIMARY KEY,
-    delivery_id text NOT NULL UNIQUE,
+    -- The log's order; indexed with the instance only (deliveries_log): each index costs every queue update.
+    seq bigint GENERATED ALWAYS AS IDENTITY,
+    delivery_id text PRIMARY KEY,
     event_id text NOT NULL REFERENCES events(event_id) ON DELETE CASCADE,
     instance_id text NOT NULL,
     webhook_id text NOT NULL REFERENCES webhooks(webhook_id) ON DELETE CASCADE,

@@ -233,21 +233,28 @@ export class PostgresQueue {
         }));
         rows.sort((a, b) => (a.delivery_id < b.delivery_id ? -1 : 1));
         const json = this.#db.sql.json(rows as unknown as postgres.JSONValue);
-        // A delivery deleted mid-attempt (its webhook or instance removed) leaves nothing to log the attempt on.
+        // One statement logs and applies. `= ANY(ids)` lets the planner use the key's index instead of reading
+        // the whole table to join it with the records. A delivery deleted mid-attempt (its webhook or instance
+        // removed) leaves nothing to log the attempt on.
+        const ids = rows.map((r) => r.delivery_id);
         await sql`
-        INSERT INTO attempts (delivery_id, attempt, trigger, started_at, duration_ms, status_code, error,
-          response_body, next_attempt_at, next_attempt_reason)
-        SELECT r.delivery_id, r.attempt, r.trigger, r.started_at, r.duration_ms, r.status_code, r.error,
-          r.response_body, r.next_attempt_at, r.next_attempt_reason
-        FROM jsonb_to_recordset(${json}) AS r(${sql.unsafe(RECORD_COLUMNS)})
-        WHERE EXISTS (SELECT 1 FROM deliveries d WHERE d.delivery_id = r.delivery_id)`;
-        await sql`
-        UPDATE deliveries d SET attempts = d.attempts + 1, cycle_attempts = d.cycle_attempts + 1,
-          next_trigger = 'scheduled', last_attempt_at = r.started_at, last_status_code = r.status_code,
-          last_error = r.error, status = r.status, next_attempt_at = r.next_attempt_at,
-          failure_reason = r.failure_reason, lease_token = NULL
-        FROM jsonb_to_recordset(${json}) AS r(${sql.unsafe(RECORD_COLUMNS)})
-        WHERE d.delivery_id = r.delivery_id AND d.lease_token = r.lease_token`;
+          WITH r AS (
+            SELECT * FROM jsonb_to_recordset(${json}) AS r(${sql.unsafe(RECORD_COLUMNS)})
+          ), logged AS (
+            INSERT INTO attempts (delivery_id, attempt, trigger, started_at, duration_ms, status_code, error,
+              response_body, next_attempt_at, next_attempt_reason)
+            SELECT r.delivery_id, r.attempt, r.trigger, r.started_at, r.duration_ms, r.status_code, r.error,
+              r.response_body, r.next_attempt_at, r.next_attempt_reason
+            FROM r JOIN deliveries d ON d.delivery_id = r.delivery_id
+            WHERE d.delivery_id = ANY(${ids}::text[])
+          )
+          UPDATE deliveries d SET attempts = d.attempts + 1, cycle_attempts = d.cycle_attempts + 1,
+            next_trigger = 'scheduled', last_attempt_at = r.started_at, last_status_code = r.status_code,
+            last_error = r.error, status = r.status, next_attempt_at = r.next_attempt_at,
+            failure_reason = r.failure_reason, lease_token = NULL
+          FROM r
+          WHERE d.delivery_id = ANY(${ids}::text[]) AND d.delivery_id = r.delivery_id
+            AND d.lease_token = r.lease_token`;
         for (const webhookId of gone) await this.disable(sql, webhookId, 'gone', now);
       },
       { durable: false },

@@ -48,7 +48,7 @@ export async function startTestHerald(
     DATA_DIR: dataDir,
     ADMIN_API_KEY: ADMIN_KEY,
     ALLOW_PRIVATE_DESTINATIONS: 'true',
-    LOG_LEVEL: process.env.HERALD_TEST_LOG ?? 'silent',
+    LOG_LEVEL: 'silent',
     ...(onPostgres ? { DATABASE_URL: await ensureSchema(schemaFor(dataDir)) } : {}),
     ...env,
   });

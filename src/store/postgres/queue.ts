@@ -54,9 +54,9 @@ export class PostgresQueue {
                   ORDER BY created_at, webhook_id FOR SHARE`
       ).map(toWebhook);
       // The first occurrence of an event_id in the call is the one stored; later ones are answered as repeats.
-      const drafts = [...new Map(events.map((e) => [e.event_id, e])).keys()].map(
-        (id) => events.find((e) => e.event_id === id) as EventDraft,
-      );
+      const firsts = new Map<string, EventDraft>();
+      for (const e of events) if (!firsts.has(e.event_id)) firsts.set(e.event_id, e);
+      const drafts = [...firsts.values()];
       const targets = drafts.map((e) => router(e, webhooks));
       // ON CONFLICT: another process storing the same event_id right now makes this one wait for it, then skip.
       const inserted = await sql<{ event_id: string }[]>`

@@ -25,9 +25,10 @@ type Pool = Sql<Record<string, never>>;
 export class PostgresDatabase {
   readonly sql: Pool;
   /**
-   * Connections whose commits return before their WAL reaches the disk: for claims and outcomes, whose loss in a
-   * database crash only means an attempt made again (at least once); never for ingest, whose 202 promises the
-   * event is stored. Opened on first use, so an API process never opens one.
+   * Connections whose commits return before their WAL reaches the disk: for recorded outcomes, whose loss in a
+   * database crash only means an attempt made again once the lease runs out (at least once). Never for ingest,
+   * whose 202 promises the event is stored, nor for claims, whose lease must survive a crash of the database
+   * while the attempt is in flight. Opened on first use, so an API process never opens one.
    */
   readonly #relaxed: Pool;
   /** NOTIFY channel of this schema, so that two Heralds in two schemas of one database do not wake each other. */

@@ -134,9 +134,8 @@ export class PostgresQueue {
     leaseMs: number,
     room: (webhookId: string, leased: number) => number,
   ): Promise<ClaimedDelivery[]> {
-    return this.#db.tx(
-      async (sql) => {
-        const locked = await sql<{ webhook_id: string }[]>`
+    return this.#db.tx(async (sql) => {
+      const locked = await sql<{ webhook_id: string }[]>`
         WITH due AS MATERIALIZED (
           SELECT w.webhook_id FROM webhooks w
           WHERE w.enabled AND EXISTS (
@@ -147,22 +146,22 @@ export class PostgresQueue {
         ), ordered AS MATERIALIZED (SELECT webhook_id FROM due ORDER BY hashtext(webhook_id), webhook_id)
         SELECT webhook_id, pg_advisory_xact_lock(${CLAIM_LOCK}::integer, hashtext(webhook_id))::text AS locked
         FROM ordered`;
-        if (locked.length === 0) return [];
-        const ids = locked.map((r) => r.webhook_id).sort();
-        const lead = ids.find((id) => id > this.#lastLead) ?? ids[0];
-        this.#lastLead = lead;
-        const leasedRows = await sql<{ webhook_id: string; leased: number }[]>`
+      if (locked.length === 0) return [];
+      const ids = locked.map((r) => r.webhook_id).sort();
+      const lead = ids.find((id) => id > this.#lastLead) ?? ids[0];
+      this.#lastLead = lead;
+      const leasedRows = await sql<{ webhook_id: string; leased: number }[]>`
         SELECT webhook_id, count(*)::integer AS leased FROM deliveries
         WHERE webhook_id = ANY(${ids}::text[]) AND lease_token IS NOT NULL AND next_attempt_at > ${now}::bigint
         GROUP BY webhook_id`;
-        const leased = new Map(leasedRows.map((r) => [r.webhook_id, r.leased]));
-        const rotated = [...ids.filter((id) => id >= lead), ...ids.filter((id) => id < lead)];
-        const wanted = rotated
-          .map((id) => [id, Math.min(room(id, leased.get(id) ?? 0), limit)] as const)
-          .filter(([, n]) => n > 0);
-        if (wanted.length === 0) return [];
-        const token = randomToken(12);
-        const rows = await sql`
+      const leased = new Map(leasedRows.map((r) => [r.webhook_id, r.leased]));
+      const rotated = [...ids.filter((id) => id >= lead), ...ids.filter((id) => id < lead)];
+      const wanted = rotated
+        .map((id) => [id, Math.min(room(id, leased.get(id) ?? 0), limit)] as const)
+        .filter(([, n]) => n > 0);
+      if (wanted.length === 0) return [];
+      const token = randomToken(12);
+      const rows = await sql`
         WITH wanted AS (
           SELECT * FROM unnest(${wanted.map(([id]) => id)}::text[], ${wanted.map(([, n]) => n)}::integer[])
             WITH ORDINALITY AS t(webhook_id, n, o)
@@ -184,24 +183,22 @@ export class PostgresQueue {
         WHERE d.delivery_id = picked.delivery_id AND w.webhook_id = d.webhook_id AND e.event_id = d.event_id
         RETURNING d.delivery_id, d.event_id, d.instance_id, d.webhook_id, d.attempts, d.cycle_attempts,
           d.next_trigger, w.destination_url, w.secret_sealed, e.body`;
-        return rows.map(
-          (r): ClaimedDelivery => ({
-            delivery_id: r.delivery_id,
-            event_id: r.event_id,
-            instance_id: r.instance_id,
-            webhook_id: r.webhook_id,
-            destination_url: r.destination_url,
-            secret_sealed: r.secret_sealed,
-            body: r.body,
-            cycle_attempt: r.cycle_attempts + 1,
-            attempt: r.attempts + 1,
-            trigger: r.next_trigger,
-            lease_token: token,
-          }),
-        );
-      },
-      { durable: false },
-    );
+      return rows.map(
+        (r): ClaimedDelivery => ({
+          delivery_id: r.delivery_id,
+          event_id: r.event_id,
+          instance_id: r.instance_id,
+          webhook_id: r.webhook_id,
+          destination_url: r.destination_url,
+          secret_sealed: r.secret_sealed,
+          body: r.body,
+          cycle_attempt: r.cycle_attempts + 1,
+          attempt: r.attempts + 1,
+          trigger: r.next_trigger,
+          lease_token: token,
+        }),
+      );
+    });
   }
 
   async recordAttempts(results: AttemptResult[], now: number): Promise<void> {

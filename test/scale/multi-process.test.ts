@@ -16,6 +16,7 @@ import { Recorder } from './recorder.ts';
 
 /** The lease is DELIVERY_TIMEOUT_MS + 5 s: a killed worker's deliveries are taken over ~7 s later. */
 const DELIVERY_TIMEOUT_MS = '2000';
+const LEASE_MS = 2000 + 5000;
 const CAP = 32;
 
 describe('scale-out: 2 api and 3 worker processes on one PostgreSQL', { skip: postgresSkip }, () => {
@@ -181,6 +182,9 @@ describe('scale-out: 2 api and 3 worker processes on one PostgreSQL', { skip: po
         'exactly the published events arrived',
       );
       assert.deepEqual(h.recorder.overlaps(), [], 'no delivery was attempted by two workers at once');
+      // A repeat is the killed worker's delivery taken over once its lease (DELIVERY_TIMEOUT_MS + 5 s) ran out.
+      const repeat = h.recorder.shortestRepeat();
+      assert.ok(repeat >= LEASE_MS - 2000, `a delivery was attempted again after ${Math.round(repeat)} ms`);
     }
     await eventually(
       async () => {
@@ -195,7 +199,8 @@ describe('scale-out: 2 api and 3 worker processes on one PostgreSQL', { skip: po
     );
     const requests = hooks.reduce((n, h) => n + h.recorder.visits.length, 0);
     t.diagnostic(
-      `worker killed with ${atKill} of 5000 arrived; ${requests} requests in all: ${requests - 5000} duplicates (at least once)`,
+      `worker killed with ${atKill} of 5000 arrived; ${requests} requests in all: ${requests - 5000} duplicates ` +
+        `(at least once), each at least ${Math.round(Math.min(...hooks.map((h) => h.recorder.shortestRepeat())))} ms after the first attempt`,
     );
     for (const w of workers.slice(1)) assert.equal(w.child.exitCode, null, 'the other workers still run');
   });

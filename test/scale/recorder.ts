@@ -70,6 +70,18 @@ export class Recorder {
     return found;
   }
 
+  /** The shortest time between the arrivals of two attempts of one delivery (Infinity when none was repeated). */
+  shortestRepeat(): number {
+    const starts = new Map<string, number[]>();
+    for (const v of this.visits) starts.set(v.eventId, [...(starts.get(v.eventId) ?? []), v.start]);
+    let shortest = Number.POSITIVE_INFINITY;
+    for (const list of starts.values()) {
+      list.sort((a, b) => a - b);
+      for (let i = 1; i < list.length; i++) shortest = Math.min(shortest, list[i] - list[i - 1]);
+    }
+    return shortest;
+  }
+
   async close(): Promise<void> {
     for (const s of this.#sockets) s.destroy();
     await new Promise<void>((resolve) => this.#server.close(() => resolve()));

@@ -3,6 +3,7 @@ import { join } from 'node:path';
 import type { FastifyInstance } from 'fastify';
 import pino, { type Logger } from 'pino';
 import { hashKey } from './api/auth.ts';
+import { buildHealthServer } from './api/health-server.ts';
 import { buildServer, VERSION } from './api/server.ts';
 import type { Config } from './config.ts';
 import { Dispatcher } from './delivery/dispatcher.ts';
@@ -19,6 +20,7 @@ import { openMediaStore, spoolDir } from './media/open-media-store.ts';
 import { MediaSweeper } from './media/sweeper.ts';
 import { HeraldMetrics } from './metrics/metrics.ts';
 import { openSecretBox } from './secret-key.ts';
+import { PostgresStore } from './store/postgres/postgres-store.ts';
 import { SqliteStore } from './store/sqlite/sqlite-store.ts';
 import type { Store } from './store/store.ts';
 
@@ -35,11 +37,17 @@ export interface Herald {
   close(): Promise<void>;
 }
 
+/** What a process does: `all` (API, session page, dispatcher), `api` (no delivery) or `worker` (delivery only). */
+export const ROLES = ['all', 'api', 'worker'] as const;
+export type Role = (typeof ROLES)[number];
+
 export interface HeraldOptions {
   clock?: Clock;
   logger?: Logger;
   /** Resolves destination host names (default: the system's dns.lookup); tests rebind names with it. */
   resolve?: Lookup;
+  /** all (default), api (API and session page) or worker (delivery; /healthz and /readyz only). */
+  role?: Role;
 }
 
 /** The lease outlives the delivery timeout, so it only runs out when its holder is gone. */
@@ -50,7 +58,8 @@ export const STOP_MARGIN_MS = 1000;
 export async function startHerald(config: Config, options: HeraldOptions = {}): Promise<Herald> {
   const clock = options.clock ?? systemClock;
   const logger = options.logger ?? pino({ level: config.logLevel });
-  const store = createStore(config);
+  const role = options.role ?? 'all';
+  const store = await createStore(config);
   let secretBox: SecretBox;
   try {
     secretBox = await openSecretBox(config, store);
@@ -104,11 +113,17 @@ export async function startHerald(config: Config, options: HeraldOptions = {}): 
     clock,
     logger,
   });
-  const server = await buildServer(
-    { config, store, clock, secretBox, destinations, media, metrics, onWork: () => dispatcher.wake() },
-    logger,
-    adminKeyHash,
-  );
+  // An api process wakes no dispatcher of its own: the store's NOTIFY reaches the workers.
+  const onWork = role === 'all' ? () => dispatcher.wake() : () => {};
+  // A worker serves /healthz and /readyz only, so that orchestrators can probe it like any other process.
+  const server =
+    role === 'worker'
+      ? await buildHealthServer({ store }, logger)
+      : await buildServer(
+          { config, store, clock, secretBox, destinations, media, metrics, onWork },
+          logger,
+          adminKeyHash,
+        );
   await server.listen({ port: config.port, host: config.host });
   const address = server.server.address();
   const port = typeof address === 'object' && address ? address.port : config.port;
@@ -120,10 +135,14 @@ export async function startHerald(config: Config, options: HeraldOptions = {}): 
       `PUBLIC_URL is unset: media links will name ${url}, which receivers cannot reach; set PUBLIC_URL`,
     );
   }
-  dispatcher.start();
-  mediaSweeper.start();
+  if (role !== 'api') {
+    await store.listenForWork?.(() => dispatcher.wake());
+    dispatcher.start();
+  }
+  // Uploads land where the API runs; retention goes with delivery. Several sweepers at once are harmless.
+  if (role !== 'worker') mediaSweeper.start();
   const retention = new RetentionSweeper({ store, clock, retentionDays: config.retentionDays, logger });
-  retention.start();
+  if (role !== 'api') retention.start();
 
   return {
     url,
@@ -146,10 +165,10 @@ export async function startHerald(config: Config, options: HeraldOptions = {}): 
 }
 
 /** The store the configuration names (the herald command's maintenance tasks open it too). */
-export function createStore(config: Config): Store {
-  if (config.databaseUrl)
-    throw new Error('DATABASE_URL: the PostgreSQL adapter is not available in this version');
-  return new SqliteStore(join(config.dataDir, 'herald.db'));
+export async function createStore(config: Config): Promise<Store> {
+  return config.databaseUrl
+    ? await PostgresStore.open(config.databaseUrl)
+    : new SqliteStore(join(config.dataDir, 'herald.db'));
 }
 
 /** ADMIN_API_KEY when set; otherwise the stored hash, or a new key whose hash is stored and which is shown once. */

@@ -34,7 +34,7 @@ export async function rotateSecretKey(
   const raw = env.NEW_SECRET_KEY?.trim() || undefined;
   const newKey = raw ? parseSecretKey('NEW_SECRET_KEY', raw) : randomBytes(32);
   const next = new SecretBox(newKey);
-  const store = createStore(config);
+  const store = await createStore(config);
   try {
     let current: SecretBox;
     try {

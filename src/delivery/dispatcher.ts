@@ -102,7 +102,9 @@ export class Dispatcher {
         const now = this.#o.clock();
         if (free > 0) {
           const want = Math.min(this.#o.batchSize, free);
-          const claims = await this.#o.store.claimDue(now, want, this.#o.leaseMs, (w) => this.#room(w));
+          const claims = await this.#o.store.claimDue(now, want, this.#o.leaseMs, (w, leased) =>
+            this.#room(w, leased),
+          );
           for (const claim of claims) this.#launch(claim);
           full = claims.length === want;
         }
@@ -114,8 +116,9 @@ export class Dispatcher {
     }
   }
 
-  #room(webhookId: string): number {
-    return this.#o.maxInFlightPerWebhook - (this.#inFlight.get(webhookId) ?? 0);
+  /** The cap counts this process's attempts and, on a shared store, every worker's unexpired leases. */
+  #room(webhookId: string, leased: number): number {
+    return this.#o.maxInFlightPerWebhook - Math.max(this.#inFlight.get(webhookId) ?? 0, leased);
   }
 
   /**

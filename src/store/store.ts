@@ -168,12 +168,16 @@ export interface Store {
    */
   ingest(instanceId: string, events: EventDraft[], router: Router, now: number): Promise<IngestResult[]>;
 
-  /** Leases up to `limit` due deliveries, at most `room(webhook_id)` per webhook. */
+  /**
+   * Leases up to `limit` due deliveries, at most `room(webhook_id, leased)` per webhook. `leased` is how many of
+   * the webhook's deliveries are under an unexpired lease held by any process sharing the database, so that a
+   * per-webhook cap holds across workers; an adapter only ever used by one process may pass 0.
+   */
   claimDue(
     now: number,
     limit: number,
     leaseMs: number,
-    room: (webhookId: string) => number,
+    room: (webhookId: string, leased: number) => number,
   ): Promise<ClaimedDelivery[]>;
   /** Logs the attempts and applies their decisions; a result whose lease was lost only adds to the log. */
   recordAttempts(results: AttemptResult[], now: number): Promise<void>;
@@ -195,6 +199,11 @@ export interface Store {
    * `before` that no delivery refers to any more. Pending deliveries are never touched.
    */
   purgeFinished(before: number, limit: number): Promise<PurgeResult>;
+  /**
+   * Calls `wake` whenever any process queues work on this database (ingest, redelivery). Implemented by adapters
+   * that several processes share; with the others, the API wakes its own process's dispatcher directly.
+   */
+  listenForWork?(wake: () => void): Promise<void>;
 
   listDeliveries(
     instanceId: string,

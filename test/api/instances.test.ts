@@ -6,6 +6,7 @@ import { join } from 'node:path';
 import { DatabaseSync } from 'node:sqlite';
 import { after, before, describe, it } from 'node:test';
 import { ADMIN_KEY, eventually, type Reply, startTestHerald, type TestHerald } from '../support/herald.ts';
+import { onPostgres, queryStored, schemaFor, storedValues } from '../support/postgres.ts';
 
 const ISO = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{3}Z$/;
 const idOf = (prefix: string) => new RegExp(`^${prefix}_[A-Za-z0-9_-]{16,}$`);
@@ -48,23 +49,28 @@ function withDb<T>(use: (db: DatabaseSync) => T): T {
   }
 }
 
-/** The column `v` of the first row of a read-only query. */
-const storedValue = (sql: string, ...params: string[]) => withDb((db) => db.prepare(sql).get(...params)?.v);
+/** The column `v` of the first row of a read-only query, on the database Herald runs on. */
+const storedValue = async (sql: string, ...params: string[]) =>
+  onPostgres
+    ? (await queryStored(schemaFor(h.dataDir), sql, params))[0]?.v
+    : withDb((db) => db.prepare(sql).get(...params)?.v);
 
 /** Every value of every row of every table, as text. */
-const storedRows = () =>
-  withDb((db) =>
-    db
-      .prepare("SELECT name FROM sqlite_master WHERE type = 'table'")
-      .all()
-      .flatMap(({ name }) => db.prepare(`SELECT * FROM "${String(name)}"`).all())
-      .flatMap((row) => Object.values(row).map((v) => (v instanceof Uint8Array ? Buffer.from(v) : v)))
-      .map(String),
-  );
+const storedRows = async () =>
+  onPostgres
+    ? storedValues(schemaFor(h.dataDir))
+    : withDb((db) =>
+        db
+          .prepare("SELECT name FROM sqlite_master WHERE type = 'table'")
+          .all()
+          .flatMap(({ name }) => db.prepare(`SELECT * FROM "${String(name)}"`).all())
+          .flatMap((row) => Object.values(row).map((v) => (v instanceof Uint8Array ? Buffer.from(v) : v)))
+          .map(String),
+      );
 
 /** Neither a column of the database nor the bytes of its files (WAL included) hold `secret`. */
-function assertNotStored(secret: string): void {
-  const rows = storedRows();
+async function assertNotStored(secret: string): Promise<void> {
+  const rows = await storedRows();
   assert.ok(rows.length > 0);
   assert.ok(!rows.some((v) => v.includes(secret)), 'a database column holds the secret in clear');
   for (const file of readdirSync(h.dataDir).filter((f) => f.startsWith('herald.db'))) {
@@ -182,7 +188,8 @@ describe('secrets at rest', () => {
     const first = `sign-secret-${crypto.randomUUID()}`;
     const second = `sign-secret-${crypto.randomUUID()}`;
     const wh = await h.createWebhook(id, { ...HOOK, client_sign_secret: first }, false);
-    const sealed = () => storedValue('SELECT secret_sealed AS v FROM webhooks WHERE webhook_id = ?', wh);
+    const sealed = async () =>
+      storedValue('SELECT secret_sealed AS v FROM webhooks WHERE webhook_id = ?', wh);
     const patch = async (secret: string) => {
       const r = await h.request('PATCH', `/instances/${id}/webhooks/${wh}`, {
         body: { ...HOOK, client_sign_secret: secret },
@@ -190,16 +197,16 @@ describe('secrets at rest', () => {
       assert.equal(r.status, 200, JSON.stringify(r.body));
       assert.equal(r.body.webhook.client_sign_secret_set, true);
     };
-    const atCreate = sealed();
+    const atCreate = await sealed();
     await patch(second);
-    const atPatch = sealed();
+    const atPatch = await sealed();
     await patch('');
-    assert.equal(sealed(), atPatch, 'an empty secret keeps the sealed value');
+    assert.equal(await sealed(), atPatch, 'an empty secret keeps the sealed value');
     assert.notEqual(atPatch, atCreate);
     for (const v of [atCreate, atPatch]) assert.match(String(v), /^v1\./);
-    for (const secret of [ADMIN_KEY, key, first, second]) assertNotStored(secret);
+    for (const secret of [ADMIN_KEY, key, first, second]) await assertNotStored(secret);
     const hash = createHash('sha256').update(key).digest('hex');
-    assert.equal(storedValue('SELECT count(*) AS v FROM api_keys WHERE key_hash = ?', hash), 1);
+    assert.equal(await storedValue('SELECT count(*) AS v FROM api_keys WHERE key_hash = ?', hash), 1);
   });
 });
 
@@ -263,7 +270,11 @@ describe('instances', () => {
     assertError(await h.request('GET', `/instances/${id}/webhooks/${wh}`), 404, 'not_found');
     assertError(await h.request('GET', '/instances', { key }), 401, 'unauthorized');
     for (const table of ['webhooks', 'api_keys']) {
-      assert.equal(storedValue(`SELECT count(*) AS v FROM ${table} WHERE instance_id = ?`, id), 0, table);
+      assert.equal(
+        await storedValue(`SELECT count(*) AS v FROM ${table} WHERE instance_id = ?`, id),
+        0,
+        table,
+      );
     }
   });
 

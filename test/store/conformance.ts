@@ -106,6 +106,22 @@ export function storeConformance(name: string, open: () => Promise<Store>): void
       assert.equal(page.deliveries.length, 2);
     });
 
+    test('an event_id repeated within one call is stored once, the repeat answered as a duplicate', async () => {
+      const ins = await instance();
+      await webhook(ins);
+      const e = draft(ins);
+      const results = await store.ingest(ins, [e, draft(ins), { ...e, payload: { other: true } }], route, T0);
+      assert.deepEqual(
+        results.map((r) => [r.event_id === e.event_id, r.deliveries, r.duplicate]),
+        [
+          [true, 1, false],
+          [false, 1, false],
+          [true, 1, true],
+        ],
+      );
+      assert.equal((await store.listDeliveries(ins, { limit: 10 })).deliveries.length, 2);
+    });
+
     test('an event_id of another instance is a conflict and nothing of the call is stored', async () => {
       const a = await instance();
       const b = await instance();

@@ -1,9 +1,13 @@
-/** Starts a real Herald (in-process, real HTTP, real SQLite file in a temp dir) for integration tests. */
+/**
+ * Starts a real Herald (in-process, real HTTP, real SQLite file in a temp dir) for integration tests. With
+ * HERALD_TEST_STORE=postgres (the second pass of `npm test`) it runs on PostgreSQL, in a schema of its own.
+ */
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { type Herald, type HeraldOptions, startHerald } from '../../src/app.ts';
 import { loadConfig } from '../../src/config.ts';
+import { dropSchema, ensureSchema, onPostgres, schemaFor } from './postgres.ts';
 
 export const ADMIN_KEY = 'test-admin-key-0123456789abcdef';
 
@@ -48,6 +52,7 @@ export async function startTestHerald(
     RATE_LIMIT_INGEST: '0',
     RATE_LIMIT_MANAGEMENT: '0',
     LOG_LEVEL: 'silent',
+    ...(onPostgres ? { DATABASE_URL: await ensureSchema(schemaFor(dataDir)) } : {}),
     ...env,
   });
   const herald = await startHerald(config, options);
@@ -93,7 +98,9 @@ export async function startTestHerald(
     },
     async close({ keepData = false } = {}) {
       await herald.close();
-      if (!keepData) rmSync(dataDir, { recursive: true, force: true });
+      if (keepData) return;
+      rmSync(dataDir, { recursive: true, force: true });
+      if (onPostgres) await dropSchema(schemaFor(dataDir));
     },
   };
 }

@@ -3,6 +3,7 @@ import { type ChildProcess, spawn } from 'node:child_process';
 import { once } from 'node:events';
 import { resolve } from 'node:path';
 import { ADMIN_KEY, apiRequest, type Reply } from './herald.ts';
+import { ensureSchema, onPostgres, schemaFor } from './postgres.ts';
 
 const CLI = resolve(import.meta.dirname, '../../src/cli.ts');
 
@@ -18,13 +19,19 @@ export interface ChildHerald {
   kill(signal: NodeJS.Signals): Promise<{ code: number | null; signal: NodeJS.Signals | null }>;
 }
 
-/** Starts `node src/cli.ts serve` on a free port over `dataDir`; resolves once it prints its URL. */
+/**
+ * Starts `node src/cli.ts serve [args]` on a free port over `dataDir` (and, in the PostgreSQL pass, over the schema
+ * of `dataDir`, so that a restart finds its data); resolves once it prints its URL.
+ */
 export async function spawnHerald(
   dataDir: string,
   env: Record<string, string> = {},
   startTimeoutMs = 15_000,
+  args: string[] = [],
 ): Promise<ChildHerald> {
-  const child = spawn(process.execPath, [CLI, 'serve'], {
+  const database =
+    onPostgres && !env.DATABASE_URL ? { DATABASE_URL: await ensureSchema(schemaFor(dataDir)) } : {};
+  const child = spawn(process.execPath, [CLI, 'serve', ...args], {
     // A clean environment (no NODE_TEST_CONTEXT etc. from the runner) and no .env from the repository.
     cwd: dataDir,
     env: {
@@ -37,6 +44,7 @@ export async function spawnHerald(
       RATE_LIMIT_INGEST: '0',
       RATE_LIMIT_MANAGEMENT: '0',
       LOG_LEVEL: 'warn',
+      ...database,
       ...env,
     },
     stdio: ['ignore', 'pipe', 'pipe'],

@@ -4,7 +4,7 @@ import type { FastifyInstance } from 'fastify';
 import type { ApiContext } from '../context.ts';
 import { HttpError } from '../errors.ts';
 
-export function healthRoutes(app: FastifyInstance, ctx: ApiContext): void {
+export function healthRoutes(app: FastifyInstance, ctx: Pick<ApiContext, 'store'>): void {
   const config = { public: true };
   const answer = (status: string) => ({
     200: Type.Object({ success: Type.Literal(true), status: Type.Literal(status) }),

@@ -1,5 +1,6 @@
 /** The delivery log on SQLite: pages, details with attempts, and manual redelivery. */
 import type { SQLInputValue } from 'node:sqlite';
+import { toAttempt, toDelivery } from '../rows.ts';
 import {
   type DeliveryDetail,
   type DeliveryFilter,
@@ -9,7 +10,6 @@ import {
   webhookDisabledConflict,
 } from '../store.ts';
 import type { SqliteDatabase } from './database.ts';
-import { toAttempt, toDelivery } from './rows.ts';
 
 type Row = Record<string, SQLInputValue>;
 

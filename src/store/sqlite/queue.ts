@@ -1,6 +1,7 @@
 /** The delivery queue on SQLite: ingest, leased claims, outcomes, and ending a disabled webhook's work. */
 import { newId, randomToken } from '../../domain/ids.ts';
 import type { EventDraft, Webhook } from '../../domain/types.ts';
+import { toWebhook } from '../rows.ts';
 import {
   type AttemptResult,
   type ClaimedDelivery,
@@ -10,7 +11,6 @@ import {
   StoreConflict,
 } from '../store.ts';
 import type { SqliteDatabase } from './database.ts';
-import { toWebhook } from './rows.ts';
 
 export class SqliteQueue {
   readonly #db: SqliteDatabase;
@@ -85,7 +85,13 @@ export class SqliteQueue {
    * range means a webhook at its in-flight cap costs nothing, however large its backlog; the starting webhook
    * rotates so that a small batch is shared fairly.
    */
-  async claimDue(now: number, limit: number, leaseMs: number, room: (webhookId: string) => number) {
+  async claimDue(
+    now: number,
+    limit: number,
+    leaseMs: number,
+    // One process per SQLite database: its own in-flight count is all there is, so `leased` is 0.
+    room: (webhookId: string, leased: number) => number,
+  ) {
     return this.#db.tx(() => {
       const webhooks = this.#db
         .q('SELECT webhook_id FROM webhooks WHERE enabled = 1 ORDER BY webhook_id')
@@ -105,7 +111,7 @@ export class SqliteQueue {
       const start = this.#rotation++ % Math.max(webhooks.length, 1);
       for (let i = 0; i < webhooks.length && claimed.length < limit; i++) {
         const webhookId = webhooks[(start + i) % webhooks.length].webhook_id as string;
-        const n = Math.min(room(webhookId), limit - claimed.length);
+        const n = Math.min(room(webhookId, 0), limit - claimed.length);
         if (n <= 0) continue;
         for (const r of due.all(webhookId, now, n)) {
           lease.run(now + leaseMs, token, r.delivery_id as string);

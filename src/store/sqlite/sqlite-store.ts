@@ -4,12 +4,12 @@
  */
 import type { SQLInputValue } from 'node:sqlite';
 import type { Webhook } from '../../domain/types.ts';
+import { toInstance, toKey, toWebhook } from '../rows.ts';
 import type { ApiKey, Store, WebhookConfig } from '../store.ts';
 import { SqliteDatabase } from './database.ts';
 import { SqliteDeliveryLog } from './delivery-log.ts';
 import { SqliteQueue } from './queue.ts';
 import { SqliteRetention } from './retention.ts';
-import { toInstance, toKey, toWebhook } from './rows.ts';
 
 export class SqliteStore implements Store {
   readonly #db: SqliteDatabase;

@@ -1,6 +1,6 @@
-/** Row ⇄ domain mapping for the SQLite adapter (booleans as 0/1, lists as JSON text). */
-import type { Attempt, Delivery, Instance, Webhook } from '../../domain/types.ts';
-import type { ApiKey } from '../store.ts';
+/** Row ⇄ domain mapping shared by the adapters (booleans as 0/1 in SQLite and as booleans in PostgreSQL, lists as JSON text). */
+import type { Attempt, Delivery, Instance, Webhook } from '../domain/types.ts';
+import type { ApiKey } from './store.ts';
 
 type Row = Record<string, unknown>;
 
@@ -24,8 +24,8 @@ export const toWebhook = (r: Row): Webhook => ({
   instance_id: r.instance_id as string,
   destination_url: r.destination_url as string,
   events: JSON.parse(r.events as string),
-  ignore_status: r.ignore_status === 1,
-  enabled: r.enabled === 1,
+  ignore_status: Boolean(r.ignore_status),
+  enabled: Boolean(r.enabled),
   secret_sealed: r.secret_sealed as string | null,
   disabled_reason: r.disabled_reason as string | null,
   disabled_at: r.disabled_at as number | null,

@@ -1,0 +1,86 @@
+/** `herald serve`: runs Herald in this process (all roles, or only the API or only delivery) until a signal stops it. */
+import { parseArgs } from 'node:util';
+import { ROLES, type Role, STOP_MARGIN_MS, startHerald } from '../app.ts';
+import { loadConfig } from '../config.ts';
+import { SecretKeyMismatch } from '../secret-key.ts';
+import { type Command, UsageError } from './command.ts';
+
+const help = `Usage: herald serve [--role api|worker]
+
+Runs Herald: the API, the session page and the dispatcher in one process, on embedded SQLite under DATA_DIR
+(or PostgreSQL when DATABASE_URL is set). Prints the URL, and the admin key when it generated one.
+
+Options:
+  --role api|worker  run only the API and session page (api) or only delivery (worker; it serves /healthz and
+                     /readyz only); any number of each may share one PostgreSQL (DATABASE_URL). Without it,
+                     everything runs in this process.
+
+Configuration is read from the environment (and ./.env when present): PORT, HOST, DATA_DIR, DATABASE_URL,
+ADMIN_API_KEY, SECRET_KEY, PUBLIC_URL, RETRY_SCHEDULE, DELIVERY_TIMEOUT_MS, MAX_RETRY_AFTER_S,
+ALLOW_PRIVATE_DESTINATIONS, RETENTION_DAYS, LOG_LEVEL and more. See README.md, "Configuration".`;
+
+const ROLE_NOTE: Record<Role, string> = {
+  all: '',
+  api: ' (role api: API and session page, no delivery)',
+  worker: ' (role worker: delivery; /healthz and /readyz only)',
+};
+
+/** `--role`: all (default), api or worker; the split needs a database that several processes share. */
+function role(args: string[], databaseUrl: string | null): Role {
+  const value = parseArgs({ args, options: { role: { type: 'string' } } }).values.role ?? 'all';
+  if (!(ROLES as readonly string[]).includes(value))
+    throw new UsageError(`--role must be one of ${ROLES.join(', ')}, got "${value}"`);
+  if (value !== 'all' && !databaseUrl) {
+    throw new UsageError(
+      `--role ${value} needs DATABASE_URL (PostgreSQL); the embedded SQLite database serves one process`,
+    );
+  }
+  return value as Role;
+}
+
+async function run(args: string[]): Promise<void> {
+  const config = loadConfig(process.env);
+  const r = role(args, config.databaseUrl);
+  const herald = await startHerald(config, { role: r }).catch((err: Error) => {
+    if (err instanceof SecretKeyMismatch) throw err;
+    // A database that cannot be reached, a port in use: one line, not a stack trace.
+    console.error(`herald: could not start: ${err.message}`);
+    return process.exit(1);
+  });
+  console.log(`Herald is listening on ${herald.url}${ROLE_NOTE[r]}`);
+  if (herald.generatedAdminKey) {
+    console.log(`Admin API key (shown once, only its hash is stored): ${herald.generatedAdminKey}`);
+  }
+  let stopping = false;
+  const stop = async (signal: string) => {
+    if (stopping) {
+      // A second signal means "now": leases make an abrupt exit safe (an attempt cut short is made again).
+      console.error(`herald: ${signal} received again; exiting at once`);
+      process.exit(1);
+    }
+    stopping = true;
+    console.log(`herald: ${signal} received; finishing in-flight attempts`);
+    // Attempts end by the delivery timeout; should anything else hang (a client holding a request open), exit anyway.
+    const deadline = config.deliveryTimeoutMs + STOP_MARGIN_MS + 5000;
+    setTimeout(() => {
+      console.error(`herald: not stopped after ${deadline} ms; exiting`);
+      process.exit(1);
+    }, deadline).unref();
+    try {
+      await herald.close();
+    } catch (err) {
+      console.error('herald: error while stopping', err);
+      process.exit(1);
+    }
+    process.exit(0);
+  };
+  process.on('SIGTERM', () => void stop('SIGTERM'));
+  process.on('SIGINT', () => void stop('SIGINT'));
+}
+
+export const serveCommand: Command = {
+  name: 'serve',
+  summary: 'run the API, the session page and the dispatcher',
+  help,
+  run,
+};

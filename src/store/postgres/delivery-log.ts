@@ -1,0 +1,87 @@
+/** The delivery log on PostgreSQL: pages, details with attempts, and manual redelivery (which wakes workers). */
+import type { Row } from 'postgres';
+import { toAttempt, toDelivery } from '../rows.ts';
+import {
+  type DeliveryDetail,
+  type DeliveryFilter,
+  type RedeliverRange,
+  type RedeliverResult,
+  webhookDisabledConflict,
+} from '../store.ts';
+import type { PostgresDatabase } from './database.ts';
+
+export class PostgresDeliveryLog {
+  readonly #db: PostgresDatabase;
+
+  constructor(db: PostgresDatabase) {
+    this.#db = db;
+  }
+
+  async listDeliveries(instanceId: string, f: DeliveryFilter) {
+    const sql = this.#db.sql;
+    const cursor = f.cursor === undefined ? null : Number(f.cursor);
+    // A null filter value matches everything: one statement text for every combination of filters.
+    const rows = await sql<Row[]>`
+      SELECT * FROM deliveries
+      WHERE instance_id = ${instanceId}
+        AND (${f.status ?? null}::text IS NULL OR status = ${f.status ?? null}::text)
+        AND (${f.webhook_id ?? null}::text IS NULL OR webhook_id = ${f.webhook_id ?? null}::text)
+        AND (${f.event ?? null}::text IS NULL OR event = ${f.event ?? null}::text)
+        AND (${cursor}::bigint IS NULL OR seq < ${cursor}::bigint)
+      ORDER BY seq DESC LIMIT ${f.limit + 1}::integer`;
+    const page = rows.slice(0, f.limit);
+    const next_cursor = rows.length > f.limit ? String(page[page.length - 1].seq) : null;
+    return { deliveries: page.map(toDelivery), next_cursor };
+  }
+
+  async getDelivery(instanceId: string, deliveryId: string): Promise<DeliveryDetail | null> {
+    const sql = this.#db.sql;
+    const [row] = await sql<Row[]>`
+      SELECT d.*, e.body FROM deliveries d JOIN events e ON e.event_id = d.event_id
+      WHERE d.instance_id = ${instanceId} AND d.delivery_id = ${deliveryId}`;
+    if (!row) return null;
+    const attempts = await sql<Row[]>`
+      SELECT * FROM attempts WHERE delivery_id = ${deliveryId} ORDER BY attempt, started_at`;
+    return { ...toDelivery(row), request_body: row.body as string, attempts_log: attempts.map(toAttempt) };
+  }
+
+  async redeliver(instanceId: string, deliveryId: string, now: number): Promise<RedeliverResult> {
+    return this.#db.tx(async (sql) => {
+      const [row] = await sql<Row[]>`
+        SELECT d.status, d.webhook_id, w.enabled FROM deliveries d JOIN webhooks w ON w.webhook_id = d.webhook_id
+        WHERE d.instance_id = ${instanceId} AND d.delivery_id = ${deliveryId}
+        FOR UPDATE OF d`;
+      if (!row) return null;
+      if (row.status !== 'failed') {
+        return {
+          ok: false,
+          conflict: `delivery is ${row.status}; only failed deliveries can be redelivered`,
+        };
+      }
+      if (!row.enabled) return { ok: false, conflict: webhookDisabledConflict(row.webhook_id) };
+      const [updated] = await sql<Row[]>`
+        UPDATE deliveries SET ${sql.unsafe(RESTART)}, next_attempt_at = ${now}::bigint
+        WHERE delivery_id = ${deliveryId} RETURNING *`;
+      await this.#db.notifyWork(sql);
+      return { ok: true, delivery: toDelivery(updated) };
+    });
+  }
+
+  async redeliverFailed(instanceId: string, range: RedeliverRange, now: number): Promise<number> {
+    return this.#db.tx(async (sql) => {
+      const result = await sql`
+        UPDATE deliveries SET ${sql.unsafe(RESTART)}, next_attempt_at = ${now}::bigint
+        WHERE instance_id = ${instanceId} AND status = 'failed'
+          AND webhook_id IN (SELECT webhook_id FROM webhooks WHERE instance_id = ${instanceId} AND enabled)
+          AND (${range.webhook_id ?? null}::text IS NULL OR webhook_id = ${range.webhook_id ?? null}::text)
+          AND (${range.since ?? null}::bigint IS NULL OR created_at >= ${range.since ?? null}::bigint)
+          AND (${range.until ?? null}::bigint IS NULL OR created_at < ${range.until ?? null}::bigint)`;
+      if (result.count > 0) await this.#db.notifyWork(sql);
+      return result.count;
+    });
+  }
+}
+
+/** A manual redelivery: a fresh cycle of attempts, the first at once and marked manual (SPEC §8). */
+const RESTART = `status = 'pending', cycle_attempts = 0, next_trigger = 'manual', failure_reason = NULL,
+  lease_token = NULL`;

@@ -1,0 +1,111 @@
+/**
+ * Schema of the PostgreSQL store. Each entry runs once, in order, recorded in herald_migrations. Every process
+ * migrates at start-up: an advisory lock (per schema) makes the others wait, then find nothing left to do.
+ */
+import type { Sql } from 'postgres';
+
+export const MIGRATIONS: string[] = [
+  `
+  CREATE TABLE settings (name text PRIMARY KEY, value text NOT NULL);
+
+  CREATE TABLE instances (
+    instance_id text PRIMARY KEY,
+    name text NOT NULL,
+    status text NOT NULL,
+    phone text,
+    created_at bigint NOT NULL
+  );
+
+  CREATE TABLE api_keys (
+    key_id text PRIMARY KEY,
+    instance_id text NOT NULL REFERENCES instances(instance_id) ON DELETE CASCADE,
+    key_hash text NOT NULL UNIQUE,
+    created_at bigint NOT NULL
+  );
+  CREATE INDEX api_keys_instance ON api_keys(instance_id);
+
+  CREATE TABLE webhooks (
+    webhook_id text PRIMARY KEY,
+    instance_id text NOT NULL REFERENCES instances(instance_id) ON DELETE CASCADE,
+    destination_url text NOT NULL,
+    events text NOT NULL,
+    ignore_status boolean NOT NULL,
+    enabled boolean NOT NULL,
+    secret_sealed text,
+    disabled_reason text,
+    disabled_at bigint,
+    created_at bigint NOT NULL,
+    updated_at bigint NOT NULL
+  );
+  CREATE INDEX webhooks_instance ON webhooks(instance_id);
+
+  CREATE TABLE events (
+    event_id text PRIMARY KEY,
+    instance_id text NOT NULL REFERENCES instances(instance_id) ON DELETE CASCADE,
+    event text NOT NULL,
+    body text NOT NULL,
+    deliveries integer NOT NULL,
+    created_at bigint NOT NULL
+  );
+  CREATE INDEX events_instance ON events(instance_id);
+
+  CREATE TABLE deliveries (
+    -- The log's order; indexed with the instance only (deliveries_log): each index costs every queue update.
+    seq bigint GENERATED ALWAYS AS IDENTITY,
+    delivery_id text PRIMARY KEY,
+    event_id text NOT NULL REFERENCES events(event_id) ON DELETE CASCADE,
+    instance_id text NOT NULL,
+    webhook_id text NOT NULL REFERENCES webhooks(webhook_id) ON DELETE CASCADE,
+    event text NOT NULL,
+    status text NOT NULL,
+    attempts integer NOT NULL DEFAULT 0,
+    cycle_attempts integer NOT NULL DEFAULT 0,
+    next_trigger text NOT NULL DEFAULT 'scheduled',
+    created_at bigint NOT NULL,
+    last_attempt_at bigint,
+    next_attempt_at bigint,
+    last_status_code integer,
+    last_error text,
+    failure_reason text,
+    lease_token text
+  );
+  -- The queue: only pending rows, ordered by when they are due (a lease moves that time forward).
+  CREATE INDEX deliveries_due ON deliveries(next_attempt_at) WHERE status = 'pending';
+  CREATE INDEX deliveries_log ON deliveries(instance_id, seq);
+  -- Claims read each webhook's own due range, so a webhook at its in-flight cap costs nothing to skip.
+  CREATE INDEX deliveries_webhook_due ON deliveries(webhook_id, next_attempt_at) WHERE status = 'pending';
+  -- What every worker holds of a webhook right now: the in-flight cap is counted across processes.
+  CREATE INDEX deliveries_leased ON deliveries(webhook_id, next_attempt_at) WHERE lease_token IS NOT NULL;
+  CREATE INDEX deliveries_webhook ON deliveries(webhook_id, status);
+  CREATE INDEX deliveries_event ON deliveries(event_id);
+
+  CREATE TABLE attempts (
+    delivery_id text NOT NULL REFERENCES deliveries(delivery_id) ON DELETE CASCADE,
+    attempt integer NOT NULL,
+    trigger text NOT NULL,
+    started_at bigint NOT NULL,
+    duration_ms integer NOT NULL,
+    status_code integer,
+    error text,
+    response_body text,
+    next_attempt_at bigint,
+    next_attempt_reason text
+  );
+  -- Not unique: an attempt whose lease was lost to another sender is still logged.
+  CREATE INDEX attempts_delivery ON attempts(delivery_id, attempt);
+  `,
+];
+
+/** Brings the connection's schema up to date; safe when many processes start at once. */
+export async function migrate(sql: Sql<Record<string, never>>): Promise<void> {
+  await sql.begin(async (tx) => {
+    await tx`SELECT pg_advisory_xact_lock(hashtext('herald.migrate.' || current_schema()))`;
+    await tx`CREATE TABLE IF NOT EXISTS herald_migrations (version integer PRIMARY KEY, applied_at bigint NOT NULL)`;
+    const [{ done }] = await tx<{ done: number }[]>`
+      SELECT COALESCE(max(version), 0)::integer AS done FROM herald_migrations`;
+    for (let v = done; v < MIGRATIONS.length; v++) {
+      await tx.unsafe(MIGRATIONS[v]);
+      await tx`INSERT INTO herald_migrations (version, applied_at) VALUES (${v + 1}::integer, ${Date.now()}::bigint)`;
+    }
+  });
+}

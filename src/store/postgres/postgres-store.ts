@@ -1,0 +1,169 @@
+/**
+ * The scale-out store: PostgreSQL, shared by any number of API and worker processes on any number of machines.
+ * Instances, keys and webhooks live here; the queue and the delivery log have files of their own.
+ */
+import type { Row } from 'postgres';
+import type { Webhook } from '../../domain/types.ts';
+import { toInstance, toKey, toWebhook } from '../rows.ts';
+import type { ApiKey, Store, WebhookConfig } from '../store.ts';
+import { PostgresDatabase } from './database.ts';
+import { PostgresDeliveryLog } from './delivery-log.ts';
+import { PostgresQueue } from './queue.ts';
+
+export class PostgresStore implements Store {
+  readonly #db: PostgresDatabase;
+  readonly #queue: PostgresQueue;
+  readonly #log: PostgresDeliveryLog;
+
+  private constructor(db: PostgresDatabase) {
+    this.#db = db;
+    this.#queue = new PostgresQueue(db);
+    this.#log = new PostgresDeliveryLog(db);
+  }
+
+  /** Connects and migrates (safe when several processes start at once). */
+  static async open(url: string): Promise<PostgresStore> {
+    return new PostgresStore(await PostgresDatabase.open(url));
+  }
+
+  ingest: Store['ingest'] = (...args) => this.#queue.ingest(...args);
+  claimDue: Store['claimDue'] = (...args) => this.#queue.claimDue(...args);
+  recordAttempts: Store['recordAttempts'] = (...args) => this.#queue.recordAttempts(...args);
+  nextDueAt: Store['nextDueAt'] = (...args) => this.#queue.nextDueAt(...args);
+  listDeliveries: Store['listDeliveries'] = (...args) => this.#log.listDeliveries(...args);
+  getDelivery: Store['getDelivery'] = (...args) => this.#log.getDelivery(...args);
+  redeliver: Store['redeliver'] = (...args) => this.#log.redeliver(...args);
+  redeliverFailed: Store['redeliverFailed'] = (...args) => this.#log.redeliverFailed(...args);
+  listenForWork: NonNullable<Store['listenForWork']> = (wake) => this.#db.listen(wake);
+
+  async close(): Promise<void> {
+    await this.#db.close();
+  }
+
+  async ping(): Promise<void> {
+    await this.#db.sql`SELECT 1`;
+  }
+
+  async getSetting(name: string): Promise<string | null> {
+    const [row] = await this.#db.sql<{ value: string }[]>`SELECT value FROM settings WHERE name = ${name}`;
+    return row ? row.value : null;
+  }
+
+  async setSetting(name: string, value: string): Promise<void> {
+    await this.#db.sql`
+      INSERT INTO settings (name, value) VALUES (${name}, ${value})
+      ON CONFLICT (name) DO UPDATE SET value = excluded.value`;
+  }
+
+  async createInstance(i: Parameters<Store['createInstance']>[0]): Promise<void> {
+    await this.#db.sql`
+      INSERT INTO instances (instance_id, name, status, phone, created_at)
+      VALUES (${i.instance_id}, ${i.name}, ${i.status}, ${i.phone}, ${i.created_at}::bigint)`;
+  }
+
+  async listInstances() {
+    return (await this.#db.sql<Row[]>`SELECT * FROM instances ORDER BY created_at, instance_id`).map(
+      toInstance,
+    );
+  }
+
+  async getInstance(instanceId: string) {
+    const [row] = await this.#db.sql<Row[]>`SELECT * FROM instances WHERE instance_id = ${instanceId}`;
+    return row ? toInstance(row) : null;
+  }
+
+  async deleteInstance(instanceId: string): Promise<boolean> {
+    return this.#db.tx(async (sql) => {
+      // Deliveries first, so the cascade does not walk them twice (through events and through webhooks).
+      await sql`DELETE FROM deliveries WHERE instance_id = ${instanceId}`;
+      return (await sql`DELETE FROM instances WHERE instance_id = ${instanceId}`).count > 0;
+    });
+  }
+
+  async createKey(k: ApiKey): Promise<void> {
+    await this.#db.sql`
+      INSERT INTO api_keys (key_id, instance_id, key_hash, created_at)
+      VALUES (${k.key_id}, ${k.instance_id}, ${k.key_hash}, ${k.created_at}::bigint)`;
+  }
+
+  async listKeys(instanceId: string) {
+    return (
+      await this.#db.sql<Row[]>`SELECT * FROM api_keys WHERE instance_id = ${instanceId} ORDER BY created_at`
+    ).map(toKey);
+  }
+
+  async findKeyByHash(keyHash: string) {
+    const [row] = await this.#db.sql<Row[]>`SELECT * FROM api_keys WHERE key_hash = ${keyHash}`;
+    return row ? toKey(row) : null;
+  }
+
+  async deleteKey(instanceId: string, keyId: string): Promise<boolean> {
+    const result = await this.#db.sql`
+      DELETE FROM api_keys WHERE instance_id = ${instanceId} AND key_id = ${keyId}`;
+    return result.count > 0;
+  }
+
+  async createWebhook(w: Webhook): Promise<void> {
+    await this.#db.sql`
+      INSERT INTO webhooks (webhook_id, instance_id, destination_url, events, ignore_status, enabled, secret_sealed,
+        disabled_reason, disabled_at, created_at, updated_at)
+      VALUES (${w.webhook_id}, ${w.instance_id}, ${w.destination_url}, ${JSON.stringify(w.events)},
+        ${w.ignore_status}, ${w.enabled}, ${w.secret_sealed}, ${w.disabled_reason}, ${w.disabled_at}::bigint,
+        ${w.created_at}::bigint, ${w.updated_at}::bigint)`;
+  }
+
+  async listWebhooks(instanceId: string) {
+    return (
+      await this.#db.sql<Row[]>`
+        SELECT * FROM webhooks WHERE instance_id = ${instanceId} ORDER BY created_at, webhook_id`
+    ).map(toWebhook);
+  }
+
+  async getWebhook(instanceId: string, webhookId: string) {
+    const [row] = await this.#db.sql<Row[]>`
+      SELECT * FROM webhooks WHERE instance_id = ${instanceId} AND webhook_id = ${webhookId}`;
+    return row ? toWebhook(row) : null;
+  }
+
+  async updateWebhook(instanceId: string, webhookId: string, c: WebhookConfig, now: number) {
+    const keep = c.secret.kind === 'keep';
+    const sealed = c.secret.kind === 'set' ? c.secret.sealed : null;
+    const [row] = await this.#db.sql<Row[]>`
+      UPDATE webhooks SET destination_url = ${c.destination_url}, events = ${JSON.stringify(c.events)},
+        ignore_status = ${c.ignore_status}, updated_at = ${now}::bigint,
+        secret_sealed = CASE WHEN ${keep}::boolean THEN secret_sealed ELSE ${sealed}::text END
+      WHERE instance_id = ${instanceId} AND webhook_id = ${webhookId}
+      RETURNING *`;
+    return row ? toWebhook(row) : null;
+  }
+
+  async setWebhookEnabled(
+    instanceId: string,
+    webhookId: string,
+    enabled: boolean,
+    now: number,
+    reason = 'disabled',
+  ) {
+    return this.#db.tx(async (sql) => {
+      const [found] = await sql`
+        SELECT 1 FROM webhooks WHERE instance_id = ${instanceId} AND webhook_id = ${webhookId}
+        FOR NO KEY UPDATE`;
+      if (!found) return null;
+      if (enabled) {
+        await sql`
+          UPDATE webhooks SET enabled = true, disabled_reason = NULL, disabled_at = NULL, updated_at = ${now}::bigint
+          WHERE webhook_id = ${webhookId}`;
+      } else {
+        await this.#queue.disable(sql, webhookId, reason, now);
+      }
+      const [row] = await sql<Row[]>`SELECT * FROM webhooks WHERE webhook_id = ${webhookId}`;
+      return toWebhook(row);
+    });
+  }
+
+  async deleteWebhook(instanceId: string, webhookId: string): Promise<boolean> {
+    const result = await this.#db.sql`
+      DELETE FROM webhooks WHERE instance_id = ${instanceId} AND webhook_id = ${webhookId}`;
+    return result.count > 0;
+  }
+}

@@ -1,0 +1,273 @@
+/**
+ * The delivery queue on PostgreSQL, shared by any number of processes: idempotent ingest, leased claims
+ * (`FOR UPDATE SKIP LOCKED`) with a per-webhook in-flight cap counted across workers, outcomes, and ending a
+ * disabled webhook's work. Each call is one transaction.
+ */
+import type postgres from 'postgres';
+import { newId, randomToken } from '../../domain/ids.ts';
+import type { EventDraft } from '../../domain/types.ts';
+import { toWebhook } from '../rows.ts';
+import {
+  type AttemptResult,
+  type ClaimedDelivery,
+  type IngestResult,
+  type Router,
+  StoreConflict,
+} from '../store.ts';
+import type { PostgresDatabase, Tx } from './database.ts';
+
+/** First key of the advisory locks that serialise claims per webhook (the second is the webhook id's hash). */
+const CLAIM_LOCK = 0x48524c44; // "HRLD"
+
+export class PostgresQueue {
+  readonly #db: PostgresDatabase;
+  /** The webhook that led the previous claim; the next one starts after it, so a small batch is shared fairly. */
+  #lastLead = '';
+
+  constructor(db: PostgresDatabase) {
+    this.#db = db;
+  }
+
+  /** Disabling ends pending retries (SPEC §6); clearing the lease turns in-flight results into log entries only. */
+  async disable(sql: Tx, webhookId: string, reason: string, now: number): Promise<void> {
+    await sql`
+      UPDATE webhooks SET enabled = false, disabled_reason = ${reason}, disabled_at = ${now}::bigint,
+        updated_at = ${now}::bigint
+      WHERE webhook_id = ${webhookId} AND enabled`;
+    await sql`
+      UPDATE deliveries SET status = 'failed', failure_reason = 'webhook_disabled', next_attempt_at = NULL,
+        lease_token = NULL
+      WHERE webhook_id = ${webhookId} AND status = 'pending'`;
+  }
+
+  async ingest(
+    instanceId: string,
+    events: EventDraft[],
+    router: Router,
+    now: number,
+  ): Promise<IngestResult[]> {
+    return this.#db.tx(async (sql) => {
+      // FOR SHARE: disabling a webhook meanwhile waits for this transaction, then fails what it queued (SPEC §6);
+      // a webhook disabled first is seen disabled here.
+      const webhooks = (
+        await sql`SELECT * FROM webhooks WHERE instance_id = ${instanceId} AND enabled
+                  ORDER BY created_at, webhook_id FOR SHARE`
+      ).map(toWebhook);
+      // The first occurrence of an event_id in the call is the one stored; later ones are answered as repeats.
+      const firsts = new Map<string, EventDraft>();
+      for (const e of events) if (!firsts.has(e.event_id)) firsts.set(e.event_id, e);
+      const drafts = [...firsts.values()];
+      const targets = drafts.map((e) => router(e, webhooks));
+      // ON CONFLICT: another process storing the same event_id right now makes this one wait for it, then skip.
+      const inserted = await sql<{ event_id: string }[]>`
+        INSERT INTO events (event_id, instance_id, event, body, deliveries, created_at)
+        SELECT e.event_id, e.instance_id, e.event, e.body, e.deliveries, ${now}::bigint
+        FROM unnest(${drafts.map((e) => e.event_id)}::text[], ${drafts.map((e) => e.instance_id)}::text[],
+                    ${drafts.map((e) => e.event)}::text[], ${drafts.map((e) => e.body)}::text[],
+                    ${targets.map((t) => t.length)}::integer[]) WITH ORDINALITY
+             AS e(event_id, instance_id, event, body, deliveries, n)
+        ORDER BY e.n
+        ON CONFLICT (event_id) DO NOTHING
+        RETURNING event_id`;
+      const fresh = new Set(inserted.map((r) => r.event_id));
+      const seen = await this.#seen(
+        sql,
+        drafts.filter((e) => !fresh.has(e.event_id)),
+      );
+      const rows = drafts.flatMap((e, i) =>
+        fresh.has(e.event_id) ? targets[i].map((w) => [e, w.webhook_id] as const) : [],
+      );
+      if (rows.length > 0) {
+        await sql`
+          INSERT INTO deliveries (delivery_id, event_id, instance_id, webhook_id, event, status, created_at,
+            next_attempt_at)
+          SELECT d.delivery_id, d.event_id, d.instance_id, d.webhook_id, d.event, 'pending', ${now}::bigint,
+            ${now}::bigint
+          FROM unnest(${rows.map(() => newId('dlv', now))}::text[], ${rows.map(([e]) => e.event_id)}::text[],
+                      ${rows.map(([e]) => e.instance_id)}::text[], ${rows.map(([, w]) => w)}::text[],
+                      ${rows.map(([e]) => e.event)}::text[]) WITH ORDINALITY
+               AS d(delivery_id, event_id, instance_id, webhook_id, event, n)
+          ORDER BY d.n`;
+        await this.#db.notifyWork(sql);
+      }
+      const status = drafts.findLast((e) => fresh.has(e.event_id) && e.event === 'session.status');
+      if (status) {
+        const phone = typeof status.payload.phone === 'string' ? status.payload.phone : null;
+        await sql`UPDATE instances SET status = ${status.payload.status as string}, phone = ${phone}
+                  WHERE instance_id = ${status.instance_id}`;
+      }
+      const stored = new Map(drafts.map((e, i) => [e.event_id, targets[i].length]));
+      const answered = new Set<string>();
+      return events.map((e) => {
+        const first = fresh.has(e.event_id) && !answered.has(e.event_id);
+        answered.add(e.event_id);
+        const deliveries = fresh.has(e.event_id) ? (stored.get(e.event_id) as number) : seen.get(e.event_id);
+        return { event_id: e.event_id, deliveries: deliveries as number, duplicate: !first };
+      });
+    });
+  }
+
+  /** Deliveries counts of events stored before; an event_id of another instance refuses the whole call. */
+  async #seen(sql: Tx, repeats: EventDraft[]): Promise<Map<string, number>> {
+    if (repeats.length === 0) return new Map();
+    const rows = await sql<{ event_id: string; instance_id: string; deliveries: number }[]>`
+      SELECT event_id, instance_id, deliveries FROM events
+      WHERE event_id = ANY(${repeats.map((e) => e.event_id)}::text[])`;
+    const byId = new Map(rows.map((r) => [r.event_id, r]));
+    for (const e of repeats) {
+      if (byId.get(e.event_id)?.instance_id !== e.instance_id) {
+        throw new StoreConflict(`event_id ${e.event_id} was already published to another instance`);
+      }
+    }
+    return new Map(rows.map((r) => [r.event_id, r.deliveries]));
+  }
+
+  /**
+   * Claims per webhook, oldest due first. Claims for one webhook are serialised by an advisory lock (taken in one
+   * global order, so two workers never deadlock); holding it, the count of the webhook's unexpired leases is
+   * exact, and `room` turns it into what this worker may take: the in-flight cap holds across workers.
+   * `SKIP LOCKED` passes over rows another transaction is changing (an outcome being recorded, a redelivery).
+   */
+  async claimDue(
+    now: number,
+    limit: number,
+    leaseMs: number,
+    room: (webhookId: string, leased: number) => number,
+  ): Promise<ClaimedDelivery[]> {
+    return this.#db.tx(async (sql) => {
+      const locked = await sql<{ webhook_id: string }[]>`
+        WITH due AS MATERIALIZED (
+          SELECT w.webhook_id FROM webhooks w
+          WHERE w.enabled AND EXISTS (
+            SELECT 1 FROM deliveries d
+            WHERE d.webhook_id = w.webhook_id AND d.status = 'pending' AND d.next_attempt_at <= ${now}::bigint)
+          ORDER BY w.webhook_id <= ${this.#lastLead}, w.webhook_id
+          LIMIT ${limit}::integer
+        ), ordered AS MATERIALIZED (SELECT webhook_id FROM due ORDER BY hashtext(webhook_id), webhook_id)
+        SELECT webhook_id, pg_advisory_xact_lock(${CLAIM_LOCK}::integer, hashtext(webhook_id))::text AS locked
+        FROM ordered`;
+      if (locked.length === 0) return [];
+      const ids = locked.map((r) => r.webhook_id).sort();
+      const lead = ids.find((id) => id > this.#lastLead) ?? ids[0];
+      this.#lastLead = lead;
+      const leasedRows = await sql<{ webhook_id: string; leased: number }[]>`
+        SELECT webhook_id, count(*)::integer AS leased FROM deliveries
+        WHERE webhook_id = ANY(${ids}::text[]) AND lease_token IS NOT NULL AND next_attempt_at > ${now}::bigint
+        GROUP BY webhook_id`;
+      const leased = new Map(leasedRows.map((r) => [r.webhook_id, r.leased]));
+      const rotated = [...ids.filter((id) => id >= lead), ...ids.filter((id) => id < lead)];
+      const wanted = rotated
+        .map((id) => [id, Math.min(room(id, leased.get(id) ?? 0), limit)] as const)
+        .filter(([, n]) => n > 0);
+      if (wanted.length === 0) return [];
+      const token = randomToken(12);
+      const rows = await sql`
+        WITH wanted AS (
+          SELECT * FROM unnest(${wanted.map(([id]) => id)}::text[], ${wanted.map(([, n]) => n)}::integer[])
+            WITH ORDINALITY AS t(webhook_id, n, o)
+        ), picked AS (
+          -- Round robin over the webhooks in rotation order: each one's oldest first, then each one's second...
+          SELECT p.delivery_id FROM wanted CROSS JOIN LATERAL (
+            SELECT x.delivery_id, row_number() OVER (ORDER BY x.next_attempt_at) AS k FROM (
+              SELECT d.delivery_id, d.next_attempt_at FROM deliveries d
+              WHERE d.webhook_id = wanted.webhook_id AND d.status = 'pending'
+                AND d.next_attempt_at <= ${now}::bigint
+              ORDER BY d.next_attempt_at LIMIT wanted.n
+              FOR UPDATE SKIP LOCKED
+            ) x
+          ) p
+          ORDER BY p.k, wanted.o LIMIT ${limit}::integer
+        )
+        UPDATE deliveries d SET next_attempt_at = ${now + leaseMs}::bigint, lease_token = ${token}
+        FROM picked, webhooks w, events e
+        WHERE d.delivery_id = picked.delivery_id AND w.webhook_id = d.webhook_id AND e.event_id = d.event_id
+        RETURNING d.delivery_id, d.event_id, d.instance_id, d.webhook_id, d.attempts, d.cycle_attempts,
+          d.next_trigger, w.destination_url, w.secret_sealed, e.body`;
+      return rows.map(
+        (r): ClaimedDelivery => ({
+          delivery_id: r.delivery_id,
+          event_id: r.event_id,
+          instance_id: r.instance_id,
+          webhook_id: r.webhook_id,
+          destination_url: r.destination_url,
+          secret_sealed: r.secret_sealed,
+          body: r.body,
+          cycle_attempt: r.cycle_attempts + 1,
+          attempt: r.attempts + 1,
+          trigger: r.next_trigger,
+          lease_token: token,
+        }),
+      );
+    });
+  }
+
+  async recordAttempts(results: AttemptResult[], now: number): Promise<void> {
+    if (results.length === 0) return;
+    const gone = [...new Set(results.filter((r) => disables(r)).map((r) => r.claim.webhook_id))].sort();
+    await this.#db.tx(
+      async (sql) => {
+        // Webhooks to disable are locked first, so that two workers recording 410s of one webhook queue up
+        // instead of deadlocking over each other's deliveries.
+        if (gone.length > 0) {
+          await sql`SELECT 1 FROM webhooks WHERE webhook_id = ANY(${gone}::text[]) ORDER BY webhook_id
+                  FOR NO KEY UPDATE`;
+        }
+        const rows = results.map(({ claim, outcome: o, decision: d }) => ({
+          delivery_id: claim.delivery_id,
+          lease_token: claim.lease_token,
+          attempt: claim.attempt,
+          trigger: claim.trigger,
+          started_at: o.started_at,
+          duration_ms: o.duration_ms,
+          status_code: o.status_code,
+          error: o.error,
+          // PostgreSQL text cannot hold NUL; a receiver's answer may.
+          response_body: o.response_body?.replaceAll('\0', '\uFFFD') ?? null,
+          next_attempt_at: d.kind === 'retry' ? d.at : null,
+          next_attempt_reason: d.kind === 'retry' ? d.reason : null,
+          status: d.kind === 'retry' ? 'pending' : d.kind,
+          failure_reason: d.kind === 'failed' ? d.reason : null,
+        }));
+        rows.sort((a, b) => (a.delivery_id < b.delivery_id ? -1 : 1));
+        const json = this.#db.sql.json(rows as unknown as postgres.JSONValue);
+        // One statement logs and applies. `= ANY(ids)` lets the planner use the key's index instead of reading
+        // the whole table to join it with the records. A delivery deleted mid-attempt (its webhook or instance
+        // removed) leaves nothing to log the attempt on.
+        const ids = rows.map((r) => r.delivery_id);
+        await sql`
+          WITH r AS (
+            SELECT * FROM jsonb_to_recordset(${json}) AS r(${sql.unsafe(RECORD_COLUMNS)})
+          ), logged AS (
+            INSERT INTO attempts (delivery_id, attempt, trigger, started_at, duration_ms, status_code, error,
+              response_body, next_attempt_at, next_attempt_reason)
+            SELECT r.delivery_id, r.attempt, r.trigger, r.started_at, r.duration_ms, r.status_code, r.error,
+              r.response_body, r.next_attempt_at, r.next_attempt_reason
+            FROM r JOIN deliveries d ON d.delivery_id = r.delivery_id
+            WHERE d.delivery_id = ANY(${ids}::text[])
+          )
+          UPDATE deliveries d SET attempts = d.attempts + 1, cycle_attempts = d.cycle_attempts + 1,
+            next_trigger = 'scheduled', last_attempt_at = r.started_at, last_status_code = r.status_code,
+            last_error = r.error, status = r.status, next_attempt_at = r.next_attempt_at,
+            failure_reason = r.failure_reason, lease_token = NULL
+          FROM r
+          WHERE d.delivery_id = ANY(${ids}::text[]) AND d.delivery_id = r.delivery_id
+            AND d.lease_token = r.lease_token`;
+        for (const webhookId of gone) await this.disable(sql, webhookId, 'gone', now);
+      },
+      { durable: false },
+    );
+  }
+
+  async nextDueAt(after: number): Promise<number | null> {
+    const [row] = await this.#db.sql<{ due: number | null }[]>`
+      SELECT min(next_attempt_at) AS due FROM deliveries
+      WHERE status = 'pending' AND next_attempt_at > ${after}::bigint`;
+    return row?.due ?? null;
+  }
+}
+
+const disables = (r: AttemptResult) => r.decision.kind === 'failed' && r.decision.disableWebhook;
+
+const RECORD_COLUMNS = `delivery_id text, lease_token text, attempt integer, trigger text, started_at bigint,
+  duration_ms integer, status_code integer, error text, response_body text, next_attempt_at bigint,
+  next_attempt_reason text, status text, failure_reason text`;

@@ -1,0 +1,207 @@
+/**
+ * Scale-out on PostgreSQL with real processes: 2 `serve --role api` and 3 `serve --role worker` over one schema,
+ * real receivers on 127.0.0.1. Idempotent ingest across API processes, the per-webhook cap across workers, and
+ * 5,000 events across 20 webhooks with one worker SIGKILLed half-way: every event delivered, no delivery
+ * attempted by two workers at once, duplicates (at least once) reported.
+ */
+import assert from 'node:assert/strict';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { after, before, describe, test } from 'node:test';
+import { eventually, messagePayload } from '../support/herald.ts';
+import { dropSchema, postgresSkip, scratchSchema } from '../support/postgres.ts';
+import { type ChildHerald, spawnHerald } from '../support/spawn.ts';
+import { Recorder } from './recorder.ts';
+
+/** The lease is DELIVERY_TIMEOUT_MS + 5 s: a killed worker's deliveries are taken over ~7 s later. */
+const DELIVERY_TIMEOUT_MS = '2000';
+const LEASE_MS = 2000 + 5000;
+const CAP = 32;
+
+describe('scale-out: 2 api and 3 worker processes on one PostgreSQL', { skip: postgresSkip }, () => {
+  let dataDir = '';
+  let schema = '';
+  let apis: ChildHerald[] = [];
+  let workers: ChildHerald[] = [];
+  const recorders: Recorder[] = [];
+
+  before(async () => {
+    const scratch = await scratchSchema();
+    schema = scratch.schema;
+    dataDir = mkdtempSync(join(tmpdir(), 'herald-scale-'));
+    const env = {
+      DATABASE_URL: scratch.url,
+      SECRET_KEY: 'a'.repeat(64),
+      DELIVERY_TIMEOUT_MS,
+      RETRY_SCHEDULE: '1,1,1,1,1',
+    };
+    const start = (role: string) => spawnHerald(dataDir, env, 60_000, ['--role', role]);
+    // All five at once: their migrations race, as they would in a deployment.
+    const started = await Promise.all([
+      start('api'),
+      start('api'),
+      start('worker'),
+      start('worker'),
+      start('worker'),
+    ]);
+    apis = started.slice(0, 2);
+    workers = started.slice(2);
+  });
+
+  after(async () => {
+    await Promise.all([...apis, ...workers].map((p) => p.kill('SIGKILL')));
+    await Promise.all(recorders.map((r) => r.close()));
+    if (dataDir) rmSync(dataDir, { recursive: true, force: true });
+    if (schema) await dropSchema(schema);
+  });
+
+  /** An instance with one enabled `message` webhook pointing at a new recorder. */
+  async function webhook(holdMs: number): Promise<{ instanceId: string; recorder: Recorder }> {
+    const recorder = await Recorder.start(holdMs);
+    recorders.push(recorder);
+    const api = apis[recorders.length % 2];
+    const ins = await api.request('POST', '/instances', { name: 'scale' });
+    assert.equal(ins.status, 201, JSON.stringify(ins.body));
+    const base = `/instances/${ins.body.instance_id}/webhooks`;
+    const w = await api.request('POST', base, { destination_url: recorder.url, events: ['message'] });
+    assert.equal(w.status, 201, JSON.stringify(w.body));
+    const on = await api.request('POST', `${base}/${w.body.webhook_id}/enabled`, { enabled: true });
+    assert.equal(on.status, 200, JSON.stringify(on.body));
+    return { instanceId: ins.body.instance_id, recorder };
+  }
+
+  const message = (event_id: string) => ({ event: 'message', event_id, payload: messagePayload() });
+  let seq = 0;
+  const eventId = (tag: string) => `evt_${tag}${String(++seq).padStart(24, '0')}`;
+
+  /** Every delivery of the instance, as the delivery log lists them. */
+  async function deliveries(instanceId: string): Promise<any[]> {
+    const all: any[] = [];
+    let cursor = '';
+    for (;;) {
+      const res = await apis[0].request('GET', `/instances/${instanceId}/deliveries?limit=200${cursor}`);
+      assert.equal(res.status, 200, JSON.stringify(res.body));
+      all.push(...res.body.deliveries);
+      if (!res.body.next_cursor) return all;
+      cursor = `&cursor=${res.body.next_cursor}`;
+    }
+  }
+
+  test('the same event_id published to both API processes at once is queued once', async () => {
+    const { instanceId, recorder } = await webhook(0);
+    const ids = Array.from({ length: 50 }, () => eventId('twice'));
+    for (const id of ids) {
+      const both = await Promise.all(
+        apis.map((api) => api.request('POST', `/instances/${instanceId}/events`, message(id))),
+      );
+      assert.deepEqual(
+        both.map((r) => [r.status, r.body.event_id, r.body.deliveries]),
+        [
+          [202, id, 1],
+          [202, id, 1],
+        ],
+      );
+    }
+    const listed = await deliveries(instanceId);
+    assert.equal(listed.length, 50, 'one delivery per event');
+    await eventually(async () => (recorder.eventIds().size === 50 ? true : undefined), 30_000, '50 arrivals');
+    assert.equal(recorder.visits.length, 50, 'each event sent once');
+  });
+
+  test('the per-webhook in-flight cap holds across the three workers', async () => {
+    const slow = await webhook(1000);
+    const fast = await webhook(0);
+    const publish = (instanceId: string, count: number, tag: string) =>
+      apis[0].request('POST', `/instances/${instanceId}/events/batch`, {
+        events: Array.from({ length: count }, () => message(eventId(tag))),
+      });
+    assert.equal((await publish(slow.instanceId, 150, 'slow')).status, 202);
+    await eventually(
+      async () => (slow.recorder.inFlight >= CAP ? true : undefined),
+      30_000,
+      'the slow receiver holding a full cap',
+    );
+    const publishedAt = performance.now();
+    assert.equal((await publish(fast.instanceId, 30, 'fast')).status, 202);
+    await eventually(async () => (fast.recorder.eventIds().size === 30 ? true : undefined), 30_000, 'fast');
+    const fastMs = performance.now() - publishedAt;
+    assert.ok(
+      slow.recorder.visits.length < 150,
+      'the slow webhook still had a backlog while the fast one was served',
+    );
+    await eventually(
+      async () => (slow.recorder.eventIds().size === 150 ? true : undefined),
+      60_000,
+      'the slow backlog',
+    );
+    assert.ok(
+      slow.recorder.maxInFlight <= CAP,
+      `at most ${CAP} at once to the slow receiver, saw ${slow.recorder.maxInFlight}`,
+    );
+    assert.equal(slow.recorder.maxInFlight, CAP, 'the cap was reached, so the bound was tested');
+    assert.ok(fastMs < 10_000, `the fast webhook waited ${Math.round(fastMs)} ms`);
+  });
+
+  test('5,000 events across 20 webhooks, one worker SIGKILLed half-way: every event delivered', async (t) => {
+    const hooks = await Promise.all(Array.from({ length: 20 }, () => webhook(20)));
+    const expected = new Map(hooks.map((h) => [h.recorder, new Set<string>()]));
+    const batches = hooks.flatMap((h, i) =>
+      Array.from({ length: 5 }, (_, b) => {
+        const events = Array.from({ length: 50 }, () => message(eventId(`s${i}b${b}`)));
+        for (const e of events) expected.get(h.recorder)?.add(e.event_id);
+        return { instanceId: h.instanceId, events };
+      }),
+    );
+    const arrived = () => hooks.reduce((n, h) => n + h.recorder.eventIds().size, 0);
+    let next = 0;
+    const publisher = async (k: number) => {
+      while (next < batches.length) {
+        const { instanceId, events } = batches[next++];
+        const res = await apis[k % 2].request('POST', `/instances/${instanceId}/events/batch`, { events });
+        assert.equal(res.status, 202, JSON.stringify(res.body));
+      }
+    };
+    const publishing = Promise.all([0, 1, 2, 3].map(publisher));
+
+    await eventually(async () => (arrived() >= 2500 ? true : undefined), 120_000, 'half of the deliveries');
+    const killed = await workers[0].kill('SIGKILL');
+    assert.equal(killed.signal, 'SIGKILL');
+    const atKill = arrived();
+    await publishing;
+
+    await eventually(
+      async () => (arrived() === 5000 ? true : undefined),
+      180_000,
+      'all 5,000 deliveries at the receivers',
+    );
+    for (const h of hooks) {
+      assert.deepEqual(
+        h.recorder.eventIds(),
+        expected.get(h.recorder),
+        'exactly the published events arrived',
+      );
+      assert.deepEqual(h.recorder.overlaps(), [], 'no delivery was attempted by two workers at once');
+      // A repeat is the killed worker's delivery taken over once its lease (DELIVERY_TIMEOUT_MS + 5 s) ran out.
+      const repeat = h.recorder.shortestRepeat();
+      assert.ok(repeat >= LEASE_MS - 2000, `a delivery was attempted again after ${Math.round(repeat)} ms`);
+    }
+    await eventually(
+      async () => {
+        for (const h of hooks) {
+          const listed = await deliveries(h.instanceId);
+          if (listed.length !== 250 || listed.some((d) => d.status !== 'delivered')) return undefined;
+        }
+        return true;
+      },
+      30_000,
+      'every delivery logged as delivered',
+    );
+    const requests = hooks.reduce((n, h) => n + h.recorder.visits.length, 0);
+    t.diagnostic(
+      `worker killed with ${atKill} of 5000 arrived; ${requests} requests in all: ${requests - 5000} duplicates ` +
+        `(at least once), each at least ${Math.round(Math.min(...hooks.map((h) => h.recorder.shortestRepeat())))} ms after the first attempt`,
+    );
+    for (const w of workers.slice(1)) assert.equal(w.child.exitCode, null, 'the other workers still run');
+  });
+});

@@ -1,0 +1,189 @@
+/**
+ * The PostgreSQL adapter: the shared conformance suite, then what only a store shared by several processes must
+ * do — tested with several stores (each its own connection pool, as separate processes have) on one schema.
+ */
+import assert from 'node:assert/strict';
+import { after, describe, test } from 'node:test';
+import { eventBody } from '../../src/domain/event-body.ts';
+import { route } from '../../src/domain/routing.ts';
+import type { EventDraft, Webhook } from '../../src/domain/types.ts';
+import { PostgresStore } from '../../src/store/postgres/postgres-store.ts';
+import type { ClaimedDelivery } from '../../src/store/store.ts';
+import { dropSchema, postgresSkip, scratchSchema } from '../support/postgres.ts';
+import { storeConformance } from './conformance.ts';
+
+const T0 = Date.UTC(2026, 10, 21, 12, 0, 0);
+const LEASE = 10_000;
+
+if (postgresSkip) {
+  test('store conformance: postgres', { skip: postgresSkip }, () => {});
+} else {
+  const schemas: string[] = [];
+  after(async () => {
+    for (const s of schemas) await dropSchema(s);
+  });
+  storeConformance('postgres', async () => {
+    const { schema, url } = await scratchSchema();
+    schemas.push(schema);
+    return PostgresStore.open(url);
+  });
+
+  describe('postgres: several processes on one database', () => {
+    let n = 0;
+    const id = (prefix: string) => `${prefix}_shared${String(++n).padStart(20, '0')}`;
+
+    /** `count` stores on one fresh schema, opened at the same moment (their migrations race). */
+    async function stores(count: number): Promise<PostgresStore[]> {
+      const { schema, url } = await scratchSchema();
+      schemas.push(schema);
+      const opened = await Promise.all(Array.from({ length: count }, () => PostgresStore.open(url)));
+      after(() => Promise.all(opened.map((s) => s.close())));
+      return opened;
+    }
+
+    async function instanceWithWebhook(store: PostgresStore): Promise<{ ins: string; hook: Webhook }> {
+      const ins = id('ins');
+      await store.createInstance({
+        instance_id: ins,
+        name: 'x',
+        status: 'STOPPED',
+        phone: null,
+        created_at: T0,
+      });
+      const hook: Webhook = {
+        webhook_id: id('whk'),
+        instance_id: ins,
+        destination_url: 'https://example.com/hook',
+        events: ['*'],
+        ignore_status: true,
+        enabled: true,
+        secret_sealed: null,
+        disabled_reason: null,
+        disabled_at: null,
+        created_at: T0,
+        updated_at: T0,
+      };
+      await store.createWebhook(hook);
+      return { ins, hook };
+    }
+
+    const draft = (ins: string, eventId = id('evt')): EventDraft => {
+      const e = { event_id: eventId, event: 'presence.update', instance_id: ins, timestamp: T0, payload: {} };
+      return { ...e, body: eventBody(e) };
+    };
+
+    test('migrations run once when several processes start at once', async () => {
+      const [a, b, c] = await stores(3);
+      const { ins } = await instanceWithWebhook(a);
+      assert.equal((await c.getInstance(ins))?.instance_id, ins);
+      await b.setSetting('probe', 'yes');
+      assert.equal(await c.getSetting('probe'), 'yes');
+    });
+
+    test('the same event_id ingested through two stores at once is queued once', async () => {
+      const [a, b] = await stores(2);
+      const { ins } = await instanceWithWebhook(a);
+      for (let round = 0; round < 20; round++) {
+        const e = draft(ins);
+        const [ra, rb] = await Promise.all([a.ingest(ins, [e], route, T0), b.ingest(ins, [e], route, T0)]);
+        assert.deepEqual(
+          [ra[0].duplicate, rb[0].duplicate].sort(),
+          [false, true],
+          'one stored it, the other answered as a repeat',
+        );
+        assert.equal(ra[0].deliveries, 1);
+        assert.equal(rb[0].deliveries, 1);
+      }
+      assert.equal((await a.listDeliveries(ins, { limit: 100 })).deliveries.length, 20);
+    });
+
+    test('claims from several workers never lease one delivery twice', async () => {
+      const workers = await stores(3);
+      const { ins } = await instanceWithWebhook(workers[0]);
+      await workers[0].ingest(
+        ins,
+        Array.from({ length: 300 }, () => draft(ins)),
+        route,
+        T0,
+      );
+      const claimed: ClaimedDelivery[] = [];
+      await Promise.all(
+        workers.map(async (w) => {
+          for (;;) {
+            const got = await w.claimDue(T0, 7, LEASE, () => 1000);
+            if (got.length === 0) return;
+            claimed.push(...got);
+          }
+        }),
+      );
+      assert.equal(claimed.length, 300);
+      assert.equal(new Set(claimed.map((c) => c.delivery_id)).size, 300);
+    });
+
+    test('the per-webhook cap counts the leases of every worker', async () => {
+      const [a, b] = await stores(2);
+      const { ins, hook } = await instanceWithWebhook(a);
+      await a.ingest(
+        ins,
+        Array.from({ length: 10 }, () => draft(ins)),
+        route,
+        T0,
+      );
+      const cap = 4;
+      const room = (_: string, leased: number) => cap - leased;
+      const [fromA, fromB] = await Promise.all([
+        a.claimDue(T0, 100, LEASE, room),
+        b.claimDue(T0, 100, LEASE, room),
+      ]);
+      assert.equal(fromA.length + fromB.length, cap, 'two workers together hold at most the cap');
+      const seen: number[] = [];
+      await b.claimDue(T0 + 1, 100, LEASE, (w, leased) => {
+        if (w === hook.webhook_id) seen.push(leased);
+        return 0;
+      });
+      assert.deepEqual(seen, [cap], 'room is told what is leased');
+      // Leases that ran out (their holder died) no longer count.
+      const later = await b.claimDue(T0 + LEASE, 100, LEASE, room);
+      assert.equal(later.length, cap);
+    });
+
+    test('ingest and redelivery through one store wake a listener on another', async () => {
+      const [api, worker] = await stores(2);
+      const { ins } = await instanceWithWebhook(api);
+      let wakes = 0;
+      await worker.listenForWork(() => wakes++);
+      const before = wakes;
+      await api.ingest(ins, [draft(ins)], route, T0);
+      await waitFor(() => wakes > before, 'a wake-up after ingest');
+      const [c] = await worker.claimDue(T0, 1, LEASE, () => 1);
+      await worker.recordAttempts(
+        [
+          {
+            claim: c,
+            outcome: {
+              started_at: T0,
+              duration_ms: 1,
+              status_code: 500,
+              error: null,
+              response_body: 'no\0pe',
+              retry_after: null,
+            },
+            decision: { kind: 'failed', reason: 'attempts_exhausted', disableWebhook: false },
+          },
+        ],
+        T0,
+      );
+      const afterIngest = wakes;
+      assert.equal((await api.redeliver(ins, c.delivery_id, T0 + 1))?.ok, true);
+      await waitFor(() => wakes > afterIngest, 'a wake-up after redelivery');
+    });
+  });
+}
+
+async function waitFor(check: () => boolean, what: string, timeoutMs = 5000): Promise<void> {
+  const deadline = Date.now() + timeoutMs;
+  while (!check()) {
+    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
+    await new Promise((r) => setTimeout(r, 10));
+  }
+}

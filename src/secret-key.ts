@@ -78,7 +78,7 @@ export async function openSecretBox(config: Config, store: Store): Promise<Secre
     await store.setSetting(KEY_CHECK_SETTING, box.fingerprint());
   } else if (recorded !== box.fingerprint()) {
     throw new SecretKeyMismatch(
-      `${source}: is not the key the stored signing secrets are sealed with (after herald rotate-secret-key, use the new key)`,
+      `${source}: is not the key the stored signing secrets are sealed with (every process on one database must use the same key; after herald rotate-secret-key, the new one)`,
     );
   }
   return box;

@@ -118,7 +118,7 @@ describe('roles on PostgreSQL', { skip: postgresSkip }, () => {
   test('a process whose SECRET_KEY differs from the others refuses to start', async () => {
     await assert.rejects(
       spawnHerald(dataDir, { ...env, SECRET_KEY: 'd'.repeat(64) }, 60_000, ['--role', 'worker']),
-      /exited \(1\)[\s\S]*SECRET_KEY: differs from the key of the other processes/,
+      /exited \(2\)[\s\S]*SECRET_KEY: is not the key the stored signing secrets are sealed with \(every process on one database/,
     );
   });
 

@@ -4,6 +4,7 @@ import { toAttempt, toDelivery } from '../rows.ts';
 import {
   type DeliveryDetail,
   type DeliveryFilter,
+  type InstanceCounts,
   type RedeliverRange,
   type RedeliverResult,
   webhookDisabledConflict,
@@ -79,6 +80,21 @@ export class PostgresDeliveryLog {
       if (result.count > 0) await this.#db.notifyWork(sql);
       return result.count;
     });
+  }
+
+  /** Every delivery belongs to a webhook, so failed ones are counted per webhook, through its (webhook_id, status) index. */
+  async instanceCounts(instanceId?: string): Promise<Map<string, InstanceCounts>> {
+    const sql = this.#db.sql;
+    const rows = await sql<({ instance_id: string } & InstanceCounts)[]>`
+      SELECT w.instance_id, count(*)::integer AS webhooks,
+        sum(f.failed)::integer AS failed_deliveries,
+        COALESCE(sum(f.failed) FILTER (WHERE w.enabled), 0)::integer AS redeliverable_deliveries
+      FROM webhooks w CROSS JOIN LATERAL (
+        SELECT count(*) AS failed FROM deliveries d WHERE d.webhook_id = w.webhook_id AND d.status = 'failed'
+      ) f
+      ${instanceId === undefined ? sql`` : sql`WHERE w.instance_id = ${instanceId}`}
+      GROUP BY w.instance_id`;
+    return new Map(rows.map(({ instance_id, ...counts }) => [instance_id, counts]));
   }
 }
 

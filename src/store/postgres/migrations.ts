@@ -94,6 +94,11 @@ export const MIGRATIONS: string[] = [
   -- Not unique: an attempt whose lease was lost to another sender is still logged.
   CREATE INDEX attempts_delivery ON attempts(delivery_id, attempt);
   `,
+  // Retention: finished deliveries by the time of their last attempt, and events by age (orphans are swept).
+  `
+  CREATE INDEX deliveries_finished ON deliveries ((COALESCE(last_attempt_at, created_at))) WHERE status <> 'pending';
+  CREATE INDEX events_created ON events(created_at);
+  `,
 ];
 
 /** Brings the connection's schema up to date; safe when many processes start at once. */

@@ -6,19 +6,22 @@ import type { Row } from 'postgres';
 import type { Webhook } from '../../domain/types.ts';
 import { toInstance, toKey, toWebhook } from '../rows.ts';
 import type { ApiKey, Store, WebhookConfig } from '../store.ts';
-import { PostgresDatabase } from './database.ts';
+import { PostgresDatabase, type Tx } from './database.ts';
 import { PostgresDeliveryLog } from './delivery-log.ts';
 import { PostgresQueue } from './queue.ts';
+import { PostgresRetention } from './retention.ts';
 
 export class PostgresStore implements Store {
   readonly #db: PostgresDatabase;
   readonly #queue: PostgresQueue;
   readonly #log: PostgresDeliveryLog;
+  readonly #retention: PostgresRetention;
 
   private constructor(db: PostgresDatabase) {
     this.#db = db;
     this.#queue = new PostgresQueue(db);
     this.#log = new PostgresDeliveryLog(db);
+    this.#retention = new PostgresRetention(db);
   }
 
   /** Connects and migrates (safe when several processes start at once). */
@@ -30,10 +33,14 @@ export class PostgresStore implements Store {
   claimDue: Store['claimDue'] = (...args) => this.#queue.claimDue(...args);
   recordAttempts: Store['recordAttempts'] = (...args) => this.#queue.recordAttempts(...args);
   nextDueAt: Store['nextDueAt'] = (...args) => this.#queue.nextDueAt(...args);
+  queueStats: Store['queueStats'] = (...args) => this.#queue.queueStats(...args);
+  releaseClaims: Store['releaseClaims'] = (...args) => this.#queue.releaseClaims(...args);
+  purgeFinished: Store['purgeFinished'] = (...args) => this.#retention.purgeFinished(...args);
   listDeliveries: Store['listDeliveries'] = (...args) => this.#log.listDeliveries(...args);
   getDelivery: Store['getDelivery'] = (...args) => this.#log.getDelivery(...args);
   redeliver: Store['redeliver'] = (...args) => this.#log.redeliver(...args);
   redeliverFailed: Store['redeliverFailed'] = (...args) => this.#log.redeliverFailed(...args);
+  instanceCounts: Store['instanceCounts'] = (...args) => this.#log.instanceCounts(...args);
   listenForWork: NonNullable<Store['listenForWork']> = (wake) => this.#db.listen(wake);
 
   async close(): Promise<void> {
@@ -50,9 +57,32 @@ export class PostgresStore implements Store {
   }
 
   async setSetting(name: string, value: string): Promise<void> {
-    await this.#db.sql`
+    await this.#setSetting(this.#db.sql, name, value);
+  }
+
+  async #setSetting(sql: Tx | PostgresDatabase['sql'], name: string, value: string): Promise<void> {
+    await sql`
       INSERT INTO settings (name, value) VALUES (${name}, ${value})
       ON CONFLICT (name) DO UPDATE SET value = excluded.value`;
+  }
+
+  /**
+   * The secrets are locked while they are re-sealed, so that a PATCH meanwhile waits and is not overwritten with
+   * a secret re-sealed from its old value; `reseal` throwing rolls everything back.
+   */
+  async resealSecrets(reseal: (sealed: string) => string, setting: { name: string; value: string }) {
+    return this.#db.tx(async (sql) => {
+      const rows = await sql<{ webhook_id: string; secret_sealed: string }[]>`
+        SELECT webhook_id, secret_sealed FROM webhooks WHERE secret_sealed IS NOT NULL
+        ORDER BY webhook_id FOR NO KEY UPDATE`;
+      const ids = rows.map((r) => r.webhook_id);
+      await sql`
+        UPDATE webhooks w SET secret_sealed = r.sealed
+        FROM unnest(${ids}::text[], ${rows.map((r) => reseal(r.secret_sealed))}::text[]) AS r(webhook_id, sealed)
+        WHERE w.webhook_id = ANY(${ids}::text[]) AND w.webhook_id = r.webhook_id`;
+      await this.#setSetting(sql, setting.name, setting.value);
+      return rows.length;
+    });
   }
 
   async createInstance(i: Parameters<Store['createInstance']>[0]): Promise<void> {

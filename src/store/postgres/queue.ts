@@ -11,6 +11,7 @@ import {
   type AttemptResult,
   type ClaimedDelivery,
   type IngestResult,
+  type QueueStats,
   type Router,
   StoreConflict,
 } from '../store.ts';
@@ -263,6 +264,31 @@ export class PostgresQueue {
       SELECT min(next_attempt_at) AS due FROM deliveries
       WHERE status = 'pending' AND next_attempt_at > ${after}::bigint`;
     return row?.due ?? null;
+  }
+
+  async queueStats(now: number): Promise<QueueStats> {
+    // A leased delivery's due time is the end of its lease, so "due" leaves out the ones in flight.
+    const [row] = await this.#db.sql<QueueStats[]>`
+      SELECT count(*)::integer AS pending,
+        count(*) FILTER (WHERE next_attempt_at <= ${now}::bigint)::integer AS due,
+        min(next_attempt_at) FILTER (WHERE next_attempt_at <= ${now}::bigint) AS oldest_due_at
+      FROM deliveries WHERE status = 'pending'`;
+    return row;
+  }
+
+  /** Only a delivery still held by that very lease is given back; other workers are woken to take it at once. */
+  async releaseClaims(claims: Pick<ClaimedDelivery, 'delivery_id' | 'lease_token'>[], now: number) {
+    if (claims.length === 0) return 0;
+    const ids = claims.map((c) => c.delivery_id);
+    return this.#db.tx(async (sql) => {
+      const result = await sql`
+        UPDATE deliveries d SET next_attempt_at = ${now}::bigint, lease_token = NULL
+        FROM unnest(${ids}::text[], ${claims.map((c) => c.lease_token)}::text[]) AS c(delivery_id, lease_token)
+        WHERE d.delivery_id = ANY(${ids}::text[]) AND d.delivery_id = c.delivery_id
+          AND d.lease_token = c.lease_token AND d.status = 'pending'`;
+      if (result.count > 0) await this.#db.notifyWork(sql);
+      return result.count;
+    });
   }
 }
 

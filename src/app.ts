@@ -115,10 +115,10 @@ export async function startHerald(config: Config, options: HeraldOptions = {}): 
   });
   // An api process wakes no dispatcher of its own: the store's NOTIFY reaches the workers.
   const onWork = role === 'all' ? () => dispatcher.wake() : () => {};
-  // A worker serves /healthz and /readyz only, so that orchestrators can probe it like any other process.
+  // A worker serves /healthz, /readyz and /metrics, so that orchestrators can probe and scrape it like any other process.
   const server =
     role === 'worker'
-      ? await buildHealthServer({ store }, logger)
+      ? await buildHealthServer({ store, metrics }, logger, adminKeyHash)
       : await buildServer(
           { config, store, clock, secretBox, destinations, media, metrics, onWork },
           logger,

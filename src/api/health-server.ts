@@ -1,15 +1,23 @@
-/** The HTTP listener of a worker process: only /healthz and /readyz (SPEC §11), no API and no key. */
+/**
+ * The HTTP listener of a worker process: /healthz and /readyz (SPEC §11), and /metrics with the admin key, since
+ * the deliveries, attempts and in-flight figures are the worker's own. No API.
+ */
 import Fastify, { type FastifyBaseLogger, type FastifyInstance } from 'fastify';
+import { installAuth } from './auth.ts';
 import type { ApiContext } from './context.ts';
 import { installErrorHandling } from './errors.ts';
 import { healthRoutes } from './routes/health.ts';
+import { metricsRoutes } from './routes/metrics.ts';
 
 export async function buildHealthServer(
-  ctx: Pick<ApiContext, 'store'>,
+  ctx: Pick<ApiContext, 'store' | 'metrics'>,
   logger: FastifyBaseLogger,
+  adminKeyHash: string,
 ): Promise<FastifyInstance> {
   const app = Fastify({ loggerInstance: logger });
   installErrorHandling(app);
+  installAuth(app, ctx.store, adminKeyHash);
   healthRoutes(app, ctx);
+  metricsRoutes(app, ctx);
   return app;
 }

@@ -11,9 +11,9 @@ Runs Herald: the API, the session page and the dispatcher in one process, on emb
 (or PostgreSQL when DATABASE_URL is set). Prints the URL, and the admin key when it generated one.
 
 Options:
-  --role api|worker  run only the API and session page (api) or only delivery (worker; it serves /healthz and
-                     /readyz only); any number of each may share one PostgreSQL (DATABASE_URL). Without it,
-                     everything runs in this process.
+  --role api|worker  run only the API and session page (api) or only delivery (worker; it serves /healthz,
+                     /readyz and /metrics only); any number of each may share one PostgreSQL (DATABASE_URL).
+                     Without it, everything runs in this process.
 
 Configuration is read from the environment (and ./.env when present): PORT, HOST, DATA_DIR, DATABASE_URL,
 ADMIN_API_KEY, SECRET_KEY, PUBLIC_URL, RETRY_SCHEDULE, DELIVERY_TIMEOUT_MS, MAX_RETRY_AFTER_S,
@@ -22,7 +22,7 @@ ALLOW_PRIVATE_DESTINATIONS, RETENTION_DAYS, LOG_LEVEL and more. See README.md, "
 const ROLE_NOTE: Record<Role, string> = {
   all: '',
   api: ' (role api: API and session page, no delivery)',
-  worker: ' (role worker: delivery; /healthz and /readyz only)',
+  worker: ' (role worker: delivery; /healthz, /readyz and /metrics only)',
 };
 
 /** `--role`: all (default), api or worker; the split needs a database that several processes share. */

@@ -8,7 +8,7 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { after, before, describe, test } from 'node:test';
-import { apiRequest, messagePayload } from '../support/herald.ts';
+import { ADMIN_KEY, apiRequest, messagePayload } from '../support/herald.ts';
 import { dropSchema, postgresSkip, scratchSchema } from '../support/postgres.ts';
 import { TestReceiver } from '../support/receiver.ts';
 import { type ChildHerald, spawnHerald } from '../support/spawn.ts';
@@ -100,7 +100,7 @@ describe('roles on PostgreSQL', { skip: postgresSkip }, () => {
     assert.equal(got.body.event_id, eventId);
   });
 
-  test('a worker answers /healthz and /readyz, and serves no API', async () => {
+  test('a worker answers /healthz and /readyz, serves its /metrics to the admin key, and serves no API', async () => {
     const worker = children[1];
     assert.ok(worker, 'the worker of the previous test');
     assert.match(worker.output(), /role worker/);
@@ -111,6 +111,13 @@ describe('roles on PostgreSQL', { skip: postgresSkip }, () => {
       const res = await apiRequest(worker.url, 'GET', path, { key: null });
       assert.deepEqual([res.status, res.body.status], [200, status], path);
     }
+    const metrics = await fetch(`${worker.url}/metrics`, {
+      headers: { authorization: `Bearer ${ADMIN_KEY}` },
+    });
+    assert.equal(metrics.status, 200);
+    // The worker made the delivery of the previous test: its own counters show it.
+    assert.match(await metrics.text(), /^herald_deliveries_total\{outcome="delivered"\} [1-9]/m);
+    assert.equal((await apiRequest(worker.url, 'GET', '/metrics', { key: null })).status, 401);
     const res = await apiRequest(worker.url, 'GET', '/instances');
     assert.equal(res.status, 404);
   });

@@ -7,7 +7,7 @@ import type { FastifyInstance } from 'fastify';
 import { requireAdmin } from '../auth.ts';
 import type { ApiContext } from '../context.ts';
 
-export function metricsRoutes(app: FastifyInstance, ctx: ApiContext): void {
+export function metricsRoutes(app: FastifyInstance, ctx: Pick<ApiContext, 'metrics'>): void {
   const metrics = ctx.metrics;
   if (!metrics) return;
   app.get(

@@ -16,6 +16,7 @@ import { SqliteStore } from '../../src/store/sqlite/sqlite-store.ts';
 import type { Router, Store } from '../../src/store/store.ts';
 import { hook, publish, settled } from '../delivery/helpers.ts';
 import { eventually, messagePayload, startTestHerald } from '../support/herald.ts';
+import { webhookRecord } from '../support/records.ts';
 
 const DAY = 86_400_000;
 const silent = pino({ level: 'silent' });
@@ -106,19 +107,9 @@ async function fill(store: Store, finished: number, pending: number, endedAt: nu
   });
   // Two webhooks: deliveries to the first are claimed and delivered, those to the second stay pending.
   for (const k of [1, 2]) {
-    await store.createWebhook({
-      webhook_id: `whk_retention0000000000000${k}`,
-      instance_id: ins,
-      destination_url: 'https://example.com/hook',
-      events: ['*'],
-      ignore_status: true,
-      enabled: true,
-      secret_sealed: null,
-      disabled_reason: null,
-      disabled_at: null,
-      created_at: endedAt,
-      updated_at: endedAt,
-    });
+    await store.createWebhook(
+      webhookRecord({ webhook_id: `whk_retention0000000000000${k}`, instance_id: ins }, endedAt),
+    );
   }
   let n = 0;
   const drafts = (k: number) =>

@@ -11,6 +11,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { DatabaseSync } from 'node:sqlite';
 import { test } from 'node:test';
+import { seededRandom } from '../../src/domain/random.ts';
 import { allDeliveries, instanceWithWebhook } from '../support/child-rig.ts';
 import { eventually, messagePayload } from '../support/herald.ts';
 import { TestReceiver } from '../support/receiver.ts';
@@ -19,18 +20,6 @@ import { type ChildHerald, spawnHerald } from '../support/spawn.ts';
 const ROUNDS = 10;
 /** Lease = timeout + 5 s: the last round's interrupted attempts are made again about 6 s into the clean run. */
 const ENV = { DELIVERY_TIMEOUT_MS: '1000', RETRY_SCHEDULE: '0.2,0.2,0.2,0.2,0.2' };
-
-/** mulberry32: a small seeded generator, enough to replay the kill schedule. */
-function seeded(seed: number): () => number {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
 
 /** Publishes batches from `workers` parallel publishers until the process goes away; records what got a 202. */
 async function publishUntilGone(
@@ -78,9 +67,9 @@ test('crash loop: 10 SIGKILLs at random moments under load lose no acknowledged 
   const seed = Number(process.env.CRASH_SEED ?? Math.floor(Math.random() * 2 ** 31));
   t.diagnostic(`seed ${seed} (replay with CRASH_SEED=${seed})`);
   // Separate streams, so that the kill schedule replays exactly whatever the interleaving of the others.
-  const killDelay = seeded(seed);
-  const batchSize = seeded(seed + 1);
-  const receiverDelay = seeded(seed + 2);
+  const killDelay = seededRandom(seed);
+  const batchSize = seededRandom(seed + 1);
+  const receiverDelay = seededRandom(seed + 2);
   const dataDir = mkdtempSync(join(tmpdir(), 'herald-crashloop-'));
   const receiver = await TestReceiver.start();
   const seen = new Set<string>();

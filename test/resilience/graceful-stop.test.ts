@@ -18,6 +18,7 @@ import type { AttemptOutcome } from '../../src/domain/types.ts';
 import { SqliteStore } from '../../src/store/sqlite/sqlite-store.ts';
 import { allDeliveries, instanceWithWebhook } from '../support/child-rig.ts';
 import { eventually, messagePayload } from '../support/herald.ts';
+import { webhookRecord } from '../support/records.ts';
 import { type ChildHerald, spawnHerald } from '../support/spawn.ts';
 
 /** A receiver that holds every request until told to answer (or forever), and remembers each event id. */
@@ -203,19 +204,9 @@ test('an attempt that outlives the grace period is released: due at once for the
       phone: null,
       created_at: now,
     });
-    await store.createWebhook({
-      webhook_id: 'whk_stop0000000000000001',
-      instance_id: 'ins_stop0000000000000001',
-      destination_url: 'https://example.com/hook',
-      events: ['*'],
-      ignore_status: true,
-      enabled: true,
-      secret_sealed: null,
-      disabled_reason: null,
-      disabled_at: null,
-      created_at: now,
-      updated_at: now,
-    });
+    await store.createWebhook(
+      webhookRecord({ webhook_id: 'whk_stop0000000000000001', instance_id: 'ins_stop0000000000000001' }, now),
+    );
     const e = {
       event_id: 'evt_stop0000000000000001',
       event: 'presence.update',

@@ -14,6 +14,7 @@ import {
   type Store,
   StoreConflict,
 } from '../../src/store/store.ts';
+import { webhookRecord } from '../support/records.ts';
 
 const T0 = Date.UTC(2026, 10, 21, 12, 0, 0);
 const LEASE = 10_000;
@@ -42,20 +43,7 @@ export function storeConformance(name: string, open: () => Promise<Store>): void
     }
 
     async function webhook(instanceId: string, over: Partial<Webhook> = {}): Promise<Webhook> {
-      const w: Webhook = {
-        webhook_id: uid('whk'),
-        instance_id: instanceId,
-        destination_url: 'https://example.com/hook',
-        events: ['*'],
-        ignore_status: true,
-        enabled: true,
-        secret_sealed: null,
-        disabled_reason: null,
-        disabled_at: null,
-        created_at: T0,
-        updated_at: T0,
-        ...over,
-      };
+      const w = webhookRecord({ webhook_id: uid('whk'), instance_id: instanceId, ...over }, T0);
       await store.createWebhook(w);
       return w;
     }

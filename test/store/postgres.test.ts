@@ -10,6 +10,7 @@ import type { EventDraft, Webhook } from '../../src/domain/types.ts';
 import { PostgresStore } from '../../src/store/postgres/postgres-store.ts';
 import type { ClaimedDelivery } from '../../src/store/store.ts';
 import { dropSchema, postgresSkip, scratchSchema } from '../support/postgres.ts';
+import { webhookRecord } from '../support/records.ts';
 import { storeConformance } from './conformance.ts';
 
 const T0 = Date.UTC(2026, 10, 21, 12, 0, 0);
@@ -50,19 +51,7 @@ if (postgresSkip) {
         phone: null,
         created_at: T0,
       });
-      const hook: Webhook = {
-        webhook_id: id('whk'),
-        instance_id: ins,
-        destination_url: 'https://example.com/hook',
-        events: ['*'],
-        ignore_status: true,
-        enabled: true,
-        secret_sealed: null,
-        disabled_reason: null,
-        disabled_at: null,
-        created_at: T0,
-        updated_at: T0,
-      };
+      const hook = webhookRecord({ webhook_id: id('whk'), instance_id: ins }, T0);
       await store.createWebhook(hook);
       return { ins, hook };
     }

@@ -3,10 +3,21 @@ import { mkdirSync } from 'node:fs';
 import { dirname } from 'node:path';
 import { DatabaseSync, type StatementSync } from 'node:sqlite';
 import { MIGRATIONS } from './migrations.ts';
+import { WalSync } from './wal-sync.ts';
+
+/**
+ * How a transaction reaches the disk. `sync`: flushed before tx() returns (synchronous=FULL, the connection's
+ * default). `group`: written with synchronous=NORMAL, flushed by durableTx() off the event loop together with the
+ * commits around it. `lazy`: synchronous=NORMAL and no flush of its own (the next flush or checkpoint covers it):
+ * a process crash loses nothing, a power loss may roll it back — only for the dispatcher's leases and outcomes,
+ * where a rollback means the attempt is made again (at least once, SPEC §8).
+ */
+export type Durability = 'sync' | 'group' | 'lazy';
 
 export class SqliteDatabase {
   readonly #db: DatabaseSync;
   readonly #statements = new Map<string, StatementSync>();
+  readonly #wal: WalSync | null;
 
   constructor(file: string) {
     if (file !== ':memory:') mkdirSync(dirname(file), { recursive: true });
@@ -16,6 +27,8 @@ export class SqliteDatabase {
       'PRAGMA journal_mode = WAL; PRAGMA synchronous = FULL; PRAGMA foreign_keys = ON; PRAGMA busy_timeout = 5000;',
     );
     this.#migrate();
+    // The migration above has written to the WAL, so the file exists.
+    this.#wal = file === ':memory:' ? null : new WalSync(`${file}-wal`);
   }
 
   #migrate(): void {
@@ -36,19 +49,32 @@ export class SqliteDatabase {
     return s;
   }
 
-  tx<T>(fn: () => T): T {
-    this.#db.exec('BEGIN IMMEDIATE');
+  tx<T>(fn: () => T, durability: Durability = 'sync'): T {
+    if (durability !== 'sync') this.#db.exec('PRAGMA synchronous = NORMAL');
     try {
-      const result = fn();
-      this.#db.exec('COMMIT');
-      return result;
-    } catch (err) {
-      this.#db.exec('ROLLBACK');
-      throw err;
+      this.#db.exec('BEGIN IMMEDIATE');
+      try {
+        const result = fn();
+        this.#db.exec('COMMIT');
+        return result;
+      } catch (err) {
+        this.#db.exec('ROLLBACK');
+        throw err;
+      }
+    } finally {
+      if (durability !== 'sync') this.#db.exec('PRAGMA synchronous = FULL');
     }
   }
 
+  /** A transaction that is on disk when the promise resolves, its flush shared with concurrent commits. */
+  async durableTx<T>(fn: () => T): Promise<T> {
+    const result = this.tx(fn, 'group');
+    await this.#wal?.flush();
+    return result;
+  }
+
   close(): void {
+    this.#wal?.close();
     if (this.#db.isOpen) this.#db.close();
   }
 }

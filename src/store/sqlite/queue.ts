@@ -41,7 +41,8 @@ export class SqliteQueue {
     router: Router,
     now: number,
   ): Promise<IngestResult[]> {
-    return this.#db.tx(() => {
+    // The 202 means durable: the flush is awaited, but off the event loop and shared with concurrent ingests.
+    return this.#db.durableTx(() => {
       const webhooks = this.#db
         .q('SELECT * FROM webhooks WHERE instance_id = ? AND enabled = 1 ORDER BY created_at, webhook_id')
         .all(instanceId)
@@ -124,7 +125,7 @@ export class SqliteQueue {
         }
       }
       return claimed;
-    });
+    }, 'lazy');
   }
 
   async recordAttempts(results: AttemptResult[], now: number): Promise<void> {
@@ -170,7 +171,7 @@ export class SqliteQueue {
         );
         if (d.kind === 'failed' && d.disableWebhook) this.disable(claim.webhook_id, 'gone', now);
       }
-    });
+    }, 'lazy');
   }
 
   async nextDueAt(after: number): Promise<number | null> {

@@ -31,7 +31,7 @@ export class SqliteStore implements Store {
   redeliverFailed: Store['redeliverFailed'] = (...args) => this.#log.redeliverFailed(...args);
 
   async close(): Promise<void> {
-    this.#db.close();
+    await this.#db.close();
   }
 
   async ping(): Promise<void> {

@@ -10,6 +10,9 @@ import { Child, serveParent } from './ipc.ts';
 
 export const ADMIN_KEY = 'bench-admin-key-0123456789abcdef';
 
+/** The Node flags `npm start` gives Herald (package.json): measured as it runs. */
+const HERALD_NODE_FLAGS = ['--max-semi-space-size=16'];
+
 export interface HeraldProcessOptions {
   dataDir: string;
   databaseUrl: string | null;
@@ -38,7 +41,8 @@ export class HeraldProcess {
     };
     if (o.databaseUrl) env.DATABASE_URL = o.databaseUrl;
     else delete env.DATABASE_URL;
-    const execArgv = o.profileDir ? ['--cpu-prof', `--cpu-prof-dir=${o.profileDir}`] : [];
+    const profile = o.profileDir ? ['--cpu-prof', `--cpu-prof-dir=${o.profileDir}`] : [];
+    const execArgv = [...HERALD_NODE_FLAGS, ...profile];
     const child = new Child(import.meta.filename, [o.dispatch ? 'dispatch' : 'no-dispatch'], {
       env,
       execArgv,

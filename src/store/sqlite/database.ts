@@ -24,11 +24,11 @@ export class SqliteDatabase {
   constructor(file: string) {
     if (file !== ':memory:') mkdirSync(dirname(file), { recursive: true });
     this.#db = new DatabaseSync(file);
-    // FULL: a 202 means the event survives a power loss, not only a process crash. 32 MiB of page cache holds
+    // FULL: a 202 means the event survives a power loss, not only a process crash. 8 MiB of page cache holds
     // the queue's indexes of a large backlog. Checkpoints are the Checkpointer's; 10,000 pages is the backstop.
     this.#db.exec(
       `PRAGMA journal_mode = WAL; PRAGMA synchronous = FULL; PRAGMA foreign_keys = ON; PRAGMA busy_timeout = 5000;
-       PRAGMA cache_size = -32768; PRAGMA wal_autocheckpoint = 10000;`,
+       PRAGMA cache_size = -8192; PRAGMA wal_autocheckpoint = 10000;`,
     );
     this.#migrate();
     // The migration above has written to the WAL, so the file exists.

@@ -97,8 +97,9 @@ export class SqliteQueue {
          WHERE d.webhook_id = ? AND d.status = 'pending' AND d.next_attempt_at <= ?
          ORDER BY d.next_attempt_at LIMIT ?`,
       );
+      // One statement leases a webhook's whole share of the batch.
       const lease = this.#db.q(
-        'UPDATE deliveries SET next_attempt_at = ?, lease_token = ? WHERE delivery_id = ?',
+        'UPDATE deliveries SET next_attempt_at = ?, lease_token = ? WHERE delivery_id IN (SELECT value FROM json_each(?))',
       );
       const token = randomToken(12);
       const claimed: ClaimedDelivery[] = [];
@@ -107,8 +108,10 @@ export class SqliteQueue {
         const webhookId = webhooks[(start + i) % webhooks.length].webhook_id as string;
         const n = Math.min(room(webhookId), limit - claimed.length);
         if (n <= 0) continue;
-        for (const r of due.all(webhookId, now, n)) {
-          lease.run(now + leaseMs, token, r.delivery_id as string);
+        const rows = due.all(webhookId, now, n);
+        if (rows.length === 0) continue;
+        lease.run(now + leaseMs, token, JSON.stringify(rows.map((r) => r.delivery_id)));
+        for (const r of rows) {
           claimed.push({
             delivery_id: r.delivery_id as string,
             event_id: r.event_id as string,

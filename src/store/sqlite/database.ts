@@ -54,20 +54,21 @@ export class SqliteDatabase {
     return s;
   }
 
+  /** Transaction control goes through prepared statements too: parsing them on every claim showed in profiles. */
   tx<T>(fn: () => T, durability: Durability = 'sync'): T {
-    if (durability !== 'sync') this.#db.exec('PRAGMA synchronous = NORMAL');
+    if (durability !== 'sync') this.q('PRAGMA synchronous = NORMAL').run();
     try {
-      this.#db.exec('BEGIN IMMEDIATE');
+      this.q('BEGIN IMMEDIATE').run();
       try {
         const result = fn();
-        this.#db.exec('COMMIT');
+        this.q('COMMIT').run();
         return result;
       } catch (err) {
-        this.#db.exec('ROLLBACK');
+        this.q('ROLLBACK').run();
         throw err;
       }
     } finally {
-      if (durability !== 'sync') this.#db.exec('PRAGMA synchronous = FULL');
+      if (durability !== 'sync') this.q('PRAGMA synchronous = FULL').run();
     }
   }
 

@@ -6,10 +6,11 @@
  * Usage: npm run bench -- [--workload W1,W4] [--events N] [--rate R] [--runs 3] [--store sqlite|postgres]
  *                         [--profile DIR]
  */
-import { mkdirSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, rmSync } from 'node:fs';
 import { availableParallelism, cpus, tmpdir, totalmem } from 'node:os';
-import { resolve } from 'node:path';
+import { join, resolve } from 'node:path';
 import { parseArgs } from 'node:util';
+import { HeraldProcess } from './herald-process.ts';
 import { Receiver } from './receiver.ts';
 import { clearProgress, median, megabytes, millis, rate, ratio } from './stats.ts';
 import { type Figure, type RunContext, type Unit, WORKLOADS } from './workloads.ts';
@@ -78,6 +79,22 @@ const databaseUrl = values.store === 'postgres' ? (process.env.DATABASE_URL ?? D
 const profileDir = values.profile ? resolve(values.profile) : undefined;
 if (profileDir) mkdirSync(profileDir, { recursive: true });
 
+/** Before anything is measured: does Herald start on this store at all? (It refuses a DATABASE_URL it cannot serve.) */
+async function preflight(): Promise<void> {
+  const dataDir = mkdtempSync(join(tmpdir(), 'herald-bench-'));
+  try {
+    const herald = await HeraldProcess.start({ dataDir, databaseUrl, dispatch: true });
+    await herald.stop();
+  } catch (err) {
+    fail(
+      `--store ${values.store}${databaseUrl ? ` (DATABASE_URL=${databaseUrl})` : ''}: ${(err as Error).message}`,
+    );
+  } finally {
+    rmSync(dataDir, { recursive: true, force: true });
+  }
+}
+await preflight();
+
 /** Figures by "W1 delivered/s", in run order. */
 const results = new Map<string, { unit: Unit; values: number[] }>();
 const receiver = await new Receiver('fast').start();
@@ -91,16 +108,7 @@ try {
         label: `run ${r}/${runs} ${w.id}`,
         profileDir,
       };
-      let figures: Figure[];
-      try {
-        figures = await w.run(ctx);
-      } catch (err) {
-        clearProgress();
-        const message = (err as Error).message;
-        if (databaseUrl && message.startsWith('Herald refused to start'))
-          fail(`--store postgres (DATABASE_URL=${databaseUrl}): ${message}`);
-        throw err;
-      }
+      const figures: Figure[] = await w.run(ctx);
       for (const f of figures) {
         const key = `${w.id} ${f.name}`;
         const entry = results.get(key) ?? { unit: f.unit, values: [] };

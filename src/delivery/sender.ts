@@ -7,6 +7,7 @@ import type { SecretBox } from '../domain/secret-box.ts';
 import { HEADERS, sign } from '../domain/signature.ts';
 import type { AttemptOutcome } from '../domain/types.ts';
 import type { ClaimedDelivery } from '../store/store.ts';
+import { Deadlines } from './deadlines.ts';
 
 export const RESPONSE_BODY_KEPT = 4096;
 
@@ -22,11 +23,13 @@ export interface SenderOptions {
 export class Sender {
   readonly #options: SenderOptions;
   readonly #agent: Agent;
+  readonly #deadlines: Deadlines;
   /** Opened secrets by sealed form: decrypting on every attempt cost half of send(). Bounded by the webhook count. */
   readonly #secrets = new Map<string, string>();
 
   constructor(options: SenderOptions) {
     this.#options = options;
+    this.#deadlines = new Deadlines(options.timeoutMs);
     // Connections are reused per origin; the guarded lookup re-checks every resolved address at connect time,
     // so a name that passed when saved cannot be rebound to a private address later.
     this.#agent = new Agent({
@@ -40,6 +43,7 @@ export class Sender {
 
   /** After the dispatcher's stop: a request still open then was released to the next process, so it is dropped. */
   async close(): Promise<void> {
+    this.#deadlines.close();
     await this.#agent.destroy();
   }
 
@@ -54,7 +58,7 @@ export class Sender {
   }
 
   async send(claim: ClaimedDelivery): Promise<AttemptOutcome> {
-    const { clock, timeoutMs } = this.#options;
+    const { clock } = this.#options;
     const started_at = clock();
     const timestamp = String(Math.floor(started_at / 1000));
     const headers: Record<string, string> = {
@@ -79,13 +83,14 @@ export class Sender {
     if (!policy.allowPrivate && !literalHostAllowed(claim.destination_url, policy)) {
       return outcome({ error: 'destination_not_allowed' });
     }
+    const deadline = this.#deadlines.start();
     try {
       const res = await request(claim.destination_url, {
         method: 'POST',
         headers,
         body: claim.body,
         dispatcher: this.#agent,
-        signal: AbortSignal.timeout(timeoutMs),
+        signal: deadline.signal,
       });
       // The answer is complete only when its body has arrived; keep the first 4 KiB, drop the rest as it streams.
       const kept: Buffer[] = [];
@@ -95,6 +100,8 @@ export class Sender {
         if (size < RESPONSE_BODY_KEPT) kept.push(Buffer.from(chunk.subarray(0, RESPONSE_BODY_KEPT - size)));
         size += chunk.length;
       }
+      // The wheel aborts up to a slot late: an answer completed after the deadline is a timeout all the same.
+      if (deadline.expired()) return outcome({ error: 'timeout' });
       const retryAfter = res.headers['retry-after'];
       return outcome({
         status_code: res.statusCode,
@@ -103,6 +110,8 @@ export class Sender {
       });
     } catch (err) {
       return outcome({ error: errorCode(err) });
+    } finally {
+      deadline.release();
     }
   }
 }

@@ -42,7 +42,8 @@ export class SqliteQueue {
     router: Router,
     now: number,
   ): Promise<IngestResult[]> {
-    return this.#db.tx(() => {
+    // The 202 means durable: the flush is awaited, but off the event loop and shared with concurrent ingests.
+    return this.#db.durableTx(() => {
       const webhooks = this.#db
         .q('SELECT * FROM webhooks WHERE instance_id = ? AND enabled = 1 ORDER BY created_at, webhook_id')
         .all(instanceId)
@@ -103,8 +104,9 @@ export class SqliteQueue {
          WHERE d.webhook_id = ? AND d.status = 'pending' AND d.next_attempt_at <= ?
          ORDER BY d.next_attempt_at LIMIT ?`,
       );
+      // One statement leases a webhook's whole share of the batch.
       const lease = this.#db.q(
-        'UPDATE deliveries SET next_attempt_at = ?, lease_token = ? WHERE delivery_id = ?',
+        'UPDATE deliveries SET next_attempt_at = ?, lease_token = ? WHERE delivery_id IN (SELECT value FROM json_each(?))',
       );
       const token = randomToken(12);
       const claimed: ClaimedDelivery[] = [];
@@ -113,8 +115,10 @@ export class SqliteQueue {
         const webhookId = webhooks[(start + i) % webhooks.length].webhook_id as string;
         const n = Math.min(room(webhookId, 0), limit - claimed.length);
         if (n <= 0) continue;
-        for (const r of due.all(webhookId, now, n)) {
-          lease.run(now + leaseMs, token, r.delivery_id as string);
+        const rows = due.all(webhookId, now, n);
+        if (rows.length === 0) continue;
+        lease.run(now + leaseMs, token, JSON.stringify(rows.map((r) => r.delivery_id)));
+        for (const r of rows) {
           claimed.push({
             delivery_id: r.delivery_id as string,
             event_id: r.event_id as string,
@@ -131,7 +135,7 @@ export class SqliteQueue {
         }
       }
       return claimed;
-    });
+    }, 'lazy');
   }
 
   async recordAttempts(results: AttemptResult[], now: number): Promise<void> {
@@ -177,7 +181,7 @@ export class SqliteQueue {
         );
         if (d.kind === 'failed' && d.disableWebhook) this.disable(claim.webhook_id, 'gone', now);
       }
-    });
+    }, 'lazy');
   }
 
   async releaseClaims(claims: Pick<ClaimedDelivery, 'delivery_id' | 'lease_token'>[], now: number) {

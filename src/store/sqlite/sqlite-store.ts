@@ -38,7 +38,7 @@ export class SqliteStore implements Store {
   instanceCounts: Store['instanceCounts'] = (...args) => this.#log.instanceCounts(...args);
 
   async close(): Promise<void> {
-    this.#db.close();
+    await this.#db.close();
   }
 
   async ping(): Promise<void> {

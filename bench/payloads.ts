@@ -1,0 +1,29 @@
+/** What the benchmark's processes share: the signing secret, the clock, and the events and bodies they send. */
+
+export const SECRET = 'whsec_bench_0123456789abcdef';
+
+/** Epoch milliseconds with sub-millisecond resolution, comparable between the processes of one machine. */
+export const wallNow = (): number => performance.timeOrigin + performance.now();
+
+/** A message event payload (seed §2.3); `i` keeps ids and bodies distinct, as in real traffic. */
+export const messagePayload = (i: number) => ({
+  id: `false_491701234567@c.us_3EB0${String(i).padStart(8, '0')}`,
+  from: '491701234567@c.us',
+  from_phone: '491701234567',
+  fromMe: false,
+  body: `Hello ${i}, see you at six at the station`,
+  hasMedia: false,
+});
+
+/** 30 characters, as long as the ids Herald generates (`evt_` + 26). */
+export const baselineEventId = (i: number) => `evt_BENCH${String(i).padStart(21, '0')}`;
+
+/** The body as Herald serialises it at ingest (src/domain/event-body.ts): the baseline sends as many bytes. */
+export const deliveryBody = (i: number, timestamp: number) =>
+  JSON.stringify({
+    event_id: baselineEventId(i),
+    event: 'message',
+    instance_id: 'ins_BENCH000000000000000000000',
+    timestamp,
+    payload: messagePayload(i),
+  });

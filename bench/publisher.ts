@@ -1,0 +1,136 @@
+/**
+ * The session engine's side, in the bench process: sets up instances and webhooks through the API and publishes
+ * events, in batches as fast as Herald acknowledges them, or one by one at a steady rate.
+ */
+import { Agent, request } from 'undici';
+import { ADMIN_KEY } from './herald-process.ts';
+import { messagePayload, SECRET, wallNow } from './payloads.ts';
+
+export interface PublishedEvent {
+  event: string;
+  event_id: string;
+  payload: Record<string, unknown>;
+}
+
+/** Event ids unique across runs (a PostgreSQL database outlives a run), known to the bench for latencies. */
+let series = 0;
+export function messageEvents(count: number): PublishedEvent[] {
+  const prefix = `evt_b${process.pid}x${Date.now().toString(36)}x${series++}x`;
+  return Array.from({ length: count }, (_, i) => ({
+    event: 'message',
+    event_id: `${prefix}${i}`,
+    payload: messagePayload(i),
+  }));
+}
+
+export class Publisher {
+  readonly #base: string;
+  readonly #agent: Agent;
+
+  constructor(base: string, connections = 128) {
+    this.#base = base;
+    this.#agent = new Agent({ keepAliveTimeout: 30_000, connections });
+  }
+
+  async #post(path: string, body: unknown, expected: number) {
+    const res = await request(this.#base + path, {
+      method: 'POST',
+      dispatcher: this.#agent,
+      headers: { authorization: `Bearer ${ADMIN_KEY}`, 'content-type': 'application/json' },
+      body: typeof body === 'string' ? body : JSON.stringify(body),
+    });
+    const text = await res.body.text();
+    if (res.statusCode !== expected) throw new Error(`POST ${path}: ${res.statusCode} ${text.slice(0, 300)}`);
+    return JSON.parse(text);
+  }
+
+  async createInstance(name: string): Promise<string> {
+    return (await this.#post('/instances', { name }, 201)).instance_id;
+  }
+
+  /** An enabled, signed webhook subscribed to messages. */
+  async createWebhook(instanceId: string, url: string): Promise<string> {
+    const hooks = `/instances/${instanceId}/webhooks`;
+    const body = { destination_url: url, events: ['message'], client_sign_secret: SECRET };
+    const { webhook_id } = await this.#post(hooks, body, 201);
+    await this.#post(`${hooks}/${webhook_id}/enabled`, { enabled: true }, 200);
+    return webhook_id;
+  }
+
+  /** Deletes the instance with its webhooks and deliveries (a PostgreSQL database is kept between runs). */
+  async deleteInstance(instanceId: string): Promise<void> {
+    const res = await request(`${this.#base}/instances/${instanceId}`, {
+      method: 'DELETE',
+      dispatcher: this.#agent,
+      headers: { authorization: `Bearer ${ADMIN_KEY}` },
+    });
+    await res.body.dump();
+  }
+
+  /**
+   * Publishes `events` through POST …/events/batch, `inFlight` batches at a time; `onAck` counts acknowledged
+   * events. Bodies are serialised before the clock starts: only Herald's work is timed, not the publisher's.
+   */
+  async publishBatches(
+    instanceId: string,
+    events: PublishedEvent[],
+    o: { batch: number; inFlight: number; onAck?: (n: number) => void },
+  ): Promise<{ startedAt: number; ackedAt: number }> {
+    const bodies: { body: string; n: number }[] = [];
+    for (let i = 0; i < events.length; i += o.batch) {
+      const slice = events.slice(i, i + o.batch);
+      bodies.push({ body: JSON.stringify({ events: slice }), n: slice.length });
+    }
+    let next = 0;
+    const startedAt = wallNow();
+    const worker = async () => {
+      while (next < bodies.length) {
+        const { body, n } = bodies[next++];
+        await this.#post(`/instances/${instanceId}/events/batch`, body, 202);
+        o.onAck?.(n);
+      }
+    };
+    await Promise.all(Array.from({ length: o.inFlight }, worker));
+    return { startedAt, ackedAt: wallNow() };
+  }
+
+  /**
+   * Publishes `events` one request each (POST …/events) at `perSecond`, on schedule whatever the answers take;
+   * returns each event id's publish time (taken just before its request is sent) and how long its 202 took.
+   */
+  async publishPaced(
+    instanceId: string,
+    events: PublishedEvent[],
+    perSecond: number,
+    onSent?: (n: number) => void,
+  ): Promise<{ sentAt: Map<string, number>; acked: number[] }> {
+    const sentAt = new Map<string, number>();
+    const acked: number[] = [];
+    const pending = new Set<Promise<void>>();
+    const path = `/instances/${instanceId}/events`;
+    const started = wallNow();
+    let i = 0;
+    while (i < events.length) {
+      const due = Math.min(events.length, Math.floor(((wallNow() - started) * perSecond) / 1000) + 1);
+      for (; i < due; i++) {
+        const e = events[i];
+        const body = JSON.stringify(e);
+        const at = wallNow();
+        sentAt.set(e.event_id, at);
+        const p = this.#post(path, body, 202).then(() => {
+          acked.push(wallNow() - at);
+          pending.delete(p);
+        });
+        pending.add(p);
+      }
+      onSent?.(i);
+      await new Promise((resolve) => setTimeout(resolve, 1));
+    }
+    await Promise.all(pending);
+    return { sentAt, acked };
+  }
+
+  close(): Promise<void> {
+    return this.#agent.close();
+  }
+}

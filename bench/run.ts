@@ -1,0 +1,151 @@
+/**
+ * `npm run bench`: starts what it needs on 127.0.0.1 (Herald in a child process on a temp DATA_DIR or on
+ * DATABASE_URL, receivers and the raw baseline in processes of their own), runs the workloads of issue 6 and
+ * prints a table of medians with each run's figure and the target.
+ *
+ * Usage: npm run bench -- [--workload W1,W4] [--events N] [--rate R] [--runs 3] [--store sqlite|postgres]
+ *                         [--profile DIR]
+ */
+import { mkdirSync, mkdtempSync, rmSync } from 'node:fs';
+import { availableParallelism, cpus, tmpdir, totalmem } from 'node:os';
+import { join, resolve } from 'node:path';
+import { parseArgs } from 'node:util';
+import { HeraldProcess } from './herald-process.ts';
+import { Receiver } from './receiver.ts';
+import { clearProgress, median, megabytes, millis, rate, ratio } from './stats.ts';
+import { type Figure, type RunContext, type Unit, WORKLOADS } from './workloads.ts';
+
+const DEFAULT_DATABASE_URL = 'postgres://postgres@127.0.0.1:5432/test';
+
+/** Targets of issue 6, by workload and figure. */
+const TARGETS: Record<string, { text: string; met: (v: number) => boolean }> = {
+  'W1 delivered / raw': { text: '≥ 0.50', met: (v) => v >= 0.5 },
+  'W2 p50 ms': { text: '≤ 1', met: (v) => v <= 1 },
+  'W2 p99 ms': { text: '≤ 5', met: (v) => v <= 5 },
+  'W3 healthy p99 ms': { text: '≤ 10', met: (v) => v <= 10 },
+  'W4 delivered / W1': { text: '≥ 0.80', met: (v) => v >= 0.8 },
+  'W4 peak RSS': { text: '≤ 300 MB', met: (v) => v <= 300 * 2 ** 20 },
+};
+
+const FORMATS: Record<Unit, (n: number) => string> = {
+  rate,
+  ratio,
+  ms: millis,
+  bytes: megabytes,
+  count: rate,
+};
+
+function fail(message: string): never {
+  console.error(message);
+  process.exit(2);
+}
+
+function positiveInteger(name: string, raw: string | undefined): number | undefined {
+  if (raw === undefined) return undefined;
+  const n = Number(raw);
+  if (!Number.isInteger(n) || n < 1) fail(`--${name}: must be a positive integer, got "${raw}"`);
+  return n;
+}
+
+const { values } = parseArgs({
+  options: {
+    workload: { type: 'string', default: WORKLOADS.map((w) => w.id).join(',') },
+    events: { type: 'string' },
+    rate: { type: 'string' },
+    runs: { type: 'string', default: '3' },
+    store: { type: 'string', default: 'sqlite' },
+    profile: { type: 'string' },
+    help: { type: 'boolean', short: 'h' },
+  },
+});
+if (values.help) {
+  console.log(
+    'Usage: npm run bench -- [--workload W1,…,W5] [--events N] [--rate R] [--runs 3] [--store sqlite|postgres] [--profile DIR]',
+  );
+  process.exit(0);
+}
+const selected = values.workload.split(',').map((id) => {
+  const w = WORKLOADS.find((x) => x.id.toLowerCase() === id.trim().toLowerCase());
+  return w ?? fail(`--workload: unknown workload "${id}" (known: ${WORKLOADS.map((x) => x.id).join(', ')})`);
+});
+if (values.store !== 'sqlite' && values.store !== 'postgres')
+  fail(`--store: must be sqlite or postgres, got "${values.store}"`);
+const runs = positiveInteger('runs', values.runs) as number;
+const options = {
+  events: positiveInteger('events', values.events),
+  rate: positiveInteger('rate', values.rate),
+};
+const databaseUrl = values.store === 'postgres' ? (process.env.DATABASE_URL ?? DEFAULT_DATABASE_URL) : null;
+const profileDir = values.profile ? resolve(values.profile) : undefined;
+if (profileDir) mkdirSync(profileDir, { recursive: true });
+
+/** Before anything is measured: does Herald start on this store at all? (It refuses a DATABASE_URL it cannot serve.) */
+async function preflight(): Promise<void> {
+  const dataDir = mkdtempSync(join(tmpdir(), 'herald-bench-'));
+  try {
+    const herald = await HeraldProcess.start({ dataDir, databaseUrl, dispatch: true });
+    await herald.stop();
+  } catch (err) {
+    fail(
+      `--store ${values.store}${databaseUrl ? ` (DATABASE_URL=${databaseUrl})` : ''}: ${(err as Error).message}`,
+    );
+  } finally {
+    rmSync(dataDir, { recursive: true, force: true });
+  }
+}
+await preflight();
+
+/** Figures by "W1 delivered/s", in run order. */
+const results = new Map<string, { unit: Unit; values: number[] }>();
+const receiver = await new Receiver('fast').start();
+try {
+  for (let r = 1; r <= runs; r++) {
+    for (const w of selected) {
+      const ctx: RunContext = {
+        ...options,
+        databaseUrl,
+        receiver,
+        label: `run ${r}/${runs} ${w.id}`,
+        profileDir,
+      };
+      const figures: Figure[] = await w.run(ctx);
+      for (const f of figures) {
+        const key = `${w.id} ${f.name}`;
+        const entry = results.get(key) ?? { unit: f.unit, values: [] };
+        entry.values.push(f.value);
+        results.set(key, entry);
+      }
+    }
+  }
+} finally {
+  await receiver.stop();
+}
+clearProgress();
+
+// W4 against W1 of the same invocation, run by run.
+const w1 = results.get('W1 delivered/s');
+const w4 = results.get('W4 delivered/s');
+if (w1 && w4) {
+  const values = w4.values.map((v, i) => v / w1.values[i]);
+  results.set('W4 delivered / W1', { unit: 'ratio', values });
+}
+
+const date = new Date().toISOString().replace(/\.\d+Z$/, 'Z');
+const cpu = cpus()[0]?.model ?? 'unknown CPU';
+const lines = [
+  `Herald benchmark — store ${values.store}, median of ${runs} run${runs === 1 ? '' : 's'} — ${date}`,
+  `node ${process.version}, ${availableParallelism()} cores (${cpu}), ${megabytes(totalmem())} RAM, data in ${tmpdir()}`,
+  `$ npm run bench -- ${process.argv.slice(2).join(' ')}`.trimEnd(),
+  ...selected.map((w) => `${w.id}  ${w.title(options)}`),
+  '',
+  `| figure | median | runs | target |`,
+  `|---|---:|---|---|`,
+];
+for (const [key, { unit, values }] of results) {
+  const f = FORMATS[unit];
+  const m = median(values);
+  const target = TARGETS[key];
+  const verdict = target ? `${target.text} ${target.met(m) ? 'met' : '**not met**'}` : '';
+  lines.push(`| ${key} | ${f(m)} | ${values.map(f).join(' / ')} | ${verdict} |`);
+}
+console.log(lines.join('\n'));

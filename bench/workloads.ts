@@ -1,0 +1,270 @@
+/**
+ * The five workloads of issue 6. Each run starts its own Herald process on fresh data, measures, deletes what it
+ * published, and returns its figures; the runner (run.ts) repeats runs and prints medians.
+ */
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { HeraldProcess } from './herald-process.ts';
+import { messageEvents, Publisher } from './publisher.ts';
+import { rawBaseline } from './raw.ts';
+import { Receiver } from './receiver.ts';
+import { latency, progress } from './stats.ts';
+
+export interface RunContext {
+  databaseUrl: string | null;
+  /** Overrides the workload's event count (W4: deliveries). */
+  events?: number;
+  /** Overrides the steady publishing rate of W2 and W3. */
+  rate?: number;
+  /** The fast receiver, one process shared by all runs. */
+  receiver: Receiver;
+  label: string;
+  profileDir?: string;
+}
+
+export type Unit = 'rate' | 'ratio' | 'ms' | 'bytes' | 'count';
+export interface Figure {
+  name: string;
+  value: number;
+  unit: Unit;
+}
+
+export interface Workload {
+  id: string;
+  title: (ctx: Pick<RunContext, 'events' | 'rate'>) => string;
+  run: (ctx: RunContext) => Promise<Figure[]>;
+}
+
+/** A phase that makes no progress for this long has hung: fail rather than wait forever. */
+const STALL_MS = 60_000;
+/** Raw baselines need no more requests than this to reach their steady rate. */
+const RAW_REQUESTS = 50_000;
+const BATCH = 500;
+const BATCH_IN_FLIGHT = 4;
+
+const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
+
+/** A Herald process on fresh data (a temp DATA_DIR, or the PostgreSQL database), removed afterwards. */
+async function withHerald<T>(
+  ctx: RunContext,
+  fn: (h: HeraldProcess, p: Publisher) => Promise<T>,
+): Promise<T> {
+  const dataDir = mkdtempSync(join(tmpdir(), 'herald-bench-'));
+  try {
+    const start = (dispatch: boolean) =>
+      HeraldProcess.start({ dataDir, databaseUrl: ctx.databaseUrl, dispatch, profileDir: ctx.profileDir });
+    const herald = await start(true);
+    const publisher = new Publisher(herald.url);
+    try {
+      return await fn(herald, publisher);
+    } finally {
+      await publisher.close();
+      await herald.stop();
+    }
+  } finally {
+    rmSync(dataDir, { recursive: true, force: true });
+  }
+}
+
+/** Polls the receiver (progress line, stall check) until `count` requests arrived; fails as soon as `work` does. */
+async function waitForArrivals(
+  receiver: Receiver,
+  count: number,
+  label: () => string,
+  work?: Promise<unknown>,
+) {
+  let failed: unknown = null;
+  work?.catch((err) => {
+    failed = err;
+  });
+  let [seen, movedAt] = [-1, Date.now()];
+  for (;;) {
+    const { count: arrived } = await receiver.arrivals();
+    progress(`${label()}, ${arrived.toLocaleString('en-US')}/${count.toLocaleString('en-US')} arrived`);
+    if (failed) throw failed;
+    if (arrived >= count) return receiver.arrivals();
+    if (arrived !== seen) [seen, movedAt] = [arrived, Date.now()];
+    else if (Date.now() - movedAt > STALL_MS) throw new Error(`no arrival for ${STALL_MS} ms at ${arrived}`);
+    await sleep(200);
+  }
+}
+
+/** Publishes `n` events in batches to one instance and waits until `n × webhooks` deliveries arrived. */
+async function throughput(ctx: RunContext, n: number, webhooks: number): Promise<Figure[]> {
+  const total = n * webhooks;
+  progress(`${ctx.label}: raw baseline`);
+  const raw = await rawBaseline(ctx.receiver.url, Math.min(total, RAW_REQUESTS));
+  return withHerald(ctx, async (_, publisher) => {
+    const instance = await publisher.createInstance('bench');
+    for (let k = 0; k < webhooks; k++)
+      await publisher.createWebhook(instance, webhooks === 1 ? ctx.receiver.url : `${ctx.receiver.url}w${k}`);
+    await ctx.receiver.reset();
+    let acked = 0;
+    const publishing = publisher.publishBatches(instance, messageEvents(n), {
+      batch: BATCH,
+      inFlight: BATCH_IN_FLIGHT,
+      onAck: (k) => {
+        acked += k;
+      },
+    });
+    const label = () => `${ctx.label}: ${acked}/${n} events acknowledged`;
+    const { lastAt } = await waitForArrivals(ctx.receiver, total, label, publishing);
+    const { startedAt, ackedAt } = await publishing;
+    await publisher.deleteInstance(instance);
+    const delivered = total / ((lastAt - startedAt) / 1000);
+    return [
+      { name: 'raw undici POST/s', value: raw, unit: 'rate' },
+      { name: 'ingest events/s', value: n / ((ackedAt - startedAt) / 1000), unit: 'rate' },
+      { name: 'delivered/s', value: delivered, unit: 'rate' },
+      { name: 'delivered / raw', value: delivered / raw, unit: 'ratio' },
+    ];
+  });
+}
+
+/** Publishes events one by one at `perSecond` to a fresh instance, returns publish→arrival latencies (ms). */
+async function paced(ctx: RunContext, publisher: Publisher, n: number, perSecond: number, what: string) {
+  const instance = await publisher.createInstance(what);
+  await publisher.createWebhook(instance, ctx.receiver.url);
+  // One second at the rate first, not measured: connections opened, code warmed up, as in steady service.
+  const warmup = messageEvents(perSecond);
+  await ctx.receiver.reset();
+  await publisher.publishPaced(instance, warmup, perSecond);
+  await waitForArrivals(ctx.receiver, warmup.length, () => `${ctx.label}: warm-up`);
+  await ctx.receiver.reset(true);
+  let sent = 0;
+  const events = messageEvents(n);
+  const publishing = publisher.publishPaced(instance, events, perSecond, (k) => {
+    sent = k;
+  });
+  const label = () => `${ctx.label}: ${sent}/${n} ${what} events published at ${perSecond}/s`;
+  const { lastAt } = await waitForArrivals(ctx.receiver, n, label, publishing);
+  const { sentAt, acked } = await publishing;
+  const arrivals = await ctx.receiver.tracked();
+  await publisher.deleteInstance(instance);
+  const firstSent = sentAt.get(events[0].event_id) as number;
+  return {
+    latencies: arrivals.map(([id, at]) => at - (sentAt.get(id) as number)),
+    acked,
+    deliveredPerSecond: n / ((lastAt - firstSent) / 1000),
+  };
+}
+
+const latencyFigures = (ms: number[], prefix = ''): Figure[] =>
+  Object.entries(latency(ms)).map(([k, value]) => ({ name: `${prefix}${k} ms`, value, unit: 'ms' }));
+
+export const WORKLOADS: Workload[] = [
+  {
+    id: 'W1',
+    title: (c) => `throughput: ${c.events ?? 50_000} events in batches of ${BATCH}, 1 webhook`,
+    run: (ctx) => throughput(ctx, ctx.events ?? 50_000, 1),
+  },
+  {
+    id: 'W2',
+    title: (c) =>
+      `latency: ${c.rate ?? 1000} events/s for ${(c.events ?? 20 * (c.rate ?? 1000)) / (c.rate ?? 1000)} s, one request each`,
+    run: (ctx) =>
+      withHerald(ctx, async (_, publisher) => {
+        const perSecond = ctx.rate ?? 1000;
+        const { latencies, acked } = await paced(
+          ctx,
+          publisher,
+          ctx.events ?? 20 * perSecond,
+          perSecond,
+          'W2',
+        );
+        const ack = latency(acked);
+        return [
+          ...latencyFigures(latencies),
+          { name: 'publish→202 p50 ms', value: ack.p50, unit: 'ms' },
+          { name: 'publish→202 p99 ms', value: ack.p99, unit: 'ms' },
+        ];
+      }),
+  },
+  {
+    id: 'W3',
+    title: (c) =>
+      `isolation: 500 events to a receiver that never answers, then ${c.events ?? 2000} at ${c.rate ?? 500}/s to a healthy one`,
+    run: async (ctx) => {
+      const dead = await new Receiver('hang').start();
+      try {
+        return await withHerald(ctx, async (_, publisher) => {
+          const instance = await publisher.createInstance('W3 dead');
+          await publisher.createWebhook(instance, dead.url);
+          await publisher.publishBatches(instance, messageEvents(500), { batch: 500, inFlight: 1 });
+          const perSecond = ctx.rate ?? 500;
+          const healthy = await paced(ctx, publisher, ctx.events ?? 2000, perSecond, 'W3 healthy');
+          const { count } = await dead.arrivals();
+          await publisher.deleteInstance(instance);
+          return [
+            ...latencyFigures(healthy.latencies, 'healthy '),
+            { name: 'healthy delivered/s', value: healthy.deliveredPerSecond, unit: 'rate' },
+            { name: 'dead receiver: requests', value: count, unit: 'count' },
+          ];
+        });
+      } finally {
+        // Ends Herald's attempts still waiting on it.
+        await dead.stop();
+      }
+    },
+  },
+  {
+    id: 'W4',
+    title: (c) =>
+      `backlog: ${c.events ?? 1_000_000} deliveries pending (no dispatcher), then released (a restart)`,
+    run: async (ctx) => {
+      const n = ctx.events ?? 1_000_000;
+      progress(`${ctx.label}: raw baseline`);
+      const raw = await rawBaseline(ctx.receiver.url, Math.min(n, RAW_REQUESTS));
+      const dataDir = mkdtempSync(join(tmpdir(), 'herald-bench-'));
+      const start = (dispatch: boolean) =>
+        HeraldProcess.start({ dataDir, databaseUrl: ctx.databaseUrl, dispatch, profileDir: ctx.profileDir });
+      try {
+        // Phase 1: a Herald without dispatcher acknowledges the events; their deliveries stay pending.
+        const idle = await start(false);
+        const publisher = new Publisher(idle.url);
+        const instance = await publisher.createInstance('W4');
+        await publisher.createWebhook(instance, ctx.receiver.url);
+        let acked = 0;
+        const { startedAt, ackedAt } = await publisher.publishBatches(instance, messageEvents(n), {
+          batch: 1000,
+          inFlight: BATCH_IN_FLIGHT,
+          onAck: (k) => {
+            acked += k;
+            progress(`${ctx.label}: ${acked}/${n} events acknowledged, none delivered (no dispatcher)`);
+          },
+        });
+        await publisher.close();
+        await idle.stop();
+        // Phase 2: released — a normal Herald starts on the same data; timed from its start to the last arrival.
+        await ctx.receiver.reset();
+        const releasedAt = performance.timeOrigin + performance.now();
+        const herald = await start(true);
+        try {
+          const { lastAt } = await waitForArrivals(ctx.receiver, n, () => `${ctx.label}: backlog released`);
+          const delivered = n / ((lastAt - releasedAt) / 1000);
+          const peak = await herald.peakRss();
+          const cleanup = new Publisher(herald.url);
+          await cleanup.deleteInstance(instance);
+          await cleanup.close();
+          return [
+            { name: 'raw undici POST/s', value: raw, unit: 'rate' },
+            { name: 'backlog ingest events/s', value: n / ((ackedAt - startedAt) / 1000), unit: 'rate' },
+            { name: 'delivered/s', value: delivered, unit: 'rate' },
+            { name: 'delivered / raw', value: delivered / raw, unit: 'ratio' },
+            { name: 'peak RSS', value: peak, unit: 'bytes' },
+          ];
+        } finally {
+          await herald.stop();
+        }
+      } finally {
+        rmSync(dataDir, { recursive: true, force: true });
+      }
+    },
+  },
+  {
+    id: 'W5',
+    title: (c) => `fan-out: ${c.events ?? 10_000} events to 50 webhooks (one receiver process, 50 paths)`,
+    run: (ctx) => throughput(ctx, ctx.events ?? 10_000, 50),
+  },
+];

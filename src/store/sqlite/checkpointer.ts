@@ -1,0 +1,47 @@
+/**
+ * WAL checkpoints in a worker thread, on a connection of its own. SQLite's automatic checkpoint runs inside the
+ * COMMIT that crosses the threshold: it copies pages into the database file and syncs it, on the event loop, and
+ * it was a third of Herald's CPU profile under fan-out. A PASSIVE checkpoint from another connection blocks no
+ * writer, so the worker does that work on the other core; the main connection's own automatic checkpoint stays as
+ * a backstop with a higher threshold, for the case where the worker falls behind.
+ */
+import { DatabaseSync } from 'node:sqlite';
+import { isMainThread, parentPort, Worker, workerData } from 'node:worker_threads';
+
+/** How often the worker checkpoints; the WAL grows by at most what is written in this time. */
+const INTERVAL_MS = 200;
+
+export class Checkpointer {
+  readonly #worker: Worker;
+  readonly #exited: Promise<unknown>;
+
+  constructor(file: string) {
+    this.#worker = new Worker(new URL(import.meta.url), { workerData: { file } });
+    // A checkpoint never keeps the process alive, and its failure only leaves the work to the backstop.
+    this.#worker.unref();
+    this.#worker.on('error', () => {});
+    this.#exited = new Promise((resolve) => this.#worker.once('exit', resolve));
+  }
+
+  /** Idempotent: the second call waits for the same exit. */
+  async close(): Promise<void> {
+    // Waiting for an unreferenced worker would not keep the process alive to see it exit.
+    this.#worker.ref();
+    this.#worker.postMessage('stop');
+    await this.#exited;
+  }
+}
+
+function runWorker(file: string): void {
+  const db = new DatabaseSync(file);
+  db.exec('PRAGMA busy_timeout = 5000');
+  const checkpoint = db.prepare('PRAGMA wal_checkpoint(PASSIVE)');
+  const timer = setInterval(() => checkpoint.get(), INTERVAL_MS);
+  parentPort?.on('message', () => {
+    clearInterval(timer);
+    db.close();
+    parentPort?.close();
+  });
+}
+
+if (!isMainThread && workerData?.file) runWorker(workerData.file as string);

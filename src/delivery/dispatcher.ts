@@ -116,9 +116,9 @@ export class Dispatcher {
     }
   }
 
-  /** The cap counts this process's attempts and, on a shared store, every worker's unexpired leases. */
-  #room(webhookId: string, leased: number): number {
-    return this.#o.maxInFlightPerWebhook - Math.max(this.#inFlight.get(webhookId) ?? 0, leased);
+  /** The cap counts this process's attempts in flight and, on a shared store, the other workers' unexpired leases. */
+  #room(webhookId: string, leasedByOthers: number): number {
+    return this.#o.maxInFlightPerWebhook - (this.#inFlight.get(webhookId) ?? 0) - leasedByOthers;
   }
 
   /**

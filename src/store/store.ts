@@ -170,8 +170,8 @@ export interface Store {
 
   /**
    * Leases up to `limit` due deliveries, at most `room(webhook_id, leased)` per webhook. `leased` is how many of
-   * the webhook's deliveries are under an unexpired lease held by any process sharing the database, so that a
-   * per-webhook cap holds across workers; an adapter only ever used by one process may pass 0.
+   * the webhook's deliveries are under an unexpired lease held by the OTHER processes sharing the database, so that
+   * a per-webhook cap holds across workers; an adapter only ever used by one process passes 0.
    */
   claimDue(
     now: number,

@@ -24,6 +24,8 @@ export class PostgresQueue {
   readonly #db: PostgresDatabase;
   /** The webhook that led the previous claim; the next one starts after it, so a small batch is shared fairly. */
   #lastLead = '';
+  /** Prefix of this process's lease tokens, so a claim counts only the other processes' leases (see claimDue). */
+  readonly #owner = randomToken(8);
 
   constructor(db: PostgresDatabase) {
     this.#db = db;
@@ -125,8 +127,9 @@ export class PostgresQueue {
 
   /**
    * Claims per webhook, oldest due first. Claims for one webhook are serialised by an advisory lock (taken in one
-   * global order, so two workers never deadlock); holding it, the count of the webhook's unexpired leases is
-   * exact, and `room` turns it into what this worker may take: the in-flight cap holds across workers.
+   * global order, so two workers never deadlock); holding it, the count of the webhook's unexpired leases held by
+   * other processes is exact, and `room` adds this worker's own attempts in flight (which it knows better than its
+   * leases: a finished attempt keeps its lease until its outcome is written) to tell what it may take.
    * `SKIP LOCKED` passes over rows another transaction is changing (an outcome being recorded, a redelivery).
    */
   async claimDue(
@@ -154,6 +157,7 @@ export class PostgresQueue {
       const leasedRows = await sql<{ webhook_id: string; leased: number }[]>`
         SELECT webhook_id, count(*)::integer AS leased FROM deliveries
         WHERE webhook_id = ANY(${ids}::text[]) AND lease_token IS NOT NULL AND next_attempt_at > ${now}::bigint
+          AND NOT starts_with(lease_token, ${`${this.#owner}.`})
         GROUP BY webhook_id`;
       const leased = new Map(leasedRows.map((r) => [r.webhook_id, r.leased]));
       const rotated = [...ids.filter((id) => id >= lead), ...ids.filter((id) => id < lead)];
@@ -161,7 +165,7 @@ export class PostgresQueue {
         .map((id) => [id, Math.min(room(id, leased.get(id) ?? 0), limit)] as const)
         .filter(([, n]) => n > 0);
       if (wanted.length === 0) return [];
-      const token = randomToken(12);
+      const token = `${this.#owner}.${randomToken(12)}`;
       const rows = await sql`
         WITH wanted AS (
           SELECT * FROM unnest(${wanted.map(([id]) => id)}::text[], ${wanted.map(([, n]) => n)}::integer[])

@@ -6,10 +6,11 @@
  * Usage: npm run bench -- [--workload W1,W4] [--events N] [--rate R] [--runs 3] [--store sqlite|postgres]
  *                         [--profile DIR]
  */
-import { mkdirSync, mkdtempSync, rmSync } from 'node:fs';
+import { mkdirSync } from 'node:fs';
 import { availableParallelism, cpus, tmpdir, totalmem } from 'node:os';
-import { join, resolve } from 'node:path';
+import { resolve } from 'node:path';
 import { parseArgs } from 'node:util';
+import { freshData } from './fresh-data.ts';
 import { HeraldProcess } from './herald-process.ts';
 import { Receiver } from './receiver.ts';
 import { clearProgress, median, megabytes, millis, rate, ratio } from './stats.ts';
@@ -18,14 +19,18 @@ import { type Figure, type RunContext, type Unit, WORKLOADS } from './workloads.
 const DEFAULT_DATABASE_URL = 'postgres://postgres@127.0.0.1:5432/test';
 
 /** Targets of issue 6, by workload and figure. */
-const TARGETS: Record<string, { text: string; met: (v: number) => boolean }> = {
-  'W1 delivered / raw': { text: '≥ 0.50', met: (v) => v >= 0.5 },
+const targets = (store: string): Record<string, { text: string; met: (v: number) => boolean }> => ({
+  // On PostgreSQL (one worker) the issue asks for a quarter of raw; on the embedded store, half.
+  'W1 delivered / raw':
+    store === 'postgres'
+      ? { text: '≥ 0.25', met: (v) => v >= 0.25 }
+      : { text: '≥ 0.50', met: (v) => v >= 0.5 },
   'W2 p50 ms': { text: '≤ 1', met: (v) => v <= 1 },
   'W2 p99 ms': { text: '≤ 5', met: (v) => v <= 5 },
   'W3 healthy p99 ms': { text: '≤ 10', met: (v) => v <= 10 },
   'W4 delivered / W1': { text: '≥ 0.80', met: (v) => v >= 0.8 },
   'W4 peak RSS': { text: '≤ 300 MB', met: (v) => v <= 300 * 2 ** 20 },
-};
+});
 
 const FORMATS: Record<Unit, (n: number) => string> = {
   rate,
@@ -81,16 +86,16 @@ if (profileDir) mkdirSync(profileDir, { recursive: true });
 
 /** Before anything is measured: does Herald start on this store at all? (It refuses a DATABASE_URL it cannot serve.) */
 async function preflight(): Promise<void> {
-  const dataDir = mkdtempSync(join(tmpdir(), 'herald-bench-'));
+  const data = await freshData(databaseUrl);
   try {
-    const herald = await HeraldProcess.start({ dataDir, databaseUrl, dispatch: true });
+    const herald = await HeraldProcess.start({ ...data, dispatch: true });
     await herald.stop();
   } catch (err) {
     fail(
       `--store ${values.store}${databaseUrl ? ` (DATABASE_URL=${databaseUrl})` : ''}: ${(err as Error).message}`,
     );
   } finally {
-    rmSync(dataDir, { recursive: true, force: true });
+    await data.remove();
   }
 }
 await preflight();
@@ -141,6 +146,7 @@ const lines = [
   `| figure | median | runs | target |`,
   `|---|---:|---|---|`,
 ];
+const TARGETS = targets(values.store as string);
 for (const [key, { unit, values }] of results) {
   const f = FORMATS[unit];
   const m = median(values);

@@ -1,10 +1,4 @@
-/**
- * The five workloads of issue 6. Each run starts its own Herald process on fresh data, measures, deletes what it
- * published, and returns its figures; the runner (run.ts) repeats runs and prints medians.
- */
-import { mkdtempSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
+import { freshData } from './fresh-data.ts';
 import { HeraldProcess } from './herald-process.ts';
 import { messageEvents, Publisher } from './publisher.ts';
 import { rawBaseline } from './raw.ts';
@@ -50,11 +44,9 @@ async function withHerald<T>(
   ctx: RunContext,
   fn: (h: HeraldProcess, p: Publisher) => Promise<T>,
 ): Promise<T> {
-  const dataDir = mkdtempSync(join(tmpdir(), 'herald-bench-'));
+  const data = await freshData(ctx.databaseUrl);
   try {
-    const start = (dispatch: boolean) =>
-      HeraldProcess.start({ dataDir, databaseUrl: ctx.databaseUrl, dispatch, profileDir: ctx.profileDir });
-    const herald = await start(true);
+    const herald = await HeraldProcess.start({ ...data, dispatch: true, profileDir: ctx.profileDir });
     const publisher = new Publisher(herald.url);
     try {
       return await fn(herald, publisher);
@@ -63,7 +55,7 @@ async function withHerald<T>(
       await herald.stop();
     }
   } finally {
-    rmSync(dataDir, { recursive: true, force: true });
+    await data.remove();
   }
 }
 
@@ -216,9 +208,9 @@ export const WORKLOADS: Workload[] = [
       const n = ctx.events ?? 1_000_000;
       progress(`${ctx.label}: raw baseline`);
       const raw = await rawBaseline(ctx.receiver.url, Math.min(n, RAW_REQUESTS));
-      const dataDir = mkdtempSync(join(tmpdir(), 'herald-bench-'));
+      const data = await freshData(ctx.databaseUrl);
       const start = (dispatch: boolean) =>
-        HeraldProcess.start({ dataDir, databaseUrl: ctx.databaseUrl, dispatch, profileDir: ctx.profileDir });
+        HeraldProcess.start({ ...data, dispatch, profileDir: ctx.profileDir });
       try {
         // Phase 1: a Herald without dispatcher acknowledges the events; their deliveries stay pending.
         const idle = await start(false);
@@ -258,7 +250,7 @@ export const WORKLOADS: Workload[] = [
           await herald.stop();
         }
       } finally {
-        rmSync(dataDir, { recursive: true, force: true });
+        await data.remove();
       }
     },
   },

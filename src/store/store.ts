@@ -73,6 +73,8 @@ export interface DeliveryFilter {
   status?: DeliveryStatus;
   webhook_id?: string;
   event?: string;
+  /** The deliveries of one event (one per webhook it was routed to). */
+  event_id?: string;
   limit: number;
   cursor?: string;
 }

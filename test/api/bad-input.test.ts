@@ -367,6 +367,7 @@ function fieldCases(): Case[] {
     list('cursor=-1'),
     list(`cursor=${'9'.repeat(40)}`),
     list('webhook_id=nope'),
+    list('event_id=nope'),
     list('unknown=1'),
     list(`event=${big(10_000)}`),
     {

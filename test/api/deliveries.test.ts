@@ -84,7 +84,7 @@ describe('list', () => {
     }
   });
 
-  test('filters by status, webhook_id and event; bad filter values are a 400', async (t) => {
+  test('filters by status, webhook_id, event and event_id; bad filter values are a 400', async (t) => {
     const ins = await h.createInstance();
     const ok = await hook(t, ins, { status: 200 });
     const bad = await hook(t, ins, { status: 500 });
@@ -99,8 +99,17 @@ describe('list', () => {
     assert.deepEqual(await pairs('&event=message.ack'), [`bad:${ack}`, `ok:${ack}`].sort());
     assert.deepEqual(await pairs(`&event=message&webhook_id=${ok.id}`), [`ok:${msg}`]);
     assert.deepEqual(await pairs('&status=pending'), []);
+    assert.deepEqual(await pairs(`&event_id=${msg}`), [`bad:${msg}`, `ok:${msg}`].sort());
 
-    for (const q of ['status=done', 'webhook_id=abc', 'event=mesage', 'limit=0', 'limit=201', 'cursor=x']) {
+    for (const q of [
+      'status=done',
+      'webhook_id=abc',
+      'event=mesage',
+      'event_id=nope',
+      'limit=0',
+      'limit=201',
+      'cursor=x',
+    ]) {
       const res = await api('GET', `/instances/${ins}/deliveries?${q}`);
       assert.equal(res.status, 400, q);
       assert.match(res.body.error.message, new RegExp(q.split('=')[0]), q);

@@ -337,6 +337,11 @@ export function storeConformance(name: string, open: () => Promise<Store>): void
         webhook_id: w.webhook_id,
       });
       assert.equal(presence.deliveries.length, 3);
+      const one = await store.listDeliveries(ins, { limit: 10, event_id: drafts[4].event_id });
+      assert.deepEqual(
+        one.deliveries.map((d) => d.event_id),
+        [drafts[4].event_id],
+      );
       assert.equal(
         (await store.listDeliveries(ins, { limit: 10, status: 'delivered' })).deliveries.length,
         0,

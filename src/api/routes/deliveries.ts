@@ -18,6 +18,7 @@ const ListQuery = Type.Object(
     ),
     webhook_id: Type.Optional(IdParam('webhook id', 'whk')),
     event: Type.Optional(Type.String()),
+    event_id: Type.Optional(IdParam('event id', 'evt')),
     limit: Type.Optional(
       Type.String({
         pattern: '^(?:[1-9]\\d?|1\\d\\d|200)$',
@@ -72,6 +73,7 @@ export function deliveryRoutes(app: FastifyInstance, ctx: ApiContext): void {
         status: q.status,
         webhook_id: q.webhook_id,
         event: q.event,
+        event_id: q.event_id,
         limit: q.limit ? Number(q.limit) : 50,
         cursor: q.cursor,
       });

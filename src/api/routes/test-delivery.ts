@@ -95,11 +95,13 @@ export function testDeliveryRoutes(app: FastifyInstance, ctx: ApiContext): void 
       if (result.deliveries === 0) throw disabled(); // disabled between the check and the ingest
       ctx.metrics?.eventsIngested([event]);
       ctx.onWork();
-      const { deliveries } = await ctx.store.listDeliveries(instance.instance_id, { webhook_id, limit: 50 });
-      const delivery = deliveries.find((d) => d.event_id === draft.event_id);
+      const { deliveries } = await ctx.store.listDeliveries(instance.instance_id, {
+        event_id: draft.event_id,
+        limit: 1,
+      });
       return reply
         .status(202)
-        .send({ success: true, event_id: draft.event_id, delivery_id: delivery?.delivery_id ?? '', event });
+        .send({ success: true, event_id: draft.event_id, delivery_id: deliveries[0].delivery_id, event });
     },
   );
 }

@@ -28,6 +28,7 @@ export class PostgresDeliveryLog {
         AND (${f.status ?? null}::text IS NULL OR status = ${f.status ?? null}::text)
         AND (${f.webhook_id ?? null}::text IS NULL OR webhook_id = ${f.webhook_id ?? null}::text)
         AND (${f.event ?? null}::text IS NULL OR event = ${f.event ?? null}::text)
+        AND (${f.event_id ?? null}::text IS NULL OR event_id = ${f.event_id ?? null}::text)
         AND (${cursor}::bigint IS NULL OR seq < ${cursor}::bigint)
       ORDER BY seq DESC LIMIT ${f.limit + 1}::integer`;
     const page = rows.slice(0, f.limit);

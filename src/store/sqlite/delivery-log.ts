@@ -31,6 +31,7 @@ export class SqliteDeliveryLog {
     add('status = ?', f.status);
     add('webhook_id = ?', f.webhook_id);
     add('event = ?', f.event);
+    add('event_id = ?', f.event_id);
     add('seq < ?', f.cursor === undefined ? undefined : Number(f.cursor));
     const rows = this.#db
       .q(`SELECT * FROM deliveries WHERE ${where.join(' AND ')} ORDER BY seq DESC LIMIT ?`)

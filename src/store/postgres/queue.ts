@@ -141,10 +141,15 @@ export class PostgresQueue {
     return this.#db.tx(async (sql) => {
       const locked = await sql<{ webhook_id: string }[]>`
         WITH due AS MATERIALIZED (
+          -- A LATERAL probe with LIMIT 1, one index lookup per webhook: written as EXISTS, the planner (trusting
+          -- statistics that lag a fast-moving queue) hashed every due delivery, 16 ms per claim at a 50k backlog.
           SELECT w.webhook_id FROM webhooks w
-          WHERE w.enabled AND EXISTS (
+          CROSS JOIN LATERAL (
             SELECT 1 FROM deliveries d
-            WHERE d.webhook_id = w.webhook_id AND d.status = 'pending' AND d.next_attempt_at <= ${now}::bigint)
+            WHERE d.webhook_id = w.webhook_id AND d.status = 'pending' AND d.next_attempt_at <= ${now}::bigint
+            LIMIT 1
+          ) has_due
+          WHERE w.enabled
           ORDER BY w.webhook_id <= ${this.#lastLead}, w.webhook_id
           LIMIT ${limit}::integer
         ), ordered AS MATERIALIZED (SELECT webhook_id FROM due ORDER BY hashtext(webhook_id), webhook_id)

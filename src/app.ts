@@ -20,7 +20,6 @@ import { openMediaStore, spoolDir } from './media/open-media-store.ts';
 import { MediaSweeper } from './media/sweeper.ts';
 import { HeraldMetrics } from './metrics/metrics.ts';
 import { openSecretBox } from './secret-key.ts';
-import { PostgresStore } from './store/postgres/postgres-store.ts';
 import { SqliteStore } from './store/sqlite/sqlite-store.ts';
 import type { Store } from './store/store.ts';
 
@@ -97,7 +96,7 @@ export async function startHerald(config: Config, options: HeraldOptions = {}): 
   });
   // PUBLIC_URL, or else the address bound below (known only after listen when PORT is 0).
   let publicUrl = config.publicUrl ?? '';
-  const mediaStore = openMediaStore(config.mediaStore, config.dataDir);
+  const mediaStore = await openMediaStore(config.mediaStore, config.dataDir);
   const media = new Media({
     store: mediaStore,
     linkKey: linkKey(secretBox),
@@ -166,9 +165,10 @@ export async function startHerald(config: Config, options: HeraldOptions = {}): 
 
 /** The store the configuration names (the herald command's maintenance tasks open it too). */
 export async function createStore(config: Config): Promise<Store> {
-  return config.databaseUrl
-    ? await PostgresStore.open(config.databaseUrl)
-    : new SqliteStore(join(config.dataDir, 'herald.db'));
+  if (!config.databaseUrl) return new SqliteStore(join(config.dataDir, 'herald.db'));
+  // Loaded only when configured, like the S3 media adapter: an embedded Herald need not carry the client.
+  const { PostgresStore } = await import('./store/postgres/postgres-store.ts');
+  return await PostgresStore.open(config.databaseUrl);
 }
 
 /** ADMIN_API_KEY when set; otherwise the stored hash, or a new key whose hash is stored and which is shown once. */

@@ -1,6 +1,8 @@
 /** Real files for the media tests: a valid PNG image built here, and helpers to upload and hash. */
 import { createHash } from 'node:crypto';
+import { Readable } from 'node:stream';
 import { crc32, deflateSync } from 'node:zlib';
+import { request } from 'undici';
 import { ADMIN_KEY } from '../support/herald.ts';
 
 /** A valid `size`×`size` RGB PNG (a colour gradient), so that an image viewer would show it. */
@@ -47,4 +49,26 @@ export async function upload(
     body: data as Uint8Array<ArrayBuffer>,
   });
   return { status: res.status, body: await res.json() };
+}
+
+/** Streams `mebibytes` MiB of `fill` bytes as one upload, without a Content-Length; answers the status code. */
+export async function uploadStream(
+  baseUrl: string,
+  instanceId: string,
+  mebibytes: number,
+  fill: number,
+): Promise<number> {
+  let sent = 0;
+  const chunk = Buffer.alloc(1024 * 1024, fill);
+  const res = await request(`${baseUrl}/instances/${instanceId}/media`, {
+    method: 'POST',
+    body: new Readable({
+      read() {
+        this.push(sent++ < mebibytes ? chunk : null);
+      },
+    }),
+    headers: { authorization: `Bearer ${ADMIN_KEY}`, 'content-type': 'video/mp4' },
+  });
+  await res.body.dump();
+  return res.statusCode;
 }

@@ -4,18 +4,10 @@
  * the link expired says so in the log while the body stays byte for byte the same.
  */
 import assert from 'node:assert/strict';
-import { Readable } from 'node:stream';
 import { after, before, describe, test } from 'node:test';
-import { request } from 'undici';
-import {
-  ADMIN_KEY,
-  eventually,
-  messagePayload,
-  startTestHerald,
-  type TestHerald,
-} from '../support/herald.ts';
+import { eventually, messagePayload, startTestHerald, type TestHerald } from '../support/herald.ts';
 import { TestReceiver } from '../support/receiver.ts';
-import { pngImage, sha256, upload } from './files.ts';
+import { pngImage, sha256, upload, uploadStream } from './files.ts';
 
 const HOUR = 3600_000;
 /** Wall time plus an offset the test moves forward: retries still fall due, and expiry can be reached at once. */
@@ -97,19 +89,7 @@ describe('the five media states in a delivered payload (seed 2.5)', () => {
   });
 
   test('too_large: the upload over MEDIA_MAX_BYTES is refused, the event says too_large, no url', async () => {
-    let sent = 0;
-    const chunk = Buffer.alloc(1024 * 1024, 1);
-    const res = await request(`${h.url}/instances/${ins}/media`, {
-      method: 'POST',
-      body: new Readable({
-        read() {
-          this.push(sent++ < 70 ? chunk : null);
-        },
-      }),
-      headers: { authorization: `Bearer ${ADMIN_KEY}`, 'content-type': 'video/mp4' },
-    });
-    await res.body.dump();
-    assert.equal(res.statusCode, 413);
+    assert.equal(await uploadStream(h.url, ins, 70, 1), 413);
     const got = await deliver(
       'message',
       messagePayload({ hasMedia: true, media: { status: 'too_large', mimetype: 'video/mp4' } }),

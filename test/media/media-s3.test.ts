@@ -2,19 +2,11 @@
 import assert from 'node:assert/strict';
 import { existsSync } from 'node:fs';
 import { join } from 'node:path';
-import { Readable } from 'node:stream';
 import { after, before, test } from 'node:test';
-import { request } from 'undici';
 import { S3Blobs } from '../../src/media/s3-blobs.ts';
-import {
-  ADMIN_KEY,
-  eventually,
-  messagePayload,
-  startTestHerald,
-  type TestHerald,
-} from '../support/herald.ts';
+import { eventually, messagePayload, startTestHerald, type TestHerald } from '../support/herald.ts';
 import { TestReceiver } from '../support/receiver.ts';
-import { pngImage, sha256, upload } from './files.ts';
+import { pngImage, sha256, upload, uploadStream } from './files.ts';
 import { type S3Server, startS3Server } from './s3-server.ts';
 
 let s3: S3Server;
@@ -72,19 +64,7 @@ test('an image goes through the bucket: upload, delivery, download by url, same 
 test('an upload over MEDIA_MAX_BYTES leaves nothing in the bucket', async () => {
   const ins = await h.createInstance();
   const before = await bucket.list('files/', 100);
-  let sent = 0;
-  const chunk = Buffer.alloc(1024 * 1024, 2);
-  const res = await request(`${h.url}/instances/${ins}/media`, {
-    method: 'POST',
-    body: new Readable({
-      read() {
-        this.push(sent++ < 70 ? chunk : null);
-      },
-    }),
-    headers: { authorization: `Bearer ${ADMIN_KEY}`, 'content-type': 'video/mp4' },
-  });
-  await res.body.dump();
-  assert.equal(res.statusCode, 413);
+  assert.equal(await uploadStream(h.url, ins, 70, 2), 413);
   assert.deepEqual(await bucket.list('files/', 100), before);
   assert.deepEqual(
     await bucket.list('meta/', 100),

@@ -112,14 +112,12 @@ export async function startHerald(config: Config, options: HeraldOptions = {}): 
     clock,
     logger,
   });
-  // An api process wakes no dispatcher of its own: the store's NOTIFY reaches the workers.
-  const onWork = role === 'all' ? () => dispatcher.wake() : () => {};
   // A worker serves /healthz, /readyz and /metrics, so that orchestrators can probe and scrape it like any other process.
   const server =
     role === 'worker'
       ? await buildHealthServer({ store, metrics }, logger, adminKeyHash)
       : await buildServer(
-          { config, store, clock, secretBox, destinations, media, metrics, onWork },
+          { config, store, clock, secretBox, destinations, media, metrics },
           logger,
           adminKeyHash,
         );
@@ -135,7 +133,7 @@ export async function startHerald(config: Config, options: HeraldOptions = {}): 
     );
   }
   if (role !== 'api') {
-    await store.listenForWork?.(() => dispatcher.wake());
+    await store.listenForWork(() => dispatcher.wake());
     dispatcher.start();
   }
   // Uploads land where the API runs; retention goes with delivery. Several sweepers at once are harmless.

@@ -1,4 +1,4 @@
-/** What route handlers share: the store, the clock, the secret box, media and a way to wake the dispatcher. */
+/** What route handlers share: the store, the clock, the secret box, media and the metrics. */
 import type { Config } from '../config.ts';
 import type { Clock } from '../domain/clock.ts';
 import type { DestinationPolicy } from '../domain/destination.ts';
@@ -15,8 +15,6 @@ export interface ApiContext {
   /** The destination guard's policy, shared with the sender (SPEC §6). */
   destinations: DestinationPolicy;
   media: Media;
-  /** New work may be due now (ingest, redelivery). */
-  onWork: () => void;
   /** Counts what ingest stored, and serves /metrics when it is a HeraldMetrics. */
   metrics?: IngestObserver & { contentType(): string; text(): Promise<string> };
 }

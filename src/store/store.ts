@@ -202,10 +202,11 @@ export interface Store {
    */
   purgeFinished(before: number, limit: number): Promise<PurgeResult>;
   /**
-   * Calls `wake` whenever any process queues work on this database (ingest, redelivery). Implemented by adapters
-   * that several processes share; with the others, the API wakes its own process's dispatcher directly.
+   * Calls `wake` whenever work is queued on this database (ingest, redelivery, released leases) once it is
+   * committed: by any process on a shared database (PostgreSQL NOTIFY), by this one on the embedded store. The
+   * dispatcher sleeps on this, so no caller of the store has to wake it.
    */
-  listenForWork?(wake: () => void): Promise<void>;
+  listenForWork(wake: () => void): Promise<void>;
 
   listDeliveries(
     instanceId: string,

@@ -253,6 +253,32 @@ export function storeConformance(name: string, open: () => Promise<Store>): void
       );
     });
 
+    test('work queued by ingest and by redelivery wakes a listener, once committed', async () => {
+      const ins = await instance();
+      await webhook(ins);
+      let wake = () => {};
+      await store.listenForWork(() => wake());
+      /** Runs `action`, waits for the wake-up it causes, and claims at once: woken means the work is visible. */
+      const wokenBy = async (action: () => Promise<unknown>, at: number) => {
+        const woken = new Promise<void>((resolve, reject) => {
+          wake = resolve;
+          setTimeout(() => reject(new Error('no wake-up within 5 s')), 5000).unref();
+        });
+        await action();
+        await woken;
+        // Other cases may have left due deliveries of their own instances behind: only this one's count.
+        return (await store.claimDue(at, 100, LEASE, unlimited)).filter((x) => x.instance_id === ins);
+      };
+      const [c] = await wokenBy(() => store.ingest(ins, [draft(ins)], route, T0), T0);
+      assert.ok(c, 'the ingested delivery is claimable when the listener wakes');
+      await store.recordAttempts(
+        [result(c, 500, { kind: 'failed', reason: 'attempts_exhausted', disableWebhook: false }, T0)],
+        T0,
+      );
+      const [again] = await wokenBy(() => store.redeliver(ins, c.delivery_id, T0 + 1), T0 + 1);
+      assert.equal(again?.delivery_id, c.delivery_id);
+    });
+
     test('redelivery: only failed deliveries of enabled webhooks, a fresh manual cycle', async () => {
       const ins = await instance();
       const w = await webhook(ins);

@@ -128,7 +128,6 @@ export function deliveryRoutes(app: FastifyInstance, ctx: ApiContext): void {
       const result = await ctx.store.redeliver(instance.instance_id, delivery_id, now);
       if (!result) throw HttpError.notFound('delivery', delivery_id);
       if (!result.ok) throw new HttpError('conflict', result.conflict);
-      ctx.onWork();
       const warnings = await expiredMediaWarning(instance.instance_id, delivery_id, now);
       if (warnings.length) request.log.warn({ delivery_id }, warnings[0]);
       return reply.status(202).send({ success: true, delivery: deliveryView(result.delivery), warnings });
@@ -162,7 +161,6 @@ export function deliveryRoutes(app: FastifyInstance, ctx: ApiContext): void {
         },
         ctx.clock(),
       );
-      if (redelivered > 0) ctx.onWork();
       return reply.status(202).send({ success: true, redelivered });
     },
   );

@@ -76,14 +76,10 @@ export function eventRoutes(app: FastifyInstance, ctx: ApiContext): void {
       return { ...event, body };
     });
     try {
-      const ingesting = ctx.store.ingest(instanceId, drafts, route, now);
-      // The embedded store commits inside the call and then awaits the disk flush: delivery may start meanwhile
-      // (the 202 still waits for the flush), which takes the flush out of publish→arrival latency. A store that
-      // commits later only gets a claim that finds nothing yet; the wake-up below follows its commit.
-      ctx.onWork();
-      const results = await ingesting;
+      // The store wakes the dispatcher at its commit (listenForWork): the embedded one before the disk flush the 202
+      // waits for, which takes that flush out of publish→arrival latency.
+      const results = await ctx.store.ingest(instanceId, drafts, route, now);
       ctx.metrics?.eventsIngested(drafts.filter((_, i) => !results[i].duplicate).map((d) => d.event));
-      if (results.some((r) => r.deliveries > 0 && !r.duplicate)) ctx.onWork();
       return results.map(({ event_id, deliveries }) => ({ event_id, deliveries }));
     } catch (err) {
       if (err instanceof StoreConflict) throw new HttpError('conflict', err.message);

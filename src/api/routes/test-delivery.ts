@@ -94,7 +94,6 @@ export function testDeliveryRoutes(app: FastifyInstance, ctx: ApiContext): void 
       );
       if (result.deliveries === 0) throw disabled(); // disabled between the check and the ingest
       ctx.metrics?.eventsIngested([event]);
-      ctx.onWork();
       const { deliveries } = await ctx.store.listDeliveries(instance.instance_id, {
         event_id: draft.event_id,
         limit: 1,

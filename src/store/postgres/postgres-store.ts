@@ -41,7 +41,7 @@ export class PostgresStore implements Store {
   redeliver: Store['redeliver'] = (...args) => this.#log.redeliver(...args);
   redeliverFailed: Store['redeliverFailed'] = (...args) => this.#log.redeliverFailed(...args);
   instanceCounts: Store['instanceCounts'] = (...args) => this.#log.instanceCounts(...args);
-  listenForWork: NonNullable<Store['listenForWork']> = (wake) => this.#db.listen(wake);
+  listenForWork: Store['listenForWork'] = (wake) => this.#db.listen(wake);
 
   async close(): Promise<void> {
     await this.#db.close();

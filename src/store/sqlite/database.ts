@@ -1,4 +1,7 @@
-/** The SQLite connection: WAL, one prepared statement per query text, and immediate transactions. */
+/**
+ * The SQLite connection: WAL, one prepared statement per query text, immediate transactions, and the work channel
+ * (in-process: one process owns the database).
+ */
 import { mkdirSync } from 'node:fs';
 import { dirname } from 'node:path';
 import { DatabaseSync, type StatementSync } from 'node:sqlite';
@@ -20,6 +23,7 @@ export class SqliteDatabase {
   readonly #statements = new Map<string, StatementSync>();
   readonly #wal: WalSync | null;
   readonly #checkpointer: Checkpointer | null;
+  readonly #workListeners: (() => void)[] = [];
 
   constructor(file: string) {
     if (file !== ':memory:') mkdirSync(dirname(file), { recursive: true });
@@ -70,6 +74,20 @@ export class SqliteDatabase {
     } finally {
       if (durability !== 'sync') this.q('PRAGMA synchronous = FULL').run();
     }
+  }
+
+  /**
+   * Called inside a transaction that queued work. Listeners run once the current synchronous step is over, so after
+   * its COMMIT: for a durableTx that is before the flush, and a dispatcher may start while the disk catches up.
+   */
+  notifyWork(): void {
+    queueMicrotask(() => {
+      for (const wake of this.#workListeners) wake();
+    });
+  }
+
+  listen(wake: () => void): void {
+    this.#workListeners.push(wake);
   }
 
   /** A transaction that is on disk when the promise resolves, its flush shared with concurrent commits. */

@@ -77,6 +77,7 @@ export class SqliteDeliveryLog {
         };
       }
       this.#db.q(`${RESTART} WHERE delivery_id = ?`).run(now, deliveryId);
+      this.#db.notifyWork();
       const updated = this.#db.q('SELECT * FROM deliveries WHERE delivery_id = ?').get(deliveryId) as Row;
       return { ok: true, delivery: toDelivery(updated) };
     });
@@ -101,7 +102,9 @@ export class SqliteDeliveryLog {
       where.push('created_at < ?');
       params.push(range.until);
     }
-    return Number(this.#db.q(`${RESTART} WHERE ${where.join(' AND ')}`).run(...params).changes);
+    const restarted = Number(this.#db.q(`${RESTART} WHERE ${where.join(' AND ')}`).run(...params).changes);
+    if (restarted > 0) this.#db.notifyWork();
+    return restarted;
   }
 
   /** Every delivery belongs to a webhook, so failed ones are counted per webhook, through its (webhook_id, status) index. */

@@ -48,7 +48,9 @@ export class SqliteQueue {
         .q('SELECT * FROM webhooks WHERE instance_id = ? AND enabled = 1 ORDER BY created_at, webhook_id')
         .all(instanceId)
         .map(toWebhook);
-      return events.map((e) => this.#ingestOne(e, webhooks, router, now));
+      const results = events.map((e) => this.#ingestOne(e, webhooks, router, now));
+      if (results.some((r) => r.deliveries > 0 && !r.duplicate)) this.#db.notifyWork();
+      return results;
     });
   }
 
@@ -193,6 +195,7 @@ export class SqliteQueue {
       );
       let released = 0;
       for (const c of claims) released += Number(release.run(now, c.delivery_id, c.lease_token).changes);
+      if (released > 0) this.#db.notifyWork();
       return released;
     });
   }

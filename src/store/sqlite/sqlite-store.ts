@@ -36,6 +36,7 @@ export class SqliteStore implements Store {
   redeliver: Store['redeliver'] = (...args) => this.#log.redeliver(...args);
   redeliverFailed: Store['redeliverFailed'] = (...args) => this.#log.redeliverFailed(...args);
   instanceCounts: Store['instanceCounts'] = (...args) => this.#log.instanceCounts(...args);
+  listenForWork: Store['listenForWork'] = async (wake) => this.#db.listen(wake);
 
   async close(): Promise<void> {
     await this.#db.close();

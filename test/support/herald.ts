@@ -11,6 +11,16 @@ import { dropSchema, ensureSchema, onPostgres, schemaFor } from './postgres.ts';
 
 export const ADMIN_KEY = 'test-admin-key-0123456789abcdef';
 
+/** What every Herald under test runs with, in process or as a child, before a test's own variables. */
+export const TEST_ENV = {
+  PORT: '0',
+  ADMIN_API_KEY: ADMIN_KEY,
+  ALLOW_PRIVATE_DESTINATIONS: 'true',
+  // Tests fire requests far faster than a client should; test/api/rate-limit.test.ts sets its own limits.
+  RATE_LIMIT_INGEST: '0',
+  RATE_LIMIT_MANAGEMENT: '0',
+};
+
 export interface Reply {
   status: number;
   body: any;
@@ -44,13 +54,8 @@ export async function startTestHerald(
 ): Promise<TestHerald> {
   const dataDir = options.dataDir ?? mkdtempSync(join(tmpdir(), 'herald-test-'));
   const config = loadConfig({
-    PORT: '0',
+    ...TEST_ENV,
     DATA_DIR: dataDir,
-    ADMIN_API_KEY: ADMIN_KEY,
-    ALLOW_PRIVATE_DESTINATIONS: 'true',
-    // Tests fire requests far faster than a client should; test/api/rate-limit.test.ts sets its own limits.
-    RATE_LIMIT_INGEST: '0',
-    RATE_LIMIT_MANAGEMENT: '0',
     LOG_LEVEL: 'silent',
     ...(onPostgres ? { DATABASE_URL: await ensureSchema(schemaFor(dataDir)) } : {}),
     ...env,

@@ -2,7 +2,7 @@
 import { type ChildProcess, spawn } from 'node:child_process';
 import { once } from 'node:events';
 import { resolve } from 'node:path';
-import { ADMIN_KEY, apiRequest, type Reply } from './herald.ts';
+import { apiRequest, type Reply, TEST_ENV } from './herald.ts';
 import { ensureSchema, onPostgres, schemaFor } from './postgres.ts';
 
 const CLI = resolve(import.meta.dirname, '../../src/cli.ts');
@@ -36,13 +36,8 @@ export async function spawnHerald(
     cwd: dataDir,
     env: {
       PATH: process.env.PATH ?? '',
-      PORT: '0',
+      ...TEST_ENV,
       DATA_DIR: dataDir,
-      ADMIN_API_KEY: ADMIN_KEY,
-      ALLOW_PRIVATE_DESTINATIONS: 'true',
-      // Tests fire requests far faster than a client should; test/api/rate-limit.test.ts sets its own limits.
-      RATE_LIMIT_INGEST: '0',
-      RATE_LIMIT_MANAGEMENT: '0',
       LOG_LEVEL: 'warn',
       ...database,
       ...env,

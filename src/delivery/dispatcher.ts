@@ -1,7 +1,8 @@
 /**
  * The dispatcher: claims due deliveries in batches under a lease, sends them concurrently with a cap per webhook
  * (a slow receiver can only hold up itself), writes outcomes in batches, and sleeps until the next due time or a
- * wake-up — never a busy poll.
+ * wake-up — never a busy poll. A webhook that no other process is sending to is claimed up to `claimAhead` × its
+ * cap: the claims beyond the cap are held and start as attempts finish, while the next claim is made.
  */
 import type { Logger } from 'pino';
 import type { Clock } from '../domain/clock.ts';
@@ -9,6 +10,7 @@ import { decide, type RetryRules } from '../domain/retry-policy.ts';
 import type { AttemptOutcome } from '../domain/types.ts';
 import type { DeliveryObserver } from '../metrics/metrics.ts';
 import type { AttemptResult, ClaimedDelivery, Store } from '../store/store.ts';
+import { HeldClaims } from './held-claims.ts';
 
 export interface DispatcherOptions {
   store: Store;
@@ -20,6 +22,8 @@ export interface DispatcherOptions {
   leaseMs: number;
   maxInFlight?: number;
   maxInFlightPerWebhook?: number;
+  /** Leases per webhook, as a multiple of its cap, when no other process holds any of its leases. */
+  claimAhead?: number;
   batchSize?: number;
   /** Told of every attempt's outcome and decision (metrics). */
   observer?: DeliveryObserver;
@@ -27,10 +31,23 @@ export interface DispatcherOptions {
 
 /** Upper bound on a sleep, so that a missed wake-up (another process's ingest) costs at most this much. */
 const MAX_SLEEP_MS = 1000;
+/**
+ * How long a held claim may wait for its attempt. The lease's margin beyond the timeout is what tolerates clock
+ * differences between processes, so waiting eats into it: keep it short. A busy webhook drains its held claims in
+ * milliseconds; a slow one's go back to the queue.
+ */
+export const HOLD_MS = 1000;
+/** How long an outcome may wait to be written with others. */
+const FLUSH_AFTER_MS = 5;
 
 export class Dispatcher {
   readonly #o: Required<DispatcherOptions>;
   readonly #inFlight = new Map<string, number>();
+  readonly #held = new HeldClaims();
+  /** Per webhook, the other processes' leases seen at the last claim: this process's share of the cap is the rest. */
+  readonly #leasedByOthers = new Map<string, number>();
+  /** Set when an attempt could not start for the process-wide cap: the next finishing attempt looks at every webhook. */
+  #starved = false;
   /** Attempts in flight, with their claims: a graceful stop gives back the leases of those it cannot wait for. */
   readonly #running = new Map<Promise<void>, ClaimedDelivery>();
   #total = 0;
@@ -41,11 +58,13 @@ export class Dispatcher {
   #loop: Promise<void> | null = null;
   #wake: (() => void) | null = null;
   #woken = false;
+  #wakeScheduled = false;
 
   constructor(options: DispatcherOptions) {
     this.#o = {
       maxInFlight: 512,
       maxInFlightPerWebhook: 32,
+      claimAhead: 8,
       batchSize: 256,
       observer: { attemptFinished() {} },
       ...options,
@@ -75,6 +94,8 @@ export class Dispatcher {
     this.#stopping = true;
     this.wake();
     await this.#loop;
+    // Held claims were never attempted: given back with those still running at the end.
+    const unstarted = this.#held.drain();
     let timer: NodeJS.Timeout | undefined;
     const grace = new Promise<void>((resolve) => {
       if (Number.isFinite(graceMs)) timer = setTimeout(resolve, graceMs);
@@ -86,11 +107,13 @@ export class Dispatcher {
       await this.#flushing;
       await this.#flush();
     } while (this.#results.length > 0 || this.#flushing);
-    const left = [...this.#running.values()];
+    const left = [...this.#running.values(), ...unstarted];
     this.#stopped = true;
     if (left.length === 0) return;
     const released = await this.#o.store.releaseClaims(left, this.#o.clock());
-    this.#o.logger.warn({ released }, 'dispatcher: attempts still running at stop; leases released');
+    if (this.#running.size > 0) {
+      this.#o.logger.warn({ released }, 'dispatcher: attempts still running at stop; leases released');
+    }
   }
 
   async #run(): Promise<void> {
@@ -98,14 +121,16 @@ export class Dispatcher {
       this.#woken = false;
       let full = false;
       try {
-        const free = this.#o.maxInFlight - this.#total;
+        const { maxInFlight, claimAhead } = this.#o;
+        const free = maxInFlight * claimAhead - this.#total - this.#held.size;
         const now = this.#o.clock();
         if (free > 0) {
           const want = Math.min(this.#o.batchSize, free);
           const claims = await this.#o.store.claimDue(now, want, this.#o.leaseMs, (w, leased) =>
             this.#room(w, leased),
           );
-          for (const claim of claims) this.#launch(claim);
+          for (const claim of claims) this.#held.add(claim, now + HOLD_MS);
+          this.#startAll();
           full = claims.length === want;
         }
         if (!full) await this.#sleep(await this.#delayUntilDue(now));
@@ -116,9 +141,50 @@ export class Dispatcher {
     }
   }
 
-  /** The cap counts this process's attempts in flight and, on a shared store, the other workers' unexpired leases. */
+  /**
+   * How many more of a webhook's deliveries to lease. The cap counts this process's attempts and held claims and,
+   * on a shared store, the other workers' unexpired leases; only a webhook no one else holds is claimed ahead.
+   */
   #room(webhookId: string, leasedByOthers: number): number {
-    return this.#o.maxInFlightPerWebhook - (this.#inFlight.get(webhookId) ?? 0) - leasedByOthers;
+    if (leasedByOthers > 0) this.#leasedByOthers.set(webhookId, leasedByOthers);
+    else this.#leasedByOthers.delete(webhookId);
+    const cap = this.#o.maxInFlightPerWebhook;
+    const leases = leasedByOthers > 0 ? cap : cap * this.#o.claimAhead;
+    return leases - this.#inFlightOf(webhookId) - this.#held.count(webhookId) - leasedByOthers;
+  }
+
+  #inFlightOf(webhookId: string): number {
+    return this.#inFlight.get(webhookId) ?? 0;
+  }
+
+  /** Starts held claims of every webhook, as far as the caps allow. */
+  #startAll(): void {
+    this.#starved = false;
+    for (const webhookId of [...this.#held.webhooks()]) this.#start(webhookId);
+  }
+
+  /** Starts the webhook's held claims up to its share of the cap; stale ones are given back. */
+  #start(webhookId: string): void {
+    if (this.#stopping) return;
+    const limit = this.#o.maxInFlightPerWebhook - (this.#leasedByOthers.get(webhookId) ?? 0);
+    const stale: ClaimedDelivery[] = [];
+    while (this.#inFlightOf(webhookId) < limit && this.#held.count(webhookId) > 0) {
+      if (this.#total >= this.#o.maxInFlight) {
+        this.#starved = true;
+        break;
+      }
+      const claim = this.#held.take(webhookId, this.#o.clock(), stale);
+      if (claim) this.#launch(claim);
+    }
+    if (stale.length > 0) this.#release(stale);
+  }
+
+  /** Gives back held claims whose time to start passed: due again at once, for this process or another. */
+  #release(claims: ClaimedDelivery[]): void {
+    this.#o.store.releaseClaims(claims, this.#o.clock()).catch((err: unknown) => {
+      // Their leases run out on their own: the deliveries are only late.
+      this.#o.logger.error({ err, count: claims.length }, 'dispatcher: could not release held claims');
+    });
   }
 
   /**
@@ -130,6 +196,15 @@ export class Dispatcher {
     const due = await this.#o.store.nextDueAt(claimedAt);
     if (due === null) return MAX_SLEEP_MS;
     return Math.min(Math.max(due - this.#o.clock(), 0), MAX_SLEEP_MS);
+  }
+
+  #wakeSoon(): void {
+    if (this.#wakeScheduled) return;
+    this.#wakeScheduled = true;
+    setImmediate(() => {
+      this.#wakeScheduled = false;
+      this.wake();
+    });
   }
 
   #sleep(ms: number): Promise<void> {
@@ -147,14 +222,19 @@ export class Dispatcher {
   }
 
   #launch(claim: ClaimedDelivery): void {
-    this.#inFlight.set(claim.webhook_id, (this.#inFlight.get(claim.webhook_id) ?? 0) + 1);
+    const webhookId = claim.webhook_id;
+    this.#inFlight.set(webhookId, this.#inFlightOf(webhookId) + 1);
     this.#total++;
     const run = this.#attempt(claim).finally(() => {
       this.#running.delete(run);
-      const left = (this.#inFlight.get(claim.webhook_id) ?? 1) - 1;
-      if (left === 0) this.#inFlight.delete(claim.webhook_id);
-      else this.#inFlight.set(claim.webhook_id, left);
+      const left = this.#inFlightOf(webhookId) - 1;
+      if (left === 0) this.#inFlight.delete(webhookId);
+      else this.#inFlight.set(webhookId, left);
       this.#total--;
+      if (this.#starved) this.#startAll();
+      else this.#start(webhookId);
+      // Room was made: claim more while the held claims keep the webhook busy (once for all that finish together).
+      this.#wakeSoon();
     });
     this.#running.set(run, claim);
   }
@@ -185,10 +265,15 @@ export class Dispatcher {
     this.#scheduleFlush();
   }
 
-  /** Outcomes that finish together are written in one transaction. */
+  /**
+   * Outcomes are written in batches of up to a few milliseconds' worth: a write costs mostly per transaction, not
+   * per row. Nothing waits on them — the lease holds each delivery meanwhile — but the delivery log.
+   */
   #scheduleFlush(): void {
     if (this.#flushing) return;
-    this.#flushing = new Promise<void>((resolve) => setImmediate(resolve)).then(() => this.#flush());
+    this.#flushing = new Promise<void>((resolve) => setTimeout(resolve, FLUSH_AFTER_MS)).then(() =>
+      this.#flush(),
+    );
   }
 
   async #flush(): Promise<void> {

@@ -1,0 +1,143 @@
+/**
+ * The dispatcher claims a busy webhook ahead of its cap and holds those claims until attempts finish: the cap on
+ * attempts in flight still holds, a held claim that waited too long is given back rather than attempted, and a
+ * stop gives back every held claim.
+ */
+import assert from 'node:assert/strict';
+import { mkdtempSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { test } from 'node:test';
+import pino from 'pino';
+import { Dispatcher, type DispatcherOptions, HOLD_MS } from '../../src/delivery/dispatcher.ts';
+import { eventBody } from '../../src/domain/event-body.ts';
+import { route } from '../../src/domain/routing.ts';
+import type { AttemptOutcome } from '../../src/domain/types.ts';
+import { SqliteStore } from '../../src/store/sqlite/sqlite-store.ts';
+import type { ClaimedDelivery } from '../../src/store/store.ts';
+import { eventually } from '../support/herald.ts';
+import { webhookRecord } from '../support/records.ts';
+
+const INSTANCE = 'ins_ahead000000000000001';
+const ok = (at: number): AttemptOutcome => ({
+  started_at: at,
+  duration_ms: 1,
+  status_code: 200,
+  error: null,
+  response_body: null,
+  retry_after: null,
+});
+
+/** A store on a fresh file with one webhook and `n` deliveries due at `now`. */
+async function storeWith(n: number, now: number): Promise<SqliteStore> {
+  const store = new SqliteStore(join(mkdtempSync(join(tmpdir(), 'herald-ahead-')), 'herald.db'));
+  await store.createInstance({
+    instance_id: INSTANCE,
+    name: 'a',
+    status: 'WORKING',
+    phone: null,
+    created_at: now,
+  });
+  await store.createWebhook(
+    webhookRecord({ webhook_id: 'whk_ahead000000000000001', instance_id: INSTANCE }, now),
+  );
+  const drafts = Array.from({ length: n }, (_, i) => {
+    const e = {
+      event_id: `evt_ahead${String(i).padStart(15, '0')}`,
+      event: 'presence.update',
+      instance_id: INSTANCE,
+      timestamp: now,
+      payload: {},
+    };
+    return { ...e, body: eventBody(e) };
+  });
+  await store.ingest(INSTANCE, drafts, route, now);
+  return store;
+}
+
+const dispatcher = (o: Pick<DispatcherOptions, 'store' | 'send'> & Partial<DispatcherOptions>) =>
+  new Dispatcher({
+    rules: { schedule: [5], maxRetryAfterS: 60 },
+    clock: Date.now,
+    logger: pino({ level: 'silent' }),
+    leaseMs: 60_000,
+    ...o,
+  });
+
+test('claims run ahead of the cap, attempts never exceed it, and each delivery is attempted once', async () => {
+  const store = await storeWith(60, Date.now());
+  let [running, most] = [0, 0];
+  const sent: string[] = [];
+  const d = dispatcher({
+    store,
+    maxInFlightPerWebhook: 4,
+    claimAhead: 3,
+    send: async (claim) => {
+      sent.push(claim.delivery_id);
+      most = Math.max(most, ++running);
+      await new Promise((resolve) => setTimeout(resolve, 2));
+      running--;
+      return ok(Date.now());
+    },
+  });
+  d.start();
+  await eventually(
+    async () => ((await store.queueStats(Date.now())).pending === 0 ? true : undefined),
+    10_000,
+    'all delivered',
+  );
+  await d.stop();
+  await store.close();
+  assert.equal(most, 4, 'the cap was reached and held');
+  assert.deepEqual([sent.length, new Set(sent).size], [60, 60]);
+});
+
+test('a held claim that waited longer than HOLD_MS is given back and claimed afresh, not attempted on its old lease', async () => {
+  let now = 1_700_000_000_000;
+  const store = await storeWith(3, now);
+  const claims: ClaimedDelivery[] = [];
+  let finishFirst: (o: AttemptOutcome) => void = () => {};
+  const d = dispatcher({
+    store,
+    clock: () => now,
+    maxInFlightPerWebhook: 1,
+    claimAhead: 3,
+    send: (claim) => {
+      claims.push(claim);
+      if (claims.length > 1) return Promise.resolve(ok(now));
+      return new Promise((resolve) => {
+        finishFirst = resolve;
+      });
+    },
+  });
+  d.start();
+  await eventually(async () => (claims.length === 1 ? true : undefined), 5000, 'the first attempt');
+  now += HOLD_MS + 1;
+  finishFirst(ok(now));
+  await eventually(async () => (claims.length === 3 ? true : undefined), 5000, 'the other two attempts');
+  await d.stop();
+  await store.close();
+  const [first, ...later] = claims;
+  for (const c of later)
+    assert.notEqual(c.lease_token, first.lease_token, `${c.delivery_id} was claimed again`);
+});
+
+test('a stop gives back the held claims with those still running: another process can take them all at once', async () => {
+  const store = await storeWith(10, Date.now());
+  let started = 0;
+  const d = dispatcher({
+    store,
+    maxInFlightPerWebhook: 2,
+    claimAhead: 4,
+    send: () => {
+      started++;
+      return new Promise(() => {}); // never answers
+    },
+  });
+  d.start();
+  await eventually(async () => (started === 2 ? true : undefined), 5000, 'two attempts');
+  await d.stop(50);
+  const again = await store.claimDue(Date.now(), 100, 60_000, () => 100);
+  await store.close();
+  assert.equal(again.length, 10, 'the 2 running, the 6 held and the 2 never claimed');
+});

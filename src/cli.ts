@@ -8,6 +8,7 @@ import { serveCommand } from './commands/serve.ts';
 import { simulateCommand } from './commands/simulate.ts';
 import { ConfigError } from './config.ts';
 import { SecretKeyMismatch } from './secret-key.ts';
+import { StoreInUse } from './store/sqlite/process-lock.ts';
 
 /** One entry per command, in the order `herald --help` lists them. */
 const COMMANDS: Command[] = [serveCommand, rotateSecretKeyCommand, receiverCommand, simulateCommand];
@@ -46,7 +47,8 @@ try {
   await main();
 } catch (err) {
   // Errors an operator can fix (configuration, a wrong key) print one line and exit 2, without a stack trace.
-  if (!(err instanceof ConfigError || err instanceof SecretKeyMismatch)) throw err;
+  if (!(err instanceof ConfigError || err instanceof SecretKeyMismatch || err instanceof StoreInUse))
+    throw err;
   console.error(`herald: ${err.message}`);
   process.exit(2);
 }

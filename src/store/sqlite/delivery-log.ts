@@ -134,4 +134,4 @@ export class SqliteDeliveryLog {
 
 /** A manual redelivery: a fresh cycle of attempts, the first at once and marked manual (SPEC §8). */
 const RESTART = `UPDATE deliveries SET status = 'pending', cycle_attempts = 0, next_trigger = 'manual', next_attempt_at = ?,
-  failure_reason = NULL, lease_token = NULL`;
+  failure_reason = NULL`;

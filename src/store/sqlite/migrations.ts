@@ -89,4 +89,8 @@ export const MIGRATIONS: string[] = [
   CREATE INDEX deliveries_finished ON deliveries(COALESCE(last_attempt_at, created_at)) WHERE status <> 'pending';
   CREATE INDEX events_created ON events(created_at);
   `,
+  // Leases are held in memory (leases.ts): one process owns the database.
+  `
+  ALTER TABLE deliveries DROP COLUMN lease_token;
+  `,
 ];

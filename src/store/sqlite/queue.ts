@@ -11,16 +11,18 @@ import {
   StoreConflict,
 } from '../store.ts';
 import type { SqliteDatabase } from './database.ts';
+import { Leases } from './leases.ts';
 
 export class SqliteQueue {
   readonly #db: SqliteDatabase;
+  readonly #leases = new Leases();
   #rotation = 0;
 
   constructor(db: SqliteDatabase) {
     this.#db = db;
   }
 
-  /** Disabling ends pending retries (SPEC §6); clearing the lease turns in-flight results into log entries only. */
+  /** Disabling ends pending retries (SPEC §6); ending the leases turns in-flight results into log entries only. */
   disable(webhookId: string, reason: string, now: number): void {
     this.#db
       .q(
@@ -30,10 +32,11 @@ export class SqliteQueue {
       .run(reason, now, now, webhookId);
     this.#db
       .q(
-        `UPDATE deliveries SET status = 'failed', failure_reason = 'webhook_disabled', next_attempt_at = NULL, lease_token = NULL
+        `UPDATE deliveries SET status = 'failed', failure_reason = 'webhook_disabled', next_attempt_at = NULL
        WHERE webhook_id = ? AND status = 'pending'`,
       )
       .run(webhookId);
+    this.#leases.endAll(webhookId);
   }
 
   async ingest(
@@ -86,7 +89,8 @@ export class SqliteQueue {
   /**
    * Claims per webhook, oldest due first, at most the room each has left. Asking each enabled webhook's own index
    * range means a webhook at its in-flight cap costs nothing, however large its backlog; the starting webhook
-   * rotates so that a small batch is shared fairly.
+   * rotates so that a small batch is shared fairly. Only reads: leases are held in memory (leases.ts), so the
+   * index scan passes over the rows this process holds and fetches the rest.
    */
   async claimDue(
     now: number,
@@ -95,49 +99,57 @@ export class SqliteQueue {
     // One process per SQLite database: its own in-flight count is all there is, so `leased` is 0.
     room: (webhookId: string, leased: number) => number,
   ) {
-    return this.#db.tx(() => {
+    return this.#db.read(() => {
       const webhooks = this.#db
         .q('SELECT webhook_id FROM webhooks WHERE enabled = 1 ORDER BY webhook_id')
         .all();
+      // The partial index (webhook_id, next_attempt_at) holds the row key: this scan never reads the table.
       const due = this.#db.q(
-        `SELECT d.delivery_id, d.event_id, d.instance_id, d.webhook_id, d.attempts, d.cycle_attempts, d.next_trigger,
+        `SELECT seq FROM deliveries WHERE webhook_id = ? AND status = 'pending' AND next_attempt_at <= ?
+         ORDER BY next_attempt_at LIMIT ?`,
+      );
+      const fetch = this.#db.q(
+        `SELECT d.delivery_id, d.event_id, d.instance_id, d.attempts, d.cycle_attempts, d.next_trigger,
                 w.destination_url, w.secret_sealed, e.body
          FROM deliveries d JOIN webhooks w ON w.webhook_id = d.webhook_id JOIN events e ON e.event_id = d.event_id
-         WHERE d.webhook_id = ? AND d.status = 'pending' AND d.next_attempt_at <= ?
-         ORDER BY d.next_attempt_at LIMIT ?`,
-      );
-      // One statement leases a webhook's whole share of the batch.
-      const lease = this.#db.q(
-        'UPDATE deliveries SET next_attempt_at = ?, lease_token = ? WHERE delivery_id IN (SELECT value FROM json_each(?))',
+         WHERE d.seq = ?`,
       );
       const token = randomToken(12);
       const claimed: ClaimedDelivery[] = [];
       const start = this.#rotation++ % Math.max(webhooks.length, 1);
       for (let i = 0; i < webhooks.length && claimed.length < limit; i++) {
         const webhookId = webhooks[(start + i) % webhooks.length].webhook_id as string;
-        const n = Math.min(room(webhookId, 0), limit - claimed.length);
+        let n = Math.min(room(webhookId, 0), limit - claimed.length);
         if (n <= 0) continue;
-        const rows = due.all(webhookId, now, n);
-        if (rows.length === 0) continue;
-        lease.run(now + leaseMs, token, JSON.stringify(rows.map((r) => r.delivery_id)));
-        for (const r of rows) {
-          claimed.push({
-            delivery_id: r.delivery_id as string,
-            event_id: r.event_id as string,
-            instance_id: r.instance_id as string,
+        for (const { seq } of due.all(webhookId, now, n + this.#leases.count(webhookId))) {
+          if (n === 0) break;
+          if (this.#leases.holds(webhookId, seq as number, now)) continue;
+          const r = fetch.get(seq) as Record<string, string & number>;
+          this.#leases.take({
+            delivery_id: r.delivery_id,
+            seq: seq as number,
             webhook_id: webhookId,
-            destination_url: r.destination_url as string,
-            secret_sealed: r.secret_sealed as string | null,
-            body: r.body as string,
-            cycle_attempt: (r.cycle_attempts as number) + 1,
-            attempt: (r.attempts as number) + 1,
+            token,
+            until: now + leaseMs,
+          });
+          claimed.push({
+            delivery_id: r.delivery_id,
+            event_id: r.event_id,
+            instance_id: r.instance_id,
+            webhook_id: webhookId,
+            destination_url: r.destination_url,
+            secret_sealed: r.secret_sealed,
+            body: r.body,
+            cycle_attempt: r.cycle_attempts + 1,
+            attempt: r.attempts + 1,
             trigger: r.next_trigger as ClaimedDelivery['trigger'],
             lease_token: token,
           });
+          n--;
         }
       }
       return claimed;
-    }, 'lazy');
+    });
   }
 
   async recordAttempts(results: AttemptResult[], now: number): Promise<void> {
@@ -151,9 +163,8 @@ export class SqliteQueue {
       );
       const apply = this.#db.q(
         `UPDATE deliveries SET attempts = attempts + 1, cycle_attempts = cycle_attempts + 1, next_trigger = 'scheduled',
-           last_attempt_at = ?, last_status_code = ?, last_error = ?, status = ?, next_attempt_at = ?, failure_reason = ?,
-           lease_token = NULL
-         WHERE delivery_id = ? AND lease_token = ?`,
+           last_attempt_at = ?, last_status_code = ?, last_error = ?, status = ?, next_attempt_at = ?, failure_reason = ?
+         WHERE seq = ?`,
       );
       for (const { claim, outcome: o, decision: d } of results) {
         const retryAt = d.kind === 'retry' ? d.at : null;
@@ -169,18 +180,13 @@ export class SqliteQueue {
           retryAt,
           d.kind === 'retry' ? d.reason : null,
         );
-        const status = d.kind === 'retry' ? 'pending' : d.kind;
-        const reason = d.kind === 'failed' ? d.reason : null;
-        apply.run(
-          o.started_at,
-          o.status_code,
-          o.error,
-          status,
-          retryAt,
-          reason,
-          claim.delivery_id,
-          claim.lease_token,
-        );
+        // A lease that ran out, or ended by disabling, leaves the decision to whoever holds the delivery now.
+        const lease = this.#leases.end(claim.delivery_id, claim.lease_token);
+        if (lease) {
+          const status = d.kind === 'retry' ? 'pending' : d.kind;
+          const reason = d.kind === 'failed' ? d.reason : null;
+          apply.run(o.started_at, o.status_code, o.error, status, retryAt, reason, lease.seq);
+        }
         if (d.kind === 'failed' && d.disableWebhook) this.disable(claim.webhook_id, 'gone', now);
       }
     }, 'lazy');
@@ -190,11 +196,14 @@ export class SqliteQueue {
     if (claims.length === 0) return 0;
     return this.#db.tx(() => {
       const release = this.#db.q(
-        `UPDATE deliveries SET next_attempt_at = ?, lease_token = NULL
-         WHERE delivery_id = ? AND lease_token = ? AND status = 'pending'`,
+        `UPDATE deliveries SET next_attempt_at = ? WHERE delivery_id = ? AND status = 'pending'`,
       );
       let released = 0;
-      for (const c of claims) released += Number(release.run(now, c.delivery_id, c.lease_token).changes);
+      for (const c of claims) {
+        if (this.#leases.end(c.delivery_id, c.lease_token)) {
+          released += Number(release.run(now, c.delivery_id).changes);
+        }
+      }
       if (released > 0) this.#db.notifyWork();
       return released;
     });
@@ -210,14 +219,16 @@ export class SqliteQueue {
   }
 
   async queueStats(now: number): Promise<QueueStats> {
-    // A leased delivery's due time is the end of its lease, so "due" leaves out the ones in flight.
+    // Deliveries under a lease are in flight, not waiting: "due" leaves them out.
     const row = this.#db
       .q(
-        `SELECT COUNT(*) AS pending, COALESCE(SUM(next_attempt_at <= ?1), 0) AS due,
-                MIN(CASE WHEN next_attempt_at <= ?1 THEN next_attempt_at END) AS oldest
+        `WITH leased(seq) AS (SELECT value FROM json_each(?2))
+         SELECT COUNT(*) AS pending,
+                COALESCE(SUM(next_attempt_at <= ?1 AND seq NOT IN leased), 0) AS due,
+                MIN(CASE WHEN next_attempt_at <= ?1 AND seq NOT IN leased THEN next_attempt_at END) AS oldest
          FROM deliveries WHERE status = 'pending'`,
       )
-      .get(now);
+      .get(now, JSON.stringify(this.#leases.seqs(now)));
     return {
       pending: Number(row?.pending ?? 0),
       due: Number(row?.due ?? 0),

@@ -63,7 +63,7 @@ export class Dispatcher {
   constructor(options: DispatcherOptions) {
     this.#o = {
       maxInFlight: 512,
-      maxInFlightPerWebhook: 32,
+      maxInFlightPerWebhook: 64,
       claimAhead: 8,
       batchSize: 256,
       observer: { attemptFinished() {} },
@@ -233,8 +233,8 @@ export class Dispatcher {
       this.#total--;
       if (this.#starved) this.#startAll();
       else this.#start(webhookId);
-      // Room was made: claim more while the held claims keep the webhook busy (once for all that finish together).
-      this.#wakeSoon();
+      // Claim more while the held claims keep the webhook busy: once they run low, so that claims come in batches.
+      if (this.#held.count(webhookId) < this.#o.maxInFlightPerWebhook) this.#wakeSoon();
     });
     this.#running.set(run, claim);
   }

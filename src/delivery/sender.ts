@@ -1,31 +1,40 @@
-/** Makes one attempt: a signed POST through undici, answer read within the timeout, never a redirect followed. */
+/**
+ * Makes one attempt's request: a signed POST through undici, answer read within the timeout, never a redirect
+ * followed. It runs in the sender thread (sender-thread.ts); the attempt's clock and secrets stay with the caller.
+ */
 import { isIP } from 'node:net';
 import { Agent, request } from 'undici';
-import type { Clock } from '../domain/clock.ts';
 import { createGuardedLookup, type DestinationPolicy, isAllowedAddress } from '../domain/destination.ts';
-import type { SecretBox } from '../domain/secret-box.ts';
 import { HEADERS, sign } from '../domain/signature.ts';
 import type { AttemptOutcome } from '../domain/types.ts';
-import type { ClaimedDelivery } from '../store/store.ts';
 import { Deadlines } from './deadlines.ts';
 
 export const RESPONSE_BODY_KEPT = 4096;
+
+/** What a request needs: the secret already opened, the timestamp taken by the caller's clock. */
+export interface SendRequest {
+  destination_url: string;
+  event_id: string;
+  body: string;
+  /** Seconds, as signed and sent in the timestamp header. */
+  timestamp: string;
+  secret: string | null;
+}
+
+/** An attempt's outcome but its timing, which the caller measures with its own clock. */
+export type SendResult = Omit<AttemptOutcome, 'started_at' | 'duration_ms'>;
 
 export interface SenderOptions {
   timeoutMs: number;
   /** The same policy the API checks at save time, applied again at every connection. */
   destinations: DestinationPolicy;
-  secretBox: SecretBox;
   userAgent: string;
-  clock: Clock;
 }
 
 export class Sender {
   readonly #options: SenderOptions;
   readonly #agent: Agent;
   readonly #deadlines: Deadlines;
-  /** Opened secrets by sealed form: decrypting on every attempt cost half of send(). Bounded by the webhook count. */
-  readonly #secrets = new Map<string, string>();
 
   constructor(options: SenderOptions) {
     this.#options = options;
@@ -47,32 +56,15 @@ export class Sender {
     await this.#agent.destroy();
   }
 
-  #secret(sealed: string): string {
-    let plain = this.#secrets.get(sealed);
-    if (plain === undefined) {
-      if (this.#secrets.size >= 10_000) this.#secrets.clear();
-      plain = this.#options.secretBox.open(sealed);
-      this.#secrets.set(sealed, plain);
-    }
-    return plain;
-  }
-
-  async send(claim: ClaimedDelivery): Promise<AttemptOutcome> {
-    const { clock } = this.#options;
-    const started_at = clock();
-    const timestamp = String(Math.floor(started_at / 1000));
+  async send(req: SendRequest): Promise<SendResult> {
     const headers: Record<string, string> = {
       'content-type': 'application/json',
       'user-agent': this.#options.userAgent,
-      [HEADERS.eventId]: claim.event_id,
-      [HEADERS.timestamp]: timestamp,
+      [HEADERS.eventId]: req.event_id,
+      [HEADERS.timestamp]: req.timestamp,
     };
-    if (claim.secret_sealed !== null) {
-      headers[HEADERS.signature] = sign(this.#secret(claim.secret_sealed), timestamp, claim.body);
-    }
-    const outcome = (fields: Partial<AttemptOutcome>): AttemptOutcome => ({
-      started_at,
-      duration_ms: clock() - started_at,
+    if (req.secret !== null) headers[HEADERS.signature] = sign(req.secret, req.timestamp, req.body);
+    const result = (fields: Partial<SendResult>): SendResult => ({
       status_code: null,
       error: null,
       response_body: null,
@@ -80,15 +72,15 @@ export class Sender {
       ...fields,
     });
     const policy = this.#options.destinations;
-    if (!policy.allowPrivate && !literalHostAllowed(claim.destination_url, policy)) {
-      return outcome({ error: 'destination_not_allowed' });
+    if (!policy.allowPrivate && !literalHostAllowed(req.destination_url, policy)) {
+      return result({ error: 'destination_not_allowed' });
     }
     const deadline = this.#deadlines.start();
     try {
-      const res = await request(claim.destination_url, {
+      const res = await request(req.destination_url, {
         method: 'POST',
         headers,
-        body: claim.body,
+        body: req.body,
         dispatcher: this.#agent,
         signal: deadline.signal,
       });
@@ -101,15 +93,15 @@ export class Sender {
         size += chunk.length;
       }
       // The wheel aborts up to a slot late: an answer completed after the deadline is a timeout all the same.
-      if (deadline.expired()) return outcome({ error: 'timeout' });
+      if (deadline.expired()) return result({ error: 'timeout' });
       const retryAfter = res.headers['retry-after'];
-      return outcome({
+      return result({
         status_code: res.statusCode,
         response_body: kept.length ? Buffer.concat(kept).toString('utf8') : null,
         retry_after: typeof retryAfter === 'string' ? retryAfter : null,
       });
     } catch (err) {
-      return outcome({ error: errorCode(err) });
+      return result({ error: errorCode(err) });
     } finally {
       deadline.release();
     }

@@ -6,7 +6,7 @@
 import assert from 'node:assert/strict';
 import { randomBytes } from 'node:crypto';
 import { after, before, describe, it } from 'node:test';
-import { Sender } from '../../src/delivery/sender.ts';
+import { SenderThread } from '../../src/delivery/sender-thread.ts';
 import type { Lookup } from '../../src/domain/destination.ts';
 import { SecretBox } from '../../src/domain/secret-box.ts';
 import type { ClaimedDelivery } from '../../src/store/store.ts';
@@ -98,13 +98,13 @@ let receiver: TestReceiver;
 let port: string;
 let guarded: TestHerald;
 let instanceId: string;
-let sender: Sender;
+let sender: SenderThread;
 before(async () => {
   receiver = await TestReceiver.start();
   port = new URL(receiver.url).port;
   guarded = await startTestHerald({ ALLOW_PRIVATE_DESTINATIONS: 'false' }, { resolve });
   instanceId = await guarded.createInstance('ssrf');
-  sender = new Sender({
+  sender = new SenderThread({
     timeoutMs: 2000,
     destinations: { allowPrivate: false, lookup: resolve },
     secretBox: new SecretBox(randomBytes(32)),

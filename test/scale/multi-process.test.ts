@@ -17,7 +17,7 @@ import { Recorder } from './recorder.ts';
 /** The lease is DELIVERY_TIMEOUT_MS + 5 s: a killed worker's deliveries are taken over ~7 s later. */
 const DELIVERY_TIMEOUT_MS = '2000';
 const LEASE_MS = 2000 + 5000;
-const CAP = 32;
+const CAP = 64;
 
 describe('scale-out: 2 api and 3 worker processes on one PostgreSQL', { skip: postgresSkip }, () => {
   let dataDir = '';

@@ -1,0 +1,141 @@
+/**
+ * Attempts are made in a thread of their own (sender-worker.ts): the HTTP client — signing, writing, parsing
+ * answers — was a quarter of the main thread's time under load, time the store and the API need. What must stay
+ * here stays here: the clock (an attempt's start, its duration and the signed timestamp, so an injected clock
+ * rules them as before), the secrets (opened here, so the sealing key never leaves its SecretBox) and an injected
+ * name resolver, which the thread asks for. Requests and results cross in batches, one message per turn.
+ */
+import { Worker } from 'node:worker_threads';
+import type { Clock } from '../domain/clock.ts';
+import type { DestinationPolicy } from '../domain/destination.ts';
+import type { SecretBox } from '../domain/secret-box.ts';
+import type { AttemptOutcome } from '../domain/types.ts';
+import type { ClaimedDelivery } from '../store/store.ts';
+import type { SendRequest, SendResult } from './sender.ts';
+import type { FromSender, SenderSetup, ToSender } from './sender-worker.ts';
+
+export interface SenderThreadOptions {
+  timeoutMs: number;
+  destinations: DestinationPolicy;
+  secretBox: SecretBox;
+  userAgent: string;
+  clock: Clock;
+}
+
+interface Pending {
+  resolve: (result: SendResult) => void;
+  reject: (err: Error) => void;
+}
+
+export class SenderThread {
+  readonly #o: SenderThreadOptions;
+  readonly #pending = new Map<number, Pending>();
+  /** Opened secrets by sealed form: decrypting on every attempt cost half of a send. Bounded by the webhook count. */
+  readonly #secrets = new Map<string, string>();
+  #worker: Worker | null = null;
+  #outbox: (SendRequest & { id: number })[] = [];
+  #next = 1;
+
+  constructor(options: SenderThreadOptions) {
+    this.#o = options;
+  }
+
+  send(claim: ClaimedDelivery): Promise<AttemptOutcome> {
+    const { clock } = this.#o;
+    const started_at = clock();
+    const id = this.#next++;
+    let secret: string | null;
+    try {
+      secret = claim.secret_sealed === null ? null : this.#secret(claim.secret_sealed);
+    } catch (err) {
+      return Promise.reject(err);
+    }
+    const request = {
+      id,
+      destination_url: claim.destination_url,
+      event_id: claim.event_id,
+      body: claim.body,
+      timestamp: String(Math.floor(started_at / 1000)),
+      secret,
+    };
+    return new Promise<SendResult>((resolve, reject) => {
+      this.#pending.set(id, { resolve, reject });
+      // Every attempt started in this turn goes in one message.
+      if (this.#outbox.push(request) === 1) queueMicrotask(() => this.#post());
+    }).then((result) => ({ started_at, duration_ms: clock() - started_at, ...result }));
+  }
+
+  /** After the dispatcher's stop: requests still open were released to the next process, so they are dropped. */
+  async close(): Promise<void> {
+    const worker = this.#worker;
+    this.#worker = null;
+    this.#fail(new Error('sender closed'));
+    await worker?.terminate();
+  }
+
+  #secret(sealed: string): string {
+    let plain = this.#secrets.get(sealed);
+    if (plain === undefined) {
+      if (this.#secrets.size >= 10_000) this.#secrets.clear();
+      plain = this.#o.secretBox.open(sealed);
+      this.#secrets.set(sealed, plain);
+    }
+    return plain;
+  }
+
+  #post(): void {
+    const batch = this.#outbox;
+    this.#outbox = [];
+    this.#thread().postMessage({ kind: 'send', batch } satisfies ToSender);
+  }
+
+  #thread(): Worker {
+    if (this.#worker) return this.#worker;
+    const { timeoutMs, userAgent, destinations } = this.#o;
+    const setup: SenderSetup = {
+      timeoutMs,
+      userAgent,
+      allowPrivate: destinations.allowPrivate,
+      cidrs: destinations.allow?.cidrs ?? [],
+      resolvesHere: destinations.lookup !== undefined,
+    };
+    const worker = new Worker(new URL('./sender-worker.ts', import.meta.url), { workerData: setup });
+    worker.on('message', (m: FromSender) => this.#receive(worker, m));
+    // A thread that dies takes its requests with it: they fail as attempts (internal_error, retried on schedule),
+    // and the next attempt starts a new thread.
+    const lost = (err: Error) => {
+      if (this.#worker !== worker) return;
+      this.#worker = null;
+      this.#fail(err);
+    };
+    worker.on('error', lost);
+    worker.on('exit', (code) => lost(new Error(`sender thread exited with code ${code}`)));
+    this.#worker = worker;
+    return worker;
+  }
+
+  #receive(worker: Worker, m: FromSender): void {
+    if (m.kind === 'results') {
+      for (const [id, result] of m.batch) {
+        this.#pending.get(id)?.resolve(result);
+        this.#pending.delete(id);
+      }
+      return;
+    }
+    const lookup = this.#o.destinations.lookup;
+    lookup?.(m.host).then(
+      (addresses) => worker.postMessage({ kind: 'resolved', id: m.id, addresses } satisfies ToSender),
+      (err: Error & { code?: string }) =>
+        worker.postMessage({
+          kind: 'resolved',
+          id: m.id,
+          error: { message: err.message, code: err.code },
+        } satisfies ToSender),
+    );
+  }
+
+  #fail(err: Error): void {
+    for (const p of this.#pending.values()) p.reject(err);
+    this.#pending.clear();
+  }
+}

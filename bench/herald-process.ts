@@ -11,7 +11,7 @@ import { Child, serveParent } from './ipc.ts';
 export const ADMIN_KEY = 'bench-admin-key-0123456789abcdef';
 
 /** The Node flags `npm start` gives Herald (package.json): measured as it runs. */
-const HERALD_NODE_FLAGS = ['--max-semi-space-size=16'];
+const HERALD_NODE_FLAGS = ['--max-semi-space-size=8'];
 
 export interface HeraldProcessOptions {
   dataDir: string;

@@ -48,6 +48,13 @@ export class Dispatcher {
   readonly #leasedByOthers = new Map<string, number>();
   /** Set when an attempt could not start for the process-wide cap: the next finishing attempt looks at every webhook. */
   #starved = false;
+  /** What the claim in progress asked of each webhook. */
+  readonly #asked = new Map<string, number>();
+  /**
+   * Webhooks whose last claim got less than it asked for: nothing of theirs was due. A finishing attempt does not
+   * make them claim again; new work (wake) or a retry falling due (the loop's timer) does.
+   */
+  readonly #drained = new Set<string>();
   /** Attempts in flight, with their claims: a graceful stop gives back the leases of those it cannot wait for. */
   readonly #running = new Map<Promise<void>, ClaimedDelivery>();
   #total = 0;
@@ -59,6 +66,12 @@ export class Dispatcher {
   #wake: (() => void) | null = null;
   #woken = false;
   #wakeScheduled = false;
+
+  /** Held claims of a webhook below which it is claimed again. */
+  get #refillBelow(): number {
+    const { maxInFlightPerWebhook: cap, claimAhead } = this.#o;
+    return Math.max(1, ((claimAhead - 1) * cap) / 2);
+  }
 
   constructor(options: DispatcherOptions) {
     this.#o = {
@@ -80,8 +93,14 @@ export class Dispatcher {
     return this.#inFlight;
   }
 
-  /** Called after ingest or redelivery: there may be work due now. */
+  /** Called after ingest or redelivery: there may be work due now, for any webhook. */
   wake(): void {
+    this.#drained.clear();
+    this.#rouse();
+  }
+
+  /** Runs the loop again now (or as soon as the claim in progress ends). */
+  #rouse(): void {
     this.#woken = true;
     this.#wake?.();
   }
@@ -126,9 +145,13 @@ export class Dispatcher {
         const now = this.#o.clock();
         if (free > 0) {
           const want = Math.min(this.#o.batchSize, free);
-          const claims = await this.#o.store.claimDue(now, want, this.#o.leaseMs, (w, leased) =>
-            this.#room(w, leased),
-          );
+          this.#asked.clear();
+          const claims = await this.#o.store.claimDue(now, want, this.#o.leaseMs, (w, leased) => {
+            const room = this.#room(w, leased);
+            this.#asked.set(w, room);
+            return room;
+          });
+          this.#noteDrained(claims);
           for (const claim of claims) this.#held.add(claim, now + HOLD_MS);
           this.#startAll();
           full = claims.length === want;
@@ -155,6 +178,16 @@ export class Dispatcher {
 
   #inFlightOf(webhookId: string): number {
     return this.#inFlight.get(webhookId) ?? 0;
+  }
+
+  #noteDrained(claims: ClaimedDelivery[]): void {
+    const got = new Map<string, number>();
+    for (const c of claims) got.set(c.webhook_id, (got.get(c.webhook_id) ?? 0) + 1);
+    for (const [webhookId, asked] of this.#asked) {
+      if (asked <= 0) continue;
+      if ((got.get(webhookId) ?? 0) < asked) this.#drained.add(webhookId);
+      else this.#drained.delete(webhookId);
+    }
   }
 
   /** Starts held claims of every webhook, as far as the caps allow. */
@@ -203,7 +236,7 @@ export class Dispatcher {
     this.#wakeScheduled = true;
     setImmediate(() => {
       this.#wakeScheduled = false;
-      this.wake();
+      this.#rouse();
     });
   }
 
@@ -233,8 +266,9 @@ export class Dispatcher {
       this.#total--;
       if (this.#starved) this.#startAll();
       else this.#start(webhookId);
-      // Claim more while the held claims keep the webhook busy: once they run low, so that claims come in batches.
-      if (this.#held.count(webhookId) < this.#o.maxInFlightPerWebhook) this.#wakeSoon();
+      // Claim more while the held claims keep the webhook busy: once half of them are gone, so that claims come in
+      // batches (each one passes over the leases already held).
+      if (this.#held.count(webhookId) < this.#refillBelow && !this.#drained.has(webhookId)) this.#wakeSoon();
     });
     this.#running.set(run, claim);
   }
@@ -288,6 +322,7 @@ export class Dispatcher {
       }
     }
     this.#flushing = null;
-    this.wake();
+    // Rows whose outcome was being written could not be claimed meanwhile (PostgreSQL skips locked rows).
+    this.#rouse();
   }
 }

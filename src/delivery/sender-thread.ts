@@ -99,7 +99,12 @@ export class SenderThread {
       cidrs: destinations.allow?.cidrs ?? [],
       resolvesHere: destinations.lookup !== undefined,
     };
-    const worker = new Worker(new URL('./sender-worker.ts', import.meta.url), { workerData: setup });
+    const worker = new Worker(new URL('./sender-worker.ts', import.meta.url), {
+      workerData: setup,
+      // Its garbage is short-lived (requests, answers): a small young generation keeps the thread's memory down
+      // (60 → ~25 MB of heap at 13k deliveries/s) for scavenges in a thread that has time to spare.
+      resourceLimits: { maxYoungGenerationSizeMb: 8 },
+    });
     worker.on('message', (m: FromSender) => this.#receive(worker, m));
     // A thread that dies takes its requests with it: they fail as attempts (internal_error, retried on schedule),
     // and the next attempt starts a new thread.

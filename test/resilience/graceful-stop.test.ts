@@ -66,11 +66,11 @@ test('SIGTERM: the attempts in flight finish and are recorded, nothing more is c
   try {
     const { instanceId } = await instanceWithWebhook(herald, receiver.url);
     const eventIds = await publish(herald, instanceId, 100);
-    // A webhook has at most 32 attempts in flight: the receiver holds all 32, the other 68 wait in the queue.
+    // A webhook has at most 64 attempts in flight: the receiver holds all 64, the other 36 wait in the queue.
     await eventually(
-      async () => (receiver.arrivals.length === 32 ? true : undefined),
+      async () => (receiver.arrivals.length === 64 ? true : undefined),
       10_000,
-      '32 in flight',
+      '64 in flight',
     );
 
     const signalled = Date.now();
@@ -81,11 +81,11 @@ test('SIGTERM: the attempts in flight finish and are recorded, nothing more is c
     const exit = await herald.exited;
     t.diagnostic(`stopped ${Date.now() - signalled} ms after SIGTERM`);
     assert.deepEqual(exit, { code: 0, signal: null }, herald.output());
-    assert.equal(receiver.arrivals.length, 32, 'nothing was claimed after SIGTERM');
+    assert.equal(receiver.arrivals.length, 64, 'nothing was claimed after SIGTERM');
 
     const first = new Set(receiver.arrivals.map((a) => a.eventId));
     herald = await spawnHerald(dataDir, env);
-    // At once, long before any lease could run out: the 32 were recorded as delivered, the rest never started.
+    // At once, long before any lease could run out: the 64 were recorded as delivered, the rest never started.
     const early = await allDeliveries(herald, instanceId);
     assert.equal(early.length, 100);
     for (const d of early.filter((x) => first.has(x.event_id))) {
@@ -94,7 +94,7 @@ test('SIGTERM: the attempts in flight finish and are recorded, nothing more is c
     await eventually(
       async () => (receiver.arrivals.length >= 100 ? true : undefined),
       15_000,
-      'the other 68 events after the restart',
+      'the other 36 events after the restart',
     );
     await eventually(
       async () =>

@@ -13,13 +13,13 @@ import { join } from 'node:path';
 import { parseArgs } from 'node:util';
 import { dropSchema, scratchSchema } from '../test/support/postgres.ts';
 import { type ChildHerald, spawnHerald } from '../test/support/spawn.ts';
+import { wallNow } from './payloads.ts';
 
 const SECRET = 'whsec_bench_0123456789abcdef';
 const BATCH = 500;
 const PUBLISH_IN_FLIGHT = 4;
 const STALL_MS = 30_000;
 
-const now = () => performance.timeOrigin + performance.now();
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 
 /** The receiver child: counts requests once their body has arrived; answers { count, lastAt } to any message. */
@@ -27,7 +27,7 @@ function receiver(): void {
   let [count, lastAt] = [0, 0];
   const server = createServer((req, res) => {
     req.resume().on('end', () => {
-      [count, lastAt] = [count + 1, now()];
+      [count, lastAt] = [count + 1, wallNow()];
       res.writeHead(200, { 'content-length': '0' }).end();
     });
   });
@@ -94,7 +94,7 @@ async function run(workers: number, events: number, webhooks: number, url: strin
       });
     }
     const { count: before } = await ask<{ count: number }>(rx);
-    const started = now();
+    const started = wallNow();
     let next = 0;
     let ackedAt = 0;
     const publishing = Promise.all(
@@ -105,7 +105,7 @@ async function run(workers: number, events: number, webhooks: number, url: strin
         }
       }),
     ).then(() => {
-      ackedAt = now();
+      ackedAt = wallNow();
     });
     let failed: unknown = null;
     publishing.catch((err) => {

@@ -1,5 +1,6 @@
 import { freshData } from './fresh-data.ts';
 import { HeraldProcess } from './herald-process.ts';
+import { wallNow } from './payloads.ts';
 import { messageEvents, Publisher } from './publisher.ts';
 import { rawBaseline } from './raw.ts';
 import { Receiver } from './receiver.ts';
@@ -230,7 +231,7 @@ export const WORKLOADS: Workload[] = [
         await idle.stop();
         // Phase 2: released — a normal Herald starts on the same data; timed from its start to the last arrival.
         await ctx.receiver.reset();
-        const releasedAt = performance.timeOrigin + performance.now();
+        const releasedAt = wallNow();
         const herald = await start(true);
         try {
           const { lastAt } = await waitForArrivals(ctx.receiver, n, () => `${ctx.label}: backlog released`);

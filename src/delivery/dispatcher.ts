@@ -140,8 +140,9 @@ export class Dispatcher {
       this.#woken = false;
       let full = false;
       try {
-        const { maxInFlight, claimAhead } = this.#o;
-        const free = maxInFlight * claimAhead - this.#total - this.#held.size;
+        // Held claims never outnumber the attempts allowed at once, so that each can start within a round of them
+        // (across many webhooks the process-wide cap, not each webhook's, is what holds them back).
+        const free = 2 * this.#o.maxInFlight - this.#total - this.#held.size;
         const now = this.#o.clock();
         if (free > 0) {
           const want = Math.min(this.#o.batchSize, free);

@@ -71,13 +71,15 @@ export class Recorder {
   }
 
   /** The shortest time between the arrivals of two attempts of one delivery (Infinity when none was repeated). */
-  shortestRepeat(): number {
+  shortestRepeat(): { ms: number; eventId: string | null } {
     const starts = new Map<string, number[]>();
     for (const v of this.visits) starts.set(v.eventId, [...(starts.get(v.eventId) ?? []), v.start]);
-    let shortest = Number.POSITIVE_INFINITY;
-    for (const list of starts.values()) {
+    let shortest = { ms: Number.POSITIVE_INFINITY, eventId: null as string | null };
+    for (const [eventId, list] of starts) {
       list.sort((a, b) => a - b);
-      for (let i = 1; i < list.length; i++) shortest = Math.min(shortest, list[i] - list[i - 1]);
+      for (let i = 1; i < list.length; i++) {
+        if (list[i] - list[i - 1] < shortest.ms) shortest = { ms: list[i] - list[i - 1], eventId };
+      }
     }
     return shortest;
   }

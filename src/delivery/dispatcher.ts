@@ -11,6 +11,7 @@ import type { AttemptOutcome } from '../domain/types.ts';
 import type { DeliveryObserver } from '../metrics/metrics.ts';
 import type { AttemptResult, ClaimedDelivery, Store } from '../store/store.ts';
 import { HeldClaims } from './held-claims.ts';
+import { Refill } from './refill.ts';
 
 export interface DispatcherOptions {
   store: Store;
@@ -48,13 +49,7 @@ export class Dispatcher {
   readonly #leasedByOthers = new Map<string, number>();
   /** Set when an attempt could not start for the process-wide cap: the next finishing attempt looks at every webhook. */
   #starved = false;
-  /** What the claim in progress asked of each webhook. */
-  readonly #asked = new Map<string, number>();
-  /**
-   * Webhooks whose last claim got less than it asked for: nothing of theirs was due. A finishing attempt does not
-   * make them claim again; new work (wake) or a retry falling due (the loop's timer) does.
-   */
-  readonly #drained = new Set<string>();
+  readonly #refill: Refill;
   /** Attempts in flight, with their claims: a graceful stop gives back the leases of those it cannot wait for. */
   readonly #running = new Map<Promise<void>, ClaimedDelivery>();
   #total = 0;
@@ -67,12 +62,6 @@ export class Dispatcher {
   #woken = false;
   #wakeScheduled = false;
 
-  /** Held claims of a webhook below which it is claimed again. */
-  get #refillBelow(): number {
-    const { maxInFlightPerWebhook: cap, claimAhead } = this.#o;
-    return Math.max(1, ((claimAhead - 1) * cap) / 2);
-  }
-
   constructor(options: DispatcherOptions) {
     this.#o = {
       maxInFlight: 512,
@@ -82,6 +71,7 @@ export class Dispatcher {
       observer: { attemptFinished() {} },
       ...options,
     };
+    this.#refill = new Refill(this.#o.maxInFlightPerWebhook, this.#o.claimAhead);
   }
 
   start(): void {
@@ -95,7 +85,7 @@ export class Dispatcher {
 
   /** Called after ingest or redelivery: there may be work due now, for any webhook. */
   wake(): void {
-    this.#drained.clear();
+    this.#refill.newWork();
     this.#rouse();
   }
 
@@ -146,13 +136,13 @@ export class Dispatcher {
         const now = this.#o.clock();
         if (free > 0) {
           const want = Math.min(this.#o.batchSize, free);
-          this.#asked.clear();
+          this.#refill.begin();
           const claims = await this.#o.store.claimDue(now, want, this.#o.leaseMs, (w, leased) => {
             const room = this.#room(w, leased);
-            this.#asked.set(w, room);
+            this.#refill.ask(w, room);
             return room;
           });
-          this.#noteDrained(claims);
+          this.#refill.got(claims);
           for (const claim of claims) this.#held.add(claim, now + HOLD_MS);
           this.#startAll();
           full = claims.length === want;
@@ -179,16 +169,6 @@ export class Dispatcher {
 
   #inFlightOf(webhookId: string): number {
     return this.#inFlight.get(webhookId) ?? 0;
-  }
-
-  #noteDrained(claims: ClaimedDelivery[]): void {
-    const got = new Map<string, number>();
-    for (const c of claims) got.set(c.webhook_id, (got.get(c.webhook_id) ?? 0) + 1);
-    for (const [webhookId, asked] of this.#asked) {
-      if (asked <= 0) continue;
-      if ((got.get(webhookId) ?? 0) < asked) this.#drained.add(webhookId);
-      else this.#drained.delete(webhookId);
-    }
   }
 
   /** Starts held claims of every webhook, as far as the caps allow. */
@@ -267,9 +247,8 @@ export class Dispatcher {
       this.#total--;
       if (this.#starved) this.#startAll();
       else this.#start(webhookId);
-      // Claim more while the held claims keep the webhook busy: once half of them are gone, so that claims come in
-      // batches (each one passes over the leases already held).
-      if (this.#held.count(webhookId) < this.#refillBelow && !this.#drained.has(webhookId)) this.#wakeSoon();
+      // Claim more while the held claims keep the webhook busy.
+      if (this.#refill.needed(webhookId, this.#held.count(webhookId))) this.#wakeSoon();
     });
     this.#running.set(run, claim);
   }

@@ -9,7 +9,8 @@
  *   or run finishes the rename. The key is never printed.
  * - SECRET_KEY mode: the same transaction; a generated key is printed once, and Herald must then start with
  *   SECRET_KEY set to it (a start with the old key is refused, naming the reason).
- * Herald must be stopped while it runs: a running process keeps sealing and opening with the old key.
+ * Herald must be stopped while it runs: a running process keeps sealing and opening with the old key. On SQLite the
+ * store's process lock refuses the rotation while Herald runs; on PostgreSQL the operator stops the processes.
  */
 import { randomBytes } from 'node:crypto';
 import { rmSync } from 'node:fs';

@@ -98,6 +98,20 @@ describe('rotate-secret-key with the key file in DATA_DIR', () => {
     await assertSignedDeliveries(dataDir, {}, ins);
   });
 
+  it('is refused while a Herald serves the same DATA_DIR, and changes nothing', async () => {
+    const h = await startTestHerald({}, { dataDir });
+    try {
+      const key = readFileSync(keyFile(dataDir), 'utf8');
+      const r = await rotate(dataDir);
+      assert.equal(r.code, 2, r.out);
+      assert.match(r.out, /herald\.db is in use by another Herald process/);
+      assert.equal(readFileSync(keyFile(dataDir), 'utf8'), key);
+      assert.equal(existsSync(nextKeyFile(dataDir)), false);
+    } finally {
+      await h.close({ keepData: true });
+    }
+  });
+
   it('interrupted while writing the new key: the torn file is forgotten', async () => {
     writeFileSync(nextKeyFile(dataDir), 'dG9ybg', { mode: 0o600 });
     await assertSignedDeliveries(dataDir, {}, await firstInstance(dataDir));

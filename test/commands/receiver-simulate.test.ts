@@ -3,15 +3,16 @@
  * session reaches the reference receiver with every kind of the catalog, signed and verified; the receiver
  * ignores a replayed event and answers 401 to a tampered body and to a 301-second-old timestamp.
  */
+
 import assert from 'node:assert/strict';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, test } from 'node:test';
 import { EVENT_KINDS } from '../../src/domain/events.ts';
-import { sign } from '../../src/domain/signature.ts';
 import { type CliProcess, runCli } from '../support/cli.ts';
 import { ADMIN_KEY, eventually } from '../support/herald.ts';
+import { signedPost } from '../support/signed-post.ts';
 import { type ChildHerald, spawnHerald } from '../support/spawn.ts';
 
 const SECRET = 'whsec_simulated_session';
@@ -74,19 +75,8 @@ test('the receiver ignores a replayed delivery and refuses a tampered or 301-sec
   const detail = await herald.request('GET', `/instances/${instanceId}/deliveries/${delivery_id}`);
   const body: string = detail.body.delivery.request_body;
 
-  const post = (rawBody: string, ageSeconds = 0, signed = rawBody) => {
-    const ts = String(Math.floor(Date.now() / 1000) - ageSeconds);
-    return fetch(receiverUrl, {
-      method: 'POST',
-      headers: {
-        'content-type': 'application/json',
-        'x-service-event-id': event_id,
-        'x-service-timestamp': ts,
-        'x-service-signature': sign(SECRET, ts, signed),
-      },
-      body: rawBody,
-    });
-  };
+  const post = (rawBody: string, ageSeconds = 0, signed = rawBody) =>
+    signedPost(receiverUrl, { secret: SECRET, eventId: event_id, body: rawBody, signed, ageSeconds });
 
   // The same bytes with a fresh timestamp and signature: exactly what one more attempt of Herald sends.
   const replay = await post(body);

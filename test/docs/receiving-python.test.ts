@@ -3,14 +3,15 @@
  * python3 and receives real signed deliveries from a real Herald. The Go snippet is not run: Go is not installed
  * on the machines this project is tested on (the document says so).
  */
+
 import assert from 'node:assert/strict';
 import { type ChildProcess, spawn } from 'node:child_process';
 import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { after, before, test } from 'node:test';
-import { sign } from '../../src/domain/signature.ts';
 import { eventually, messagePayload, startTestHerald, type TestHerald } from '../support/herald.ts';
+import { signedPost } from '../support/signed-post.ts';
 
 const DOC = resolve(import.meta.dirname, '../../docs/receiving.md');
 const SECRET = 'whsec_python_receiver';
@@ -64,19 +65,8 @@ test("the Python receiver of the docs accepts Herald's signed delivery, ignores 
 
   const detail = await h.request('GET', `/instances/${ins}/deliveries/${delivery.delivery_id}`);
   const body: string = detail.body.delivery.request_body;
-  const post = (raw: string, ageSeconds = 0) => {
-    const ts = String(Math.floor(Date.now() / 1000) - ageSeconds);
-    return fetch(url, {
-      method: 'POST',
-      headers: {
-        'content-type': 'application/json',
-        'x-service-event-id': eventId,
-        'x-service-timestamp': ts,
-        'x-service-signature': sign(SECRET, ts, body),
-      },
-      body: raw,
-    });
-  };
+  const post = (raw: string, ageSeconds = 0) =>
+    signedPost(url, { secret: SECRET, eventId, body: raw, signed: body, ageSeconds });
   assert.equal((await post(body)).status, 200);
   await eventually(async () => (output.includes(`200 ${eventId} duplicate, ignored`) ? true : undefined));
   assert.equal((await post(body.replace('Grüße', 'Grusse'))).status, 401);

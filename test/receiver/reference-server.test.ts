@@ -1,8 +1,8 @@
 import assert from 'node:assert/strict';
 import type { AddressInfo } from 'node:net';
 import { after, before, test } from 'node:test';
-import { sign } from '../../src/domain/signature.ts';
 import { createReferenceReceiver } from '../../src/receiver/reference-server.ts';
+import { signedPost } from '../support/signed-post.ts';
 
 const SECRET = 'whsec_reference';
 const lines: string[] = [];
@@ -23,16 +23,12 @@ async function deliver(eventId: string, opts: { ageSeconds?: number; tamper?: bo
     timestamp: 1,
     payload: {},
   });
-  const ts = String(Math.floor(Date.now() / 1000) - (opts.ageSeconds ?? 0));
-  const res = await fetch(url, {
-    method: 'POST',
-    headers: {
-      'content-type': 'application/json',
-      'x-service-event-id': eventId,
-      'x-service-timestamp': ts,
-      'x-service-signature': sign(SECRET, ts, body),
-    },
+  const res = await signedPost(url, {
+    secret: SECRET,
+    eventId,
     body: opts.tamper ? body.replace('message', 'massage') : body,
+    signed: body,
+    ageSeconds: opts.ageSeconds,
   });
   return { status: res.status, body: await res.json() };
 }

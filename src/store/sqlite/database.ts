@@ -53,10 +53,24 @@ export class SqliteDatabase {
 
   /** One prepared statement per query text, reused. */
   q(sql: string): StatementSync {
-    let s = this.#statements.get(sql);
+    return this.#prepared(sql, false);
+  }
+
+  /**
+   * The same, returning each row as an array: the hot scans pass over many rows, and an object per row cost
+   * ~0.6 µs against ~0.15 µs for an array (a claim passes over the deliveries this process holds).
+   */
+  rows(sql: string): StatementSync {
+    return this.#prepared(sql, true);
+  }
+
+  #prepared(sql: string, arrays: boolean): StatementSync {
+    const key = arrays ? `rows:${sql}` : sql;
+    let s = this.#statements.get(key);
     if (!s) {
       s = this.#db.prepare(sql);
-      this.#statements.set(sql, s);
+      if (arrays) s.setReturnArrays(true);
+      this.#statements.set(key, s);
     }
     return s;
   }

@@ -104,7 +104,7 @@ export class SqliteQueue {
         .q('SELECT webhook_id FROM webhooks WHERE enabled = 1 ORDER BY webhook_id')
         .all();
       // The partial index (webhook_id, next_attempt_at) holds the row key: this scan never reads the table.
-      const due = this.#db.q(
+      const due = this.#db.rows(
         `SELECT seq FROM deliveries WHERE webhook_id = ? AND status = 'pending' AND next_attempt_at <= ?
          ORDER BY next_attempt_at LIMIT ?`,
       );
@@ -121,13 +121,13 @@ export class SqliteQueue {
         const webhookId = webhooks[(start + i) % webhooks.length].webhook_id as string;
         let n = Math.min(room(webhookId, 0), limit - claimed.length);
         if (n <= 0) continue;
-        for (const { seq } of due.all(webhookId, now, n + this.#leases.count(webhookId))) {
+        for (const [seq] of due.all(webhookId, now, n + this.#leases.count(webhookId)) as unknown as [number][]) {
           if (n === 0) break;
-          if (this.#leases.holds(webhookId, seq as number, now)) continue;
+          if (this.#leases.holds(webhookId, seq, now)) continue;
           const r = fetch.get(seq) as Record<string, string & number>;
           this.#leases.take({
             delivery_id: r.delivery_id,
-            seq: seq as number,
+            seq,
             webhook_id: webhookId,
             token,
             until: now + leaseMs,

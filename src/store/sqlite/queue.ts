@@ -121,7 +121,8 @@ export class SqliteQueue {
         const webhookId = webhooks[(start + i) % webhooks.length].webhook_id as string;
         let n = Math.min(room(webhookId, 0), limit - claimed.length);
         if (n <= 0) continue;
-        for (const [seq] of due.all(webhookId, now, n + this.#leases.count(webhookId)) as unknown as [number][]) {
+        const rows = due.all(webhookId, now, n + this.#leases.count(webhookId)) as unknown as [number][];
+        for (const [seq] of rows) {
           if (n === 0) break;
           if (this.#leases.holds(webhookId, seq, now)) continue;
           const r = fetch.get(seq) as Record<string, string & number>;

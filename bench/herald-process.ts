@@ -4,14 +4,19 @@
  * Started with `no-dispatch`, it stops its dispatcher before taking any work: events are acknowledged and their
  * deliveries stay pending until a normal Herald is started on the same data (the W4 backlog).
  */
+import { readFileSync } from 'node:fs';
 import { startHerald } from '../src/app.ts';
 import { loadConfig } from '../src/config.ts';
 import { Child, serveParent } from './ipc.ts';
 
 export const ADMIN_KEY = 'bench-admin-key-0123456789abcdef';
 
-/** The Node flags `npm start` gives Herald (package.json): measured as it runs. */
-const HERALD_NODE_FLAGS = ['--max-semi-space-size=8'];
+/** The Node flags `npm start` gives Herald, read from package.json: measured as it runs, and they cannot drift. */
+const HERALD_NODE_FLAGS = (
+  JSON.parse(readFileSync(new URL('../package.json', import.meta.url), 'utf8')).scripts.start as string
+)
+  .split(/\s+/)
+  .filter((word) => word.startsWith('--'));
 
 export interface HeraldProcessOptions {
   dataDir: string;

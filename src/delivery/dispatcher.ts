@@ -55,6 +55,9 @@ export class Dispatcher {
   #total = 0;
   #results: AttemptResult[] = [];
   #flushing: Promise<void> | null = null;
+  /** Outcomes are being written: a claim made meanwhile may have skipped their rows (PostgreSQL's SKIP LOCKED). */
+  #writing = false;
+  #claimedWhileWriting = false;
   #stopping = false;
   #stopped = false;
   #loop: Promise<void> | null = null;
@@ -137,6 +140,7 @@ export class Dispatcher {
         if (free > 0) {
           const want = Math.min(this.#o.batchSize, free);
           this.#refill.begin();
+          if (this.#writing) this.#claimedWhileWriting = true;
           const claims = await this.#o.store.claimDue(now, want, this.#o.leaseMs, (w, leased) => {
             const room = this.#room(w, leased);
             this.#refill.ask(w, room);
@@ -291,18 +295,26 @@ export class Dispatcher {
   }
 
   async #flush(): Promise<void> {
+    let retries = false;
     while (this.#results.length > 0) {
       const batch = this.#results;
       this.#results = [];
+      retries ||= batch.some((r) => r.decision.kind === 'retry');
+      this.#writing = true;
       try {
         await this.#o.store.recordAttempts(batch, this.#o.clock());
       } catch (err) {
         // The leases still hold these deliveries; when they expire the attempts are made again (at least once).
         this.#o.logger.error({ err, count: batch.length }, 'dispatcher: could not record attempts');
+      } finally {
+        this.#writing = false;
       }
     }
     this.#flushing = null;
-    // Rows whose outcome was being written could not be claimed meanwhile (PostgreSQL skips locked rows).
-    this.#rouse();
+    // A retry may fall due before the loop's sleep ends; and rows whose outcome was being written could not be
+    // claimed meanwhile (PostgreSQL skips locked rows). Otherwise a claim now would find nothing new (it was one
+    // claim per outcome write, ~15 % of the claims under W2).
+    if (retries || this.#claimedWhileWriting) this.#rouse();
+    this.#claimedWhileWriting = false;
   }
 }

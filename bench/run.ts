@@ -12,8 +12,9 @@ import { resolve } from 'node:path';
 import { parseArgs } from 'node:util';
 import { freshData } from './fresh-data.ts';
 import { HeraldProcess } from './herald-process.ts';
+import { rawBaseline } from './raw.ts';
 import { Receiver } from './receiver.ts';
-import { clearProgress, median, megabytes, millis, rate, ratio } from './stats.ts';
+import { clearProgress, median, megabytes, millis, progress, rate, ratio } from './stats.ts';
 import { type Figure, type RunContext, type Unit, WORKLOADS } from './workloads.ts';
 
 const DEFAULT_DATABASE_URL = 'postgres://postgres@127.0.0.1:5432/test';
@@ -100,10 +101,16 @@ async function preflight(): Promise<void> {
 }
 await preflight();
 
+const RECEIVER_WARMUP = 20_000;
+
 /** Figures by "W1 delivered/s", in run order. */
 const results = new Map<string, { unit: Unit; values: number[] }>();
 const receiver = await new Receiver('fast').start();
 try {
+  // The receiver is a Node process as well: its JIT's burst of compilation ~10,000 requests in (Herald's is half
+  // a second of CPU) would land on the cores of the first run's figures. Warmed up here, not measured.
+  progress(`warming up the receiver (${RECEIVER_WARMUP.toLocaleString('en')} requests)`);
+  await rawBaseline(receiver.url, RECEIVER_WARMUP);
   for (let r = 1; r <= runs; r++) {
     for (const w of selected) {
       const ctx: RunContext = {

@@ -13,9 +13,8 @@ import { join } from 'node:path';
 import { parseArgs } from 'node:util';
 import { dropSchema, scratchSchema } from '../test/support/postgres.ts';
 import { type ChildHerald, spawnHerald } from '../test/support/spawn.ts';
-import { wallNow } from './payloads.ts';
+import { SECRET, wallNow } from './payloads.ts';
 
-const SECRET = 'whsec_bench_0123456789abcdef';
 const BATCH = 500;
 const PUBLISH_IN_FLIGHT = 4;
 const STALL_MS = 30_000;

@@ -3,7 +3,6 @@
  * session reaches the reference receiver with every kind of the catalog, signed and verified; the receiver
  * ignores a replayed event and answers 401 to a tampered body and to a 301-second-old timestamp.
  */
-
 import assert from 'node:assert/strict';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';

@@ -3,7 +3,6 @@
  * python3 and receives real signed deliveries from a real Herald. The Go snippet is not run: Go is not installed
  * on the machines this project is tested on (the document says so).
  */
-
 import assert from 'node:assert/strict';
 import { type ChildProcess, spawn } from 'node:child_process';
 import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs';

@@ -87,7 +87,10 @@ export async function startHerald(config: Config, options: HeraldOptions = {}): 
   });
   const dispatcher = new Dispatcher({
     store,
-    send: (claim) => sender.send(claim),
+    send: (claim, slot) => sender.send(claim, slot),
+    // The sender thread keeps each webhook's cap itself and starts the next attempt the moment one ends.
+    handAhead: 2,
+    dropWaiting: () => sender.dropWaiting(),
     rules: { schedule: config.retrySchedule, maxRetryAfterS: config.maxRetryAfterS },
     clock,
     logger,

@@ -2,7 +2,9 @@
  * The dispatcher: claims due deliveries in batches under a lease, sends them concurrently with a cap per webhook
  * (a slow receiver can only hold up itself), writes outcomes in batches, and sleeps until the next due time or a
  * wake-up — never a busy poll. A webhook that no other process is sending to is claimed up to `claimAhead` × its
- * cap: the claims beyond the cap are held and start as attempts finish, while the next claim is made.
+ * cap: the claims beyond the cap are held and start as attempts finish, while the next claim is made. A sender
+ * that keeps its own per-webhook cap (the sender thread) is handed up to `handAhead` × the cap, so that it starts
+ * the next attempt itself.
  */
 import type { Logger } from 'pino';
 import type { Clock } from '../domain/clock.ts';
@@ -10,12 +12,21 @@ import { decide, type RetryRules } from '../domain/retry-policy.ts';
 import type { AttemptOutcome } from '../domain/types.ts';
 import type { DeliveryObserver } from '../metrics/metrics.ts';
 import type { AttemptResult, ClaimedDelivery, Store } from '../store/store.ts';
-import { HeldClaims } from './held-claims.ts';
+import { type Held, HeldClaims } from './held-claims.ts';
 import { Refill } from './refill.ts';
+import type { SendSlot } from './start-queue.ts';
 
 export interface DispatcherOptions {
   store: Store;
-  send: (claim: ClaimedDelivery) => Promise<AttemptOutcome>;
+  /** Makes the attempt; null when a sender that queues (`handAhead` > 1) hands the claim back unstarted. */
+  send: (claim: ClaimedDelivery, slot: SendSlot) => Promise<AttemptOutcome | null>;
+  /**
+   * Attempts handed to the sender per webhook, as a multiple of the cap: above 1 only for a sender that starts
+   * at most `slot.limit` of a webhook's attempts at once and hands back those it cannot start by `slot.startBy`.
+   */
+  handAhead?: number;
+  /** Makes such a sender hand back every attempt still waiting to start (a stop). */
+  dropWaiting?: () => void;
   rules: RetryRules;
   clock: Clock;
   logger: Logger;
@@ -52,6 +63,8 @@ export class Dispatcher {
   readonly #refill: Refill;
   /** Attempts in flight, with their claims: a graceful stop gives back the leases of those it cannot wait for. */
   readonly #running = new Map<Promise<void>, ClaimedDelivery>();
+  /** Claims the sender handed back unstarted, given back to the store together once per turn. */
+  #handedBack: ClaimedDelivery[] = [];
   #total = 0;
   #results: AttemptResult[] = [];
   #flushing: Promise<void> | null = null;
@@ -70,6 +83,8 @@ export class Dispatcher {
       maxInFlight: 512,
       maxInFlightPerWebhook: 64,
       claimAhead: 8,
+      handAhead: 1,
+      dropWaiting: () => {},
       batchSize: 256,
       observer: { attemptFinished() {} },
       ...options,
@@ -106,7 +121,8 @@ export class Dispatcher {
     this.#stopping = true;
     this.wake();
     await this.#loop;
-    // Held claims were never attempted: given back with those still running at the end.
+    // Held claims and those waiting in the sender were never attempted: given back with those still running.
+    this.#o.dropWaiting();
     const unstarted = this.#held.drain();
     let timer: NodeJS.Timeout | undefined;
     const grace = new Promise<void>((resolve) => {
@@ -119,7 +135,7 @@ export class Dispatcher {
       await this.#flushing;
       await this.#flush();
     } while (this.#results.length > 0 || this.#flushing);
-    const left = [...this.#running.values(), ...unstarted];
+    const left = [...this.#running.values(), ...unstarted, ...this.#handedBack.splice(0)];
     this.#stopped = true;
     if (left.length === 0) return;
     const released = await this.#o.store.releaseClaims(left, this.#o.clock());
@@ -171,8 +187,20 @@ export class Dispatcher {
     return leases - this.#inFlightOf(webhookId) - this.#held.count(webhookId) - leasedByOthers;
   }
 
+  /** Attempts handed to the sender (running, or waiting in a sender that queues). */
   #inFlightOf(webhookId: string): number {
     return this.#inFlight.get(webhookId) ?? 0;
+  }
+
+  /** This process's share of the webhook's cap. */
+  #limitOf(webhookId: string): number {
+    return this.#o.maxInFlightPerWebhook - (this.#leasedByOthers.get(webhookId) ?? 0);
+  }
+
+  /** Claims of the webhook not yet started: held here, or handed to the sender beyond what it runs at once. */
+  #waitingOf(webhookId: string): number {
+    const queued = Math.max(0, this.#inFlightOf(webhookId) - this.#limitOf(webhookId));
+    return this.#held.count(webhookId) + queued;
   }
 
   /** Starts held claims of every webhook, as far as the caps allow. */
@@ -181,18 +209,18 @@ export class Dispatcher {
     for (const webhookId of [...this.#held.webhooks()]) this.#start(webhookId);
   }
 
-  /** Starts the webhook's held claims up to its share of the cap; stale ones are given back. */
+  /** Hands the webhook's held claims to the sender up to its share of the cap (× handAhead); stale ones go back. */
   #start(webhookId: string): void {
     if (this.#stopping) return;
-    const limit = this.#o.maxInFlightPerWebhook - (this.#leasedByOthers.get(webhookId) ?? 0);
+    const limit = this.#limitOf(webhookId);
     const stale: ClaimedDelivery[] = [];
-    while (this.#inFlightOf(webhookId) < limit && this.#held.count(webhookId) > 0) {
+    while (this.#inFlightOf(webhookId) < limit * this.#o.handAhead && this.#held.count(webhookId) > 0) {
       if (this.#total >= this.#o.maxInFlight) {
         this.#starved = true;
         break;
       }
-      const claim = this.#held.take(webhookId, this.#o.clock(), stale);
-      if (claim) this.#launch(claim);
+      const held = this.#held.take(webhookId, this.#o.clock(), stale);
+      if (held) this.#launch(held, limit);
     }
     if (stale.length > 0) this.#release(stale);
   }
@@ -202,6 +230,15 @@ export class Dispatcher {
     this.#o.store.releaseClaims(claims, this.#o.clock()).catch((err: unknown) => {
       // Their leases run out on their own: the deliveries are only late.
       this.#o.logger.error({ err, count: claims.length }, 'dispatcher: could not release held claims');
+    });
+  }
+
+  /** A claim the sender could not start in time: given back like a stale held claim (a stop gives back the rest). */
+  #handBack(claim: ClaimedDelivery): void {
+    if (this.#handedBack.push(claim) > 1) return;
+    setImmediate(() => {
+      if (this.#stopping) return;
+      this.#release(this.#handedBack.splice(0));
     });
   }
 
@@ -239,11 +276,11 @@ export class Dispatcher {
     });
   }
 
-  #launch(claim: ClaimedDelivery): void {
+  #launch({ claim, startBy }: Held, limit: number): void {
     const webhookId = claim.webhook_id;
     this.#inFlight.set(webhookId, this.#inFlightOf(webhookId) + 1);
     this.#total++;
-    const run = this.#attempt(claim).finally(() => {
+    const run = this.#attempt(claim, { limit, startBy }).finally(() => {
       this.#running.delete(run);
       const left = this.#inFlightOf(webhookId) - 1;
       if (left === 0) this.#inFlight.delete(webhookId);
@@ -252,13 +289,13 @@ export class Dispatcher {
       if (this.#starved) this.#startAll();
       else this.#start(webhookId);
       // Claim more while the held claims keep the webhook busy.
-      if (this.#refill.needed(webhookId, this.#held.count(webhookId))) this.#wakeSoon();
+      if (this.#refill.needed(webhookId, this.#waitingOf(webhookId))) this.#wakeSoon();
     });
     this.#running.set(run, claim);
   }
 
-  async #attempt(claim: ClaimedDelivery): Promise<void> {
-    const outcome = await this.#o.send(claim).catch((err: unknown): AttemptOutcome => {
+  async #attempt(claim: ClaimedDelivery, slot: SendSlot): Promise<void> {
+    const outcome = await this.#o.send(claim, slot).catch((err: unknown): AttemptOutcome => {
       // A fault of ours (an unreadable sealed secret, say) is logged as an attempt error, never lost.
       this.#o.logger.error({ err, delivery_id: claim.delivery_id }, 'dispatcher: attempt could not be made');
       const now = this.#o.clock();
@@ -272,6 +309,10 @@ export class Dispatcher {
       };
     });
     if (this.#stopped) return; // released at stop: the next process makes this attempt again
+    if (outcome === null) {
+      this.#handBack(claim);
+      return;
+    }
     const decision = decide(
       outcome,
       claim.cycle_attempt,

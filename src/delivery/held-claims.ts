@@ -8,7 +8,7 @@
  */
 import type { ClaimedDelivery } from '../store/store.ts';
 
-interface Held {
+export interface Held {
   claim: ClaimedDelivery;
   /** Last moment the attempt may start within the lease's margin. */
   startBy: number;
@@ -34,13 +34,13 @@ export class HeldClaims {
   }
 
   /** The webhook's oldest claim still startable at `now`; stale ones found before it are moved to `stale`. */
-  take(webhookId: string, now: number, stale: ClaimedDelivery[]): ClaimedDelivery | undefined {
+  take(webhookId: string, now: number, stale: ClaimedDelivery[]): Held | undefined {
     const queue = this.#byWebhook.get(webhookId);
     while (queue && queue.length > 0) {
       const held = queue.shift() as Held;
       this.#size--;
       if (queue.length === 0) this.#byWebhook.delete(webhookId);
-      if (held.startBy >= now) return held.claim;
+      if (held.startBy >= now) return held;
       stale.push(held.claim);
     }
     return undefined;

@@ -11,8 +11,9 @@ import type { DestinationPolicy } from '../domain/destination.ts';
 import type { SecretBox } from '../domain/secret-box.ts';
 import type { AttemptOutcome } from '../domain/types.ts';
 import type { ClaimedDelivery } from '../store/store.ts';
-import type { SendRequest, SendResult } from './sender.ts';
-import type { FromSender, SenderSetup, ToSender } from './sender-worker.ts';
+import type { SendResult } from './sender.ts';
+import type { FromSender, QueuedRequest, SenderSetup, ToSender } from './sender-worker.ts';
+import type { SendSlot } from './start-queue.ts';
 
 export interface SenderThreadOptions {
   timeoutMs: number;
@@ -23,7 +24,8 @@ export interface SenderThreadOptions {
 }
 
 interface Pending {
-  resolve: (result: SendResult) => void;
+  /** Null: handed back unstarted. */
+  resolve: (answer: { result: SendResult; took: number } | null) => void;
   reject: (err: Error) => void;
 }
 
@@ -33,16 +35,20 @@ export class SenderThread {
   /** Opened secrets by sealed form: decrypting on every attempt cost half of a send. Bounded by the webhook count. */
   readonly #secrets = new Map<string, string>();
   #worker: Worker | null = null;
-  #outbox: (SendRequest & { id: number })[] = [];
+  #outbox: QueuedRequest[] = [];
   #next = 1;
 
   constructor(options: SenderThreadOptions) {
     this.#o = options;
   }
 
-  send(claim: ClaimedDelivery): Promise<AttemptOutcome> {
+  /**
+   * Makes the claim's attempt when the webhook's requests running in the thread allow it (`slot.limit`), or
+   * resolves to null if it could not start by `slot.startBy` or the queue was dropped.
+   */
+  send(claim: ClaimedDelivery, slot: SendSlot): Promise<AttemptOutcome | null> {
     const { clock } = this.#o;
-    const started_at = clock();
+    const handedAt = clock();
     const id = this.#next++;
     let secret: string | null;
     try {
@@ -55,14 +61,30 @@ export class SenderThread {
       destination_url: claim.destination_url,
       event_id: claim.event_id,
       body: claim.body,
-      timestamp: String(Math.floor(started_at / 1000)),
+      // Signed when handed over: at most HOLD_MS before the request leaves, well within any receiver's tolerance.
+      timestamp: String(Math.floor(handedAt / 1000)),
       secret,
+      webhook_id: claim.webhook_id,
+      limit: slot.limit,
+      startWithin: slot.startBy - handedAt,
     };
-    return new Promise<SendResult>((resolve, reject) => {
+    return new Promise<Parameters<Pending['resolve']>[0]>((resolve, reject) => {
       this.#pending.set(id, { resolve, reject });
-      // Every attempt started in this turn goes in one message.
+      // Every attempt handed over in this turn goes in one message.
       if (this.#outbox.push(request) === 1) queueMicrotask(() => this.#post());
-    }).then((result) => ({ started_at, duration_ms: clock() - started_at, ...result }));
+    }).then((answer) => {
+      if (answer === null) return null;
+      // The attempt ends now on this clock, which tests inject; it started when the thread sent it (after a wait
+      // for the webhook's cap, or for the thread itself to start), which only the thread measures.
+      const ended = clock();
+      const started_at = Math.max(handedAt, Math.round(ended - answer.took));
+      return { started_at, duration_ms: ended - started_at, ...answer.result };
+    });
+  }
+
+  /** Hands back every request still waiting to start (a stop): their sends resolve to null. */
+  dropWaiting(): void {
+    this.#worker?.postMessage({ kind: 'drop' } satisfies ToSender);
   }
 
   /** After the dispatcher's stop: requests still open were released to the next process, so they are dropped. */
@@ -121,9 +143,15 @@ export class SenderThread {
 
   #receive(worker: Worker, m: FromSender): void {
     if (m.kind === 'results') {
-      for (const [id, result] of m.batch) {
-        this.#pending.get(id)?.resolve(result);
-        this.#pending.delete(id);
+      for (const a of m.batch) {
+        const pending = this.#pending.get(a[0]);
+        this.#pending.delete(a[0]);
+        if (a.length === 1) {
+          pending?.resolve(null);
+          continue;
+        }
+        const [, status_code, error, response_body, retry_after, took] = a;
+        pending?.resolve({ result: { status_code, error, response_body, retry_after }, took });
       }
       return;
     }

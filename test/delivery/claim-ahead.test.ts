@@ -4,21 +4,14 @@
  * stop gives back every held claim.
  */
 import assert from 'node:assert/strict';
-import { mkdtempSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
 import { test } from 'node:test';
 import pino from 'pino';
 import { Dispatcher, type DispatcherOptions, HOLD_MS } from '../../src/delivery/dispatcher.ts';
-import { eventBody } from '../../src/domain/event-body.ts';
-import { route } from '../../src/domain/routing.ts';
 import type { AttemptOutcome } from '../../src/domain/types.ts';
-import { SqliteStore } from '../../src/store/sqlite/sqlite-store.ts';
 import type { ClaimedDelivery } from '../../src/store/store.ts';
+import { storeWithDeliveries } from '../support/delivery-store.ts';
 import { eventually } from '../support/herald.ts';
-import { webhookRecord } from '../support/records.ts';
 
-const INSTANCE = 'ins_ahead000000000000001';
 const ok = (at: number): AttemptOutcome => ({
   started_at: at,
   duration_ms: 1,
@@ -27,33 +20,6 @@ const ok = (at: number): AttemptOutcome => ({
   response_body: null,
   retry_after: null,
 });
-
-/** A store on a fresh file with one webhook and `n` deliveries due at `now`. */
-async function storeWith(n: number, now: number): Promise<SqliteStore> {
-  const store = new SqliteStore(join(mkdtempSync(join(tmpdir(), 'herald-ahead-')), 'herald.db'));
-  await store.createInstance({
-    instance_id: INSTANCE,
-    name: 'a',
-    status: 'WORKING',
-    phone: null,
-    created_at: now,
-  });
-  await store.createWebhook(
-    webhookRecord({ webhook_id: 'whk_ahead000000000000001', instance_id: INSTANCE }, now),
-  );
-  const drafts = Array.from({ length: n }, (_, i) => {
-    const e = {
-      event_id: `evt_ahead${String(i).padStart(15, '0')}`,
-      event: 'presence.update',
-      instance_id: INSTANCE,
-      timestamp: now,
-      payload: {},
-    };
-    return { ...e, body: eventBody(e) };
-  });
-  await store.ingest(INSTANCE, drafts, route, now);
-  return store;
-}
 
 const dispatcher = (o: Pick<DispatcherOptions, 'store' | 'send'> & Partial<DispatcherOptions>) =>
   new Dispatcher({
@@ -65,7 +31,7 @@ const dispatcher = (o: Pick<DispatcherOptions, 'store' | 'send'> & Partial<Dispa
   });
 
 test('claims run ahead of the cap, attempts never exceed it, and each delivery is attempted once', async () => {
-  const store = await storeWith(60, Date.now());
+  const store = await storeWithDeliveries(60, Date.now());
   let [running, most] = [0, 0];
   const sent: string[] = [];
   const d = dispatcher({
@@ -94,7 +60,7 @@ test('claims run ahead of the cap, attempts never exceed it, and each delivery i
 
 test('a held claim that waited longer than HOLD_MS is given back and claimed afresh, not attempted on its old lease', async () => {
   let now = 1_700_000_000_000;
-  const store = await storeWith(3, now);
+  const store = await storeWithDeliveries(3, now);
   const claims: ClaimedDelivery[] = [];
   let finishFirst: (o: AttemptOutcome) => void = () => {};
   const d = dispatcher({
@@ -123,7 +89,7 @@ test('a held claim that waited longer than HOLD_MS is given back and claimed afr
 });
 
 test('a stop gives back the held claims with those still running: another process can take them all at once', async () => {
-  const store = await storeWith(10, Date.now());
+  const store = await storeWithDeliveries(10, Date.now());
   let started = 0;
   const d = dispatcher({
     store,

@@ -1,0 +1,154 @@
+/**
+ * The dispatcher hands a busy webhook's next attempts to the sender thread ahead of its cap, and the thread starts
+ * each the moment one ends (src/delivery/start-queue.ts). Against a real receiver: the cap still holds at the
+ * receiver, an attempt's start is when it left, an attempt that could not start in time is claimed afresh rather
+ * than made on its old lease, and a stop gives back what was waiting.
+ */
+import assert from 'node:assert/strict';
+import { randomBytes } from 'node:crypto';
+import { after, before, test } from 'node:test';
+import pino from 'pino';
+import { Dispatcher, type DispatcherOptions, HOLD_MS } from '../../src/delivery/dispatcher.ts';
+import { SenderThread } from '../../src/delivery/sender-thread.ts';
+import { SecretBox } from '../../src/domain/secret-box.ts';
+import type { SqliteStore } from '../../src/store/sqlite/sqlite-store.ts';
+import type { ClaimedDelivery } from '../../src/store/store.ts';
+import { INSTANCE, storeWithDeliveries } from '../support/delivery-store.ts';
+import { eventually } from '../support/herald.ts';
+import { TestReceiver } from '../support/receiver.ts';
+
+let receiver: TestReceiver;
+before(async () => {
+  receiver = await TestReceiver.start();
+});
+after(() => receiver.close());
+
+/** A dispatcher that hands twice the cap to a real sender thread; every claim it sends is recorded. */
+function setUp(store: SqliteStore, o: Partial<DispatcherOptions>) {
+  const sender = new SenderThread({
+    timeoutMs: 5000,
+    destinations: { allowPrivate: true },
+    secretBox: new SecretBox(randomBytes(32)),
+    userAgent: 'Herald/test',
+    clock: Date.now,
+  });
+  const claims: ClaimedDelivery[] = [];
+  const dispatcher = new Dispatcher({
+    store,
+    send: (claim, slot) => {
+      claims.push(claim);
+      return sender.send(claim, slot);
+    },
+    handAhead: 2,
+    dropWaiting: () => sender.dropWaiting(),
+    rules: { schedule: [60], maxRetryAfterS: 60 },
+    clock: Date.now,
+    logger: pino({ level: 'silent' }),
+    leaseMs: 60_000,
+    ...o,
+  });
+  return { sender, dispatcher, claims };
+}
+
+/** Answers 200 after `delayMs`, counting requests that arrived and are not answered yet. */
+function answerAfter(delayMs: number) {
+  const seen = { open: 0, most: 0 };
+  receiver.answer = () => {
+    seen.most = Math.max(seen.most, ++seen.open);
+    setTimeout(() => seen.open--, delayMs); // before the answer's own timer: never counts more than are open
+    return { status: 200, delayMs };
+  };
+  return seen;
+}
+
+const allDone = (store: SqliteStore) =>
+  eventually(
+    async () => ((await store.queueStats(Date.now())).pending === 0 ? true : undefined),
+    20_000,
+    'every delivery made',
+  );
+
+test('handed twice the cap, the receiver never has more than the cap open, and each delivery arrives once', async () => {
+  receiver.received.length = 0;
+  const store = await storeWithDeliveries(60, Date.now(), { destination_url: receiver.url });
+  const seen = answerAfter(20);
+  const { sender, dispatcher } = setUp(store, { maxInFlightPerWebhook: 4, claimAhead: 4 });
+  dispatcher.start();
+  await allDone(store);
+  await dispatcher.stop();
+  await sender.close();
+  await store.close();
+  assert.equal(seen.most, 4, 'the cap was reached and held at the receiver');
+  const ids = receiver.received.map((r) => r.headers['x-herald-event-id'] ?? r.body?.event_id);
+  assert.deepEqual([ids.length, new Set(ids).size], [60, 60]);
+});
+
+test('an attempt that waited in the sender is logged as starting when it left, not when it was handed over', async () => {
+  receiver.received.length = 0;
+  const store = await storeWithDeliveries(3, Date.now(), { destination_url: receiver.url });
+  answerAfter(150);
+  const { sender, dispatcher, claims } = setUp(store, { maxInFlightPerWebhook: 1, claimAhead: 3 });
+  dispatcher.start();
+  await allDone(store);
+  await dispatcher.stop();
+  await sender.close();
+  const starts = [];
+  for (const c of claims) {
+    const detail = await store.getDelivery(INSTANCE, c.delivery_id);
+    starts.push(detail?.attempts_log[0].started_at ?? Number.NaN);
+  }
+  await store.close();
+  starts.sort((a, b) => a - b);
+  assert.equal(starts.length, 3);
+  for (let i = 1; i < 3; i++) {
+    assert.ok(
+      starts[i] - starts[i - 1] >= 140,
+      `attempt ${i + 1} started ${starts[i] - starts[i - 1]} ms after the one before`,
+    );
+  }
+  const arrivals = receiver.received.map((r) => r.at);
+  for (let i = 0; i < 3; i++) {
+    assert.ok(
+      Math.abs(arrivals[i] - starts[i]) < 100,
+      `attempt ${i + 1} arrived ${arrivals[i] - starts[i]} ms after its logged start`,
+    );
+  }
+});
+
+test('an attempt that could not start within HOLD_MS is handed back and claimed afresh, never made on its old lease', async () => {
+  receiver.received.length = 0;
+  const store = await storeWithDeliveries(2, Date.now(), { destination_url: receiver.url });
+  answerAfter(HOLD_MS + 300);
+  const { sender, dispatcher, claims } = setUp(store, { maxInFlightPerWebhook: 1, claimAhead: 2 });
+  dispatcher.start();
+  await allDone(store);
+  await dispatcher.stop();
+  await sender.close();
+  const [first, second, ...again] = claims;
+  assert.equal(again.length, 1, 'the second delivery was claimed once more');
+  assert.equal(again[0].delivery_id, second.delivery_id);
+  assert.notEqual(again[0].lease_token, second.lease_token);
+  assert.equal(receiver.received.length, 2, 'each delivery reached the receiver once');
+  for (const c of [first, second]) {
+    const detail = await store.getDelivery(INSTANCE, c.delivery_id);
+    assert.equal(detail?.attempts_log.length, 1, `${c.delivery_id}: one attempt logged`);
+    assert.equal(detail?.status, 'delivered');
+  }
+  await store.close();
+});
+
+test('a stop gives back the attempts waiting in the sender: none starts, and another process can take them at once', async () => {
+  receiver.received.length = 0;
+  const store = await storeWithDeliveries(10, Date.now(), { destination_url: receiver.url });
+  answerAfter(300);
+  const { sender, dispatcher, claims } = setUp(store, { maxInFlightPerWebhook: 2, claimAhead: 4 });
+  dispatcher.start();
+  await receiver.waitFor(2);
+  await eventually(async () => (claims.length === 4 ? true : undefined), 5000, 'two attempts waiting');
+  await dispatcher.stop(); // the two running finish
+  await sender.close();
+  const again = await store.claimDue(Date.now(), 100, 60_000, () => 100);
+  await store.close();
+  assert.equal(receiver.received.length, 2, 'no waiting attempt started during the stop');
+  assert.equal(again.length, 8, 'the 2 waiting in the sender, the 4 held and the 2 never claimed');
+});

@@ -1,0 +1,41 @@
+/** A SQLite store on a fresh file with one webhook and deliveries due: for tests that drive a dispatcher directly. */
+import { mkdtempSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { eventBody } from '../../src/domain/event-body.ts';
+import { route } from '../../src/domain/routing.ts';
+import type { Webhook } from '../../src/domain/types.ts';
+import { SqliteStore } from '../../src/store/sqlite/sqlite-store.ts';
+import { webhookRecord } from './records.ts';
+
+export const INSTANCE = 'ins_ahead000000000000001';
+export const WEBHOOK = 'whk_ahead000000000000001';
+
+/** `n` deliveries due at `now` to one webhook (its other fields from `webhook`), events numbered in order. */
+export async function storeWithDeliveries(
+  n: number,
+  now: number,
+  webhook: Partial<Webhook> = {},
+): Promise<SqliteStore> {
+  const store = new SqliteStore(join(mkdtempSync(join(tmpdir(), 'herald-ahead-')), 'herald.db'));
+  await store.createInstance({
+    instance_id: INSTANCE,
+    name: 'a',
+    status: 'WORKING',
+    phone: null,
+    created_at: now,
+  });
+  await store.createWebhook(webhookRecord({ ...webhook, webhook_id: WEBHOOK, instance_id: INSTANCE }, now));
+  const drafts = Array.from({ length: n }, (_, i) => {
+    const e = {
+      event_id: `evt_ahead${String(i).padStart(15, '0')}`,
+      event: 'presence.update',
+      instance_id: INSTANCE,
+      timestamp: now,
+      payload: {},
+    };
+    return { ...e, body: eventBody(e) };
+  });
+  await store.ingest(INSTANCE, drafts, route, now);
+  return store;
+}

@@ -3,6 +3,7 @@
  * followed. It runs in the sender thread (sender-thread.ts); the attempt's clock and secrets stay with the caller.
  */
 import { isIP } from 'node:net';
+import type { Readable } from 'node:stream';
 import { Agent, request } from 'undici';
 import { createGuardedLookup, type DestinationPolicy, isAllowedAddress } from '../domain/destination.ts';
 import { HEADERS, sign } from '../domain/signature.ts';
@@ -84,20 +85,13 @@ export class Sender {
         dispatcher: this.#agent,
         signal: deadline.signal,
       });
-      // The answer is complete only when its body has arrived; keep the first 4 KiB, drop the rest as it streams.
-      const kept: Buffer[] = [];
-      let size = 0;
-      for await (const chunk of res.body) {
-        // A copy, not a view: a view would pin the whole (up to 64 KiB) chunk until the attempt is logged.
-        if (size < RESPONSE_BODY_KEPT) kept.push(Buffer.from(chunk.subarray(0, RESPONSE_BODY_KEPT - size)));
-        size += chunk.length;
-      }
+      const kept = await readKept(res.body);
       // The wheel aborts up to a slot late: an answer completed after the deadline is a timeout all the same.
       if (deadline.expired()) return result({ error: 'timeout' });
       const retryAfter = res.headers['retry-after'];
       return result({
         status_code: res.statusCode,
-        response_body: kept.length ? Buffer.concat(kept).toString('utf8') : null,
+        response_body: kept,
         retry_after: typeof retryAfter === 'string' ? retryAfter : null,
       });
     } catch (err) {
@@ -106,6 +100,25 @@ export class Sender {
       deadline.release();
     }
   }
+}
+
+/**
+ * The answer is complete only when its body has arrived: keeps its first 4 KiB as text (null when empty) and
+ * drops the rest as it streams. Events rather than `for await`: the async iterator's promises per chunk were a
+ * visible share of a send that reads an empty body.
+ */
+function readKept(body: Readable): Promise<string | null> {
+  return new Promise((resolve, reject) => {
+    const kept: Buffer[] = [];
+    let size = 0;
+    body.on('data', (chunk: Buffer) => {
+      // A copy, not a view: a view would pin the whole (up to 64 KiB) chunk until the attempt is logged.
+      if (size < RESPONSE_BODY_KEPT) kept.push(Buffer.from(chunk.subarray(0, RESPONSE_BODY_KEPT - size)));
+      size += chunk.length;
+    });
+    body.once('end', () => resolve(kept.length ? Buffer.concat(kept).toString('utf8') : null));
+    body.once('error', reject);
+  });
 }
 
 /** IP literals never reach the lookup hook, so they are judged here. */

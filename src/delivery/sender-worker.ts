@@ -75,23 +75,6 @@ function serve(port: NonNullable<typeof parentPort>, setup: SenderSetup): void {
   };
 
   const queue = new StartQueue<QueuedRequest>();
-  // One timer for every waiting request: it hands back those whose start is overdue.
-  let expiry: NodeJS.Timeout | undefined;
-  const expireLater = () => {
-    if (expiry || queue.size === 0) return;
-    const expired: QueuedRequest[] = [];
-    const earliest = queue.expire(performance.now(), expired);
-    notStarted(expired);
-    if (earliest === undefined) return;
-    expiry = setTimeout(
-      () => {
-        expiry = undefined;
-        expireLater();
-      },
-      Math.max(0, earliest - performance.now()) + 1,
-    );
-  };
-
   const run = (request: QueuedRequest) => {
     const startedAt = performance.now();
     sender
@@ -126,7 +109,6 @@ function serve(port: NonNullable<typeof parentPort>, setup: SenderSetup): void {
       for (const r of m.batch) {
         if (queue.admit(r.webhook_id, r.limit, now + r.startWithin, r)) run(r);
       }
-      expireLater();
       return;
     }
     if (m.kind === 'drop') {

@@ -2,8 +2,10 @@
  * The sender thread's own per-webhook cap. The dispatcher hands a busy webhook's next requests over before its
  * attempts in flight finish; they wait here and the thread starts the next one the moment one of that webhook's
  * requests ends, without a round trip through the main thread (two thread hops and, under load, a wait behind
- * the store's transactions: half of an attempt's cycle at full rate). A waiting request that cannot start by its
- * deadline — the held claim's, so that its lease keeps its margin — is handed back unstarted.
+ * the store's transactions: half of an attempt's cycle at full rate). A waiting request found past its deadline
+ * when a slot frees — the held claim's, so that its lease keeps its margin — is handed back unstarted. Found then,
+ * not by a timer: a hanging receiver's waiting requests would otherwise go back, be claimed and be handed over
+ * again every second, for nothing until one of its attempts ends.
  */
 
 /** What the dispatcher tells the sender about a request besides the request itself. */
@@ -67,25 +69,6 @@ export class StartQueue<T> {
     }
     if (!this.#waiting.has(webhookId) && !this.#running.has(webhookId)) this.#limits.delete(webhookId);
     return started;
-  }
-
-  /** Removes every waiting request past its deadline; returns the earliest deadline left, if any. */
-  expire(now: number, expired: T[]): number | undefined {
-    let earliest: number | undefined;
-    for (const [webhookId, queue] of this.#waiting) {
-      for (let i = 0; i < queue.length; ) {
-        if (queue[i].startBy < now) {
-          expired.push(queue[i].item);
-          queue.splice(i, 1);
-          this.#size--;
-        } else {
-          earliest = Math.min(earliest ?? queue[i].startBy, queue[i].startBy);
-          i++;
-        }
-      }
-      if (queue.length === 0) this.#waiting.delete(webhookId);
-    }
-    return earliest;
   }
 
   /** Every waiting request, removed (a stop: they are handed back unstarted). */

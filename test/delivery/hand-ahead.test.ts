@@ -152,3 +152,18 @@ test('a stop gives back the attempts waiting in the sender: none starts, and ano
   assert.equal(receiver.received.length, 2, 'no waiting attempt started during the stop');
   assert.equal(again.length, 8, 'the 2 waiting in the sender, the 4 held and the 2 never claimed');
 });
+
+test('attempts waiting behind a hanging receiver stay put: they are not handed back and claimed again every second', async () => {
+  receiver.received.length = 0;
+  const store = await storeWithDeliveries(10, Date.now(), { destination_url: receiver.url });
+  receiver.answer = () => 'hang';
+  const { sender, dispatcher, claims } = setUp(store, { maxInFlightPerWebhook: 2, claimAhead: 4 });
+  dispatcher.start();
+  await eventually(async () => (claims.length === 4 ? true : undefined), 5000, 'two attempts waiting');
+  await new Promise((resolve) => setTimeout(resolve, 2 * HOLD_MS + 500)); // past the waiting ones' deadline
+  await dispatcher.stop(50);
+  await sender.close();
+  await store.close();
+  assert.equal(claims.length, 4, 'nothing was handed over again');
+  assert.equal(receiver.received.length, 2);
+});

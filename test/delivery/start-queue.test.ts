@@ -38,21 +38,6 @@ test('a request past its start deadline is handed back, never started', () => {
   assert.deepEqual(expired, ['late']);
 });
 
-test('expire hands back overdue requests of every webhook and tells when the next one falls due', () => {
-  const q = new StartQueue<string>();
-  q.admit('whk_a', 1, 1000, 'a1');
-  q.admit('whk_a', 1, 100, 'a2');
-  q.admit('whk_a', 1, 300, 'a3');
-  q.admit('whk_b', 1, 1000, 'b1');
-  q.admit('whk_b', 1, 50, 'b2');
-  const expired: string[] = [];
-  assert.equal(q.expire(150, expired), 300);
-  assert.deepEqual(expired.sort(), ['a2', 'b2']);
-  assert.equal(q.size, 1);
-  assert.equal(q.expire(400, expired), undefined);
-  assert.equal(q.size, 0);
-});
-
 test('a raised limit lets more of the webhook start as its requests end', () => {
   const q = new StartQueue<string>();
   q.admit('whk_a', 1, 1000, 'a1');

@@ -13,6 +13,7 @@ import type { AttemptOutcome } from '../domain/types.ts';
 import type { DeliveryObserver } from '../metrics/metrics.ts';
 import type { AttemptResult, ClaimedDelivery, Store } from '../store/store.ts';
 import { type Held, HeldClaims } from './held-claims.ts';
+import { InFlight } from './in-flight.ts';
 import { Refill } from './refill.ts';
 import type { SendSlot } from './start-queue.ts';
 
@@ -54,7 +55,7 @@ const FLUSH_AFTER_MS = 5;
 
 export class Dispatcher {
   readonly #o: Required<DispatcherOptions>;
-  readonly #inFlight = new Map<string, number>();
+  readonly #inFlight = new InFlight((webhookId) => this.#limitOf(webhookId));
   readonly #held = new HeldClaims();
   /** Per webhook, the other processes' leases seen at the last claim: this process's share of the cap is the rest. */
   readonly #leasedByOthers = new Map<string, number>();
@@ -65,7 +66,6 @@ export class Dispatcher {
   readonly #running = new Map<Promise<void>, ClaimedDelivery>();
   /** Claims the sender handed back unstarted, given back to the store together once per turn. */
   #handedBack: ClaimedDelivery[] = [];
-  #total = 0;
   #results: AttemptResult[] = [];
   #flushing: Promise<void> | null = null;
   /** Outcomes are being written: a claim made meanwhile may have skipped their rows (PostgreSQL's SKIP LOCKED). */
@@ -98,7 +98,7 @@ export class Dispatcher {
 
   /** Attempts in flight per webhook, read by /metrics. */
   inFlight(): ReadonlyMap<string, number> {
-    return this.#inFlight;
+    return this.#inFlight.runningByWebhook();
   }
 
   /** Called after ingest or redelivery: there may be work due now, for any webhook. */
@@ -151,7 +151,7 @@ export class Dispatcher {
       try {
         // Held claims never outnumber the attempts allowed at once, so that each can start within a round of them
         // (across many webhooks the process-wide cap, not each webhook's, is what holds them back).
-        const free = 2 * this.#o.maxInFlight - this.#total - this.#held.size;
+        const free = 2 * this.#o.maxInFlight - this.#inFlight.handed - this.#held.size;
         const now = this.#o.clock();
         if (free > 0) {
           const want = Math.min(this.#o.batchSize, free);
@@ -182,6 +182,7 @@ export class Dispatcher {
   #room(webhookId: string, leasedByOthers: number): number {
     if (leasedByOthers > 0) this.#leasedByOthers.set(webhookId, leasedByOthers);
     else this.#leasedByOthers.delete(webhookId);
+    this.#inFlight.recount(webhookId);
     const cap = this.#o.maxInFlightPerWebhook;
     const leases = leasedByOthers > 0 ? cap : cap * this.#o.claimAhead;
     return leases - this.#inFlightOf(webhookId) - this.#held.count(webhookId) - leasedByOthers;
@@ -189,7 +190,7 @@ export class Dispatcher {
 
   /** Attempts handed to the sender (running, or waiting in a sender that queues). */
   #inFlightOf(webhookId: string): number {
-    return this.#inFlight.get(webhookId) ?? 0;
+    return this.#inFlight.of(webhookId);
   }
 
   /** This process's share of the webhook's cap. */
@@ -215,7 +216,8 @@ export class Dispatcher {
     const limit = this.#limitOf(webhookId);
     const stale: ClaimedDelivery[] = [];
     while (this.#inFlightOf(webhookId) < limit * this.#o.handAhead && this.#held.count(webhookId) > 0) {
-      if (this.#total >= this.#o.maxInFlight) {
+      // Only an attempt that would run counts against the process-wide cap; one that would wait does not.
+      if (this.#inFlightOf(webhookId) < limit && this.#inFlight.running >= this.#o.maxInFlight) {
         this.#starved = true;
         break;
       }
@@ -278,14 +280,10 @@ export class Dispatcher {
 
   #launch({ claim, startBy }: Held, limit: number): void {
     const webhookId = claim.webhook_id;
-    this.#inFlight.set(webhookId, this.#inFlightOf(webhookId) + 1);
-    this.#total++;
+    this.#inFlight.add(webhookId);
     const run = this.#attempt(claim, { limit, startBy }).finally(() => {
       this.#running.delete(run);
-      const left = this.#inFlightOf(webhookId) - 1;
-      if (left === 0) this.#inFlight.delete(webhookId);
-      else this.#inFlight.set(webhookId, left);
-      this.#total--;
+      this.#inFlight.remove(webhookId);
       if (this.#starved) this.#startAll();
       else this.#start(webhookId);
       // Claim more while the held claims keep the webhook busy.

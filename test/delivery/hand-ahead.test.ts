@@ -70,7 +70,7 @@ const allDone = (store: SqliteStore) =>
 
 test('handed twice the cap, the receiver never has more than the cap open, and each delivery arrives once', async () => {
   receiver.received.length = 0;
-  const store = await storeWithDeliveries(60, Date.now(), { destination_url: receiver.url });
+  const store = await storeWithDeliveries(60, Date.now(), [{ destination_url: receiver.url }]);
   const seen = answerAfter(20);
   const { sender, dispatcher } = setUp(store, { maxInFlightPerWebhook: 4, claimAhead: 4 });
   dispatcher.start();
@@ -85,7 +85,7 @@ test('handed twice the cap, the receiver never has more than the cap open, and e
 
 test('an attempt that waited in the sender is logged as starting when it left, not when it was handed over', async () => {
   receiver.received.length = 0;
-  const store = await storeWithDeliveries(3, Date.now(), { destination_url: receiver.url });
+  const store = await storeWithDeliveries(3, Date.now(), [{ destination_url: receiver.url }]);
   answerAfter(150);
   const { sender, dispatcher, claims } = setUp(store, { maxInFlightPerWebhook: 1, claimAhead: 3 });
   dispatcher.start();
@@ -117,7 +117,7 @@ test('an attempt that waited in the sender is logged as starting when it left, n
 
 test('an attempt that could not start within HOLD_MS is handed back and claimed afresh, never made on its old lease', async () => {
   receiver.received.length = 0;
-  const store = await storeWithDeliveries(2, Date.now(), { destination_url: receiver.url });
+  const store = await storeWithDeliveries(2, Date.now(), [{ destination_url: receiver.url }]);
   answerAfter(HOLD_MS + 300);
   const { sender, dispatcher, claims } = setUp(store, { maxInFlightPerWebhook: 1, claimAhead: 2 });
   dispatcher.start();
@@ -139,7 +139,7 @@ test('an attempt that could not start within HOLD_MS is handed back and claimed 
 
 test('a stop gives back the attempts waiting in the sender: none starts, and another process can take them at once', async () => {
   receiver.received.length = 0;
-  const store = await storeWithDeliveries(10, Date.now(), { destination_url: receiver.url });
+  const store = await storeWithDeliveries(10, Date.now(), [{ destination_url: receiver.url }]);
   answerAfter(300);
   const { sender, dispatcher, claims } = setUp(store, { maxInFlightPerWebhook: 2, claimAhead: 4 });
   dispatcher.start();
@@ -155,7 +155,7 @@ test('a stop gives back the attempts waiting in the sender: none starts, and ano
 
 test('attempts waiting behind a hanging receiver stay put: they are not handed back and claimed again every second', async () => {
   receiver.received.length = 0;
-  const store = await storeWithDeliveries(10, Date.now(), { destination_url: receiver.url });
+  const store = await storeWithDeliveries(10, Date.now(), [{ destination_url: receiver.url }]);
   receiver.answer = () => 'hang';
   const { sender, dispatcher, claims } = setUp(store, { maxInFlightPerWebhook: 2, claimAhead: 4 });
   dispatcher.start();
@@ -166,4 +166,26 @@ test('attempts waiting behind a hanging receiver stay put: they are not handed b
   await store.close();
   assert.equal(claims.length, 4, 'nothing was handed over again');
   assert.equal(receiver.received.length, 2);
+});
+
+test('attempts waiting in the sender do not count against the process-wide cap: hanging receivers hold only their cap of it', async () => {
+  receiver.received.length = 0;
+  const hanging = await TestReceiver.start();
+  hanging.answer = () => 'hang';
+  const store = await storeWithDeliveries(10, Date.now(), [
+    { destination_url: hanging.url },
+    { destination_url: hanging.url },
+    { destination_url: receiver.url },
+  ]);
+  answerAfter(0);
+  // Two hanging webhooks run 4 attempts each and have 4 more each waiting in the sender: 8 of the 12 count.
+  const { sender, dispatcher } = setUp(store, { maxInFlight: 12, maxInFlightPerWebhook: 4, claimAhead: 2 });
+  dispatcher.start();
+  await hanging.waitFor(8);
+  await receiver.waitFor(10);
+  await dispatcher.stop(50);
+  await sender.close();
+  await store.close();
+  await hanging.close();
+  assert.equal(hanging.received.length, 8, 'each hanging webhook reached its cap, no more');
 });

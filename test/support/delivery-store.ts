@@ -11,11 +11,14 @@ import { webhookRecord } from './records.ts';
 export const INSTANCE = 'ins_ahead000000000000001';
 export const WEBHOOK = 'whk_ahead000000000000001';
 
-/** `n` deliveries due at `now` to one webhook (its other fields from `webhook`), events numbered in order. */
+/**
+ * `n` events due at `now`, numbered in order, each delivered to every webhook: one per entry of `webhooks` (its
+ * fields over a default webhook's), the first with id WEBHOOK.
+ */
 export async function storeWithDeliveries(
   n: number,
   now: number,
-  webhook: Partial<Webhook> = {},
+  webhooks: Partial<Webhook>[] = [{}],
 ): Promise<SqliteStore> {
   const store = new SqliteStore(join(mkdtempSync(join(tmpdir(), 'herald-ahead-')), 'herald.db'));
   await store.createInstance({
@@ -25,7 +28,10 @@ export async function storeWithDeliveries(
     phone: null,
     created_at: now,
   });
-  await store.createWebhook(webhookRecord({ ...webhook, webhook_id: WEBHOOK, instance_id: INSTANCE }, now));
+  for (const [i, webhook] of webhooks.entries()) {
+    const webhook_id = i === 0 ? WEBHOOK : `${WEBHOOK.slice(0, -2)}${String(i + 1).padStart(2, '0')}`;
+    await store.createWebhook(webhookRecord({ ...webhook, webhook_id, instance_id: INSTANCE }, now));
+  }
   const drafts = Array.from({ length: n }, (_, i) => {
     const e = {
       event_id: `evt_ahead${String(i).padStart(15, '0')}`,

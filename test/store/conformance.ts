@@ -120,6 +120,23 @@ export function storeConformance(name: string, open: () => Promise<Store>): void
       assert.equal((await store.listDeliveries(b, { limit: 10 })).deliveries.length, 0);
     });
 
+    test('concurrent ingests: one that conflicts fails alone, the others are stored whole', async () => {
+      const a = await instance();
+      const b = await instance();
+      await webhook(b);
+      const taken = draft(a);
+      await store.ingest(a, [taken], route, T0);
+      const [first, conflicting, last] = await Promise.allSettled([
+        store.ingest(b, [draft(b), draft(b)], route, T0),
+        store.ingest(b, [draft(b), { ...taken, instance_id: b }], route, T0),
+        store.ingest(b, [draft(b)], route, T0),
+      ]);
+      assert.equal(first.status, 'fulfilled');
+      assert.ok(conflicting.status === 'rejected' && conflicting.reason instanceof StoreConflict);
+      assert.equal(last.status, 'fulfilled');
+      assert.equal((await store.listDeliveries(b, { limit: 10 })).deliveries.length, 3);
+    });
+
     test('session.status sets the instance status and phone', async () => {
       const ins = await instance();
       await store.ingest(

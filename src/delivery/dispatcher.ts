@@ -11,9 +11,10 @@ import type { Clock } from '../domain/clock.ts';
 import { decide, type RetryRules } from '../domain/retry-policy.ts';
 import type { AttemptOutcome } from '../domain/types.ts';
 import type { DeliveryObserver } from '../metrics/metrics.ts';
-import type { AttemptResult, ClaimedDelivery, Store } from '../store/store.ts';
+import type { ClaimedDelivery, Store } from '../store/store.ts';
 import { type Held, HeldClaims } from './held-claims.ts';
 import { InFlight } from './in-flight.ts';
+import { OutcomeWriter } from './outcome-writer.ts';
 import { Refill } from './refill.ts';
 import type { SendSlot } from './start-queue.ts';
 
@@ -50,8 +51,6 @@ const MAX_SLEEP_MS = 1000;
  * milliseconds; a slow one's go back to the queue.
  */
 export const HOLD_MS = 1000;
-/** How long an outcome may wait to be written with others. */
-const FLUSH_AFTER_MS = 5;
 
 export class Dispatcher {
   readonly #o: Required<DispatcherOptions>;
@@ -66,11 +65,7 @@ export class Dispatcher {
   readonly #running = new Map<Promise<void>, ClaimedDelivery>();
   /** Claims the sender handed back unstarted, given back to the store together once per turn. */
   #handedBack: ClaimedDelivery[] = [];
-  #results: AttemptResult[] = [];
-  #flushing: Promise<void> | null = null;
-  /** Outcomes are being written: a claim made meanwhile may have skipped their rows (PostgreSQL's SKIP LOCKED). */
-  #writing = false;
-  #claimedWhileWriting = false;
+  readonly #outcomes: OutcomeWriter;
   #stopping = false;
   #stopped = false;
   #loop: Promise<void> | null = null;
@@ -90,6 +85,7 @@ export class Dispatcher {
       ...options,
     };
     this.#refill = new Refill(this.#o.maxInFlightPerWebhook, this.#o.claimAhead);
+    this.#outcomes = new OutcomeWriter(this.#o.store, this.#o.clock, this.#o.logger, () => this.#rouse());
   }
 
   start(): void {
@@ -131,10 +127,8 @@ export class Dispatcher {
     await Promise.race([Promise.all(this.#running.keys()), grace]);
     clearTimeout(timer);
     // Until no outcome waits to be written; from the last check on, nothing runs between here and #stopped.
-    do {
-      await this.#flushing;
-      await this.#flush();
-    } while (this.#results.length > 0 || this.#flushing);
+    do await this.#outcomes.flush();
+    while (!this.#outcomes.idle);
     const left = [...this.#running.values(), ...unstarted, ...this.#handedBack.splice(0)];
     this.#stopped = true;
     if (left.length === 0) return;
@@ -156,7 +150,7 @@ export class Dispatcher {
         if (free > 0) {
           const want = Math.min(this.#o.batchSize, free);
           this.#refill.begin();
-          if (this.#writing) this.#claimedWhileWriting = true;
+          this.#outcomes.claiming();
           const claims = await this.#o.store.claimDue(now, want, this.#o.leaseMs, (w, leased) => {
             const room = this.#room(w, leased);
             this.#refill.ask(w, room);
@@ -318,42 +312,6 @@ export class Dispatcher {
       this.#o.rules,
     );
     this.#o.observer.attemptFinished(outcome, decision);
-    this.#results.push({ claim, outcome, decision });
-    this.#scheduleFlush();
-  }
-
-  /**
-   * Outcomes are written in batches of up to a few milliseconds' worth: a write costs mostly per transaction, not
-   * per row. Nothing waits on them — the lease holds each delivery meanwhile — but the delivery log.
-   */
-  #scheduleFlush(): void {
-    if (this.#flushing) return;
-    this.#flushing = new Promise<void>((resolve) => setTimeout(resolve, FLUSH_AFTER_MS)).then(() =>
-      this.#flush(),
-    );
-  }
-
-  async #flush(): Promise<void> {
-    let retries = false;
-    while (this.#results.length > 0) {
-      const batch = this.#results;
-      this.#results = [];
-      retries ||= batch.some((r) => r.decision.kind === 'retry');
-      this.#writing = true;
-      try {
-        await this.#o.store.recordAttempts(batch, this.#o.clock());
-      } catch (err) {
-        // The leases still hold these deliveries; when they expire the attempts are made again (at least once).
-        this.#o.logger.error({ err, count: batch.length }, 'dispatcher: could not record attempts');
-      } finally {
-        this.#writing = false;
-      }
-    }
-    this.#flushing = null;
-    // A retry may fall due before the loop's sleep ends; and rows whose outcome was being written could not be
-    // claimed meanwhile (PostgreSQL skips locked rows). Otherwise a claim now would find nothing new (it was one
-    // claim per outcome write, ~15 % of the claims under W2).
-    if (retries || this.#claimedWhileWriting) this.#rouse();
-    this.#claimedWhileWriting = false;
+    this.#outcomes.add({ claim, outcome, decision });
   }
 }

@@ -11,6 +11,7 @@ import pino from 'pino';
 import { Dispatcher, type DispatcherOptions, HOLD_MS } from '../../src/delivery/dispatcher.ts';
 import { SenderThread } from '../../src/delivery/sender-thread.ts';
 import { SecretBox } from '../../src/domain/secret-box.ts';
+import type { Webhook } from '../../src/domain/types.ts';
 import type { SqliteStore } from '../../src/store/sqlite/sqlite-store.ts';
 import type { ClaimedDelivery } from '../../src/store/store.ts';
 import { INSTANCE, storeWithDeliveries } from '../support/delivery-store.ts';
@@ -23,8 +24,17 @@ before(async () => {
 });
 after(() => receiver.close());
 
-/** A dispatcher that hands twice the cap to a real sender thread; every claim it sends is recorded. */
-function setUp(store: SqliteStore, o: Partial<DispatcherOptions>) {
+/**
+ * `deliveries` events due to each of `webhooks` (by default one, to the receiver, whose record is cleared) and a
+ * dispatcher that hands twice the cap to a real sender thread; every claim it sends is recorded.
+ */
+async function setUp(
+  deliveries: number,
+  o: Partial<DispatcherOptions>,
+  webhooks: Partial<Webhook>[] = [{ destination_url: receiver.url }],
+) {
+  receiver.received.length = 0;
+  const store = await storeWithDeliveries(deliveries, Date.now(), webhooks);
   const sender = new SenderThread({
     timeoutMs: 5000,
     destinations: { allowPrivate: true },
@@ -47,7 +57,7 @@ function setUp(store: SqliteStore, o: Partial<DispatcherOptions>) {
     leaseMs: 60_000,
     ...o,
   });
-  return { sender, dispatcher, claims };
+  return { store, sender, dispatcher, claims };
 }
 
 /** Answers 200 after `delayMs`, counting requests that arrived and are not answered yet. */
@@ -69,10 +79,8 @@ const allDone = (store: SqliteStore) =>
   );
 
 test('handed twice the cap, the receiver never has more than the cap open, and each delivery arrives once', async () => {
-  receiver.received.length = 0;
-  const store = await storeWithDeliveries(60, Date.now(), [{ destination_url: receiver.url }]);
+  const { store, sender, dispatcher } = await setUp(60, { maxInFlightPerWebhook: 4, claimAhead: 4 });
   const seen = answerAfter(20);
-  const { sender, dispatcher } = setUp(store, { maxInFlightPerWebhook: 4, claimAhead: 4 });
   dispatcher.start();
   await allDone(store);
   await dispatcher.stop();
@@ -84,10 +92,8 @@ test('handed twice the cap, the receiver never has more than the cap open, and e
 });
 
 test('an attempt that waited in the sender is logged as starting when it left, not when it was handed over', async () => {
-  receiver.received.length = 0;
-  const store = await storeWithDeliveries(3, Date.now(), [{ destination_url: receiver.url }]);
+  const { store, sender, dispatcher, claims } = await setUp(3, { maxInFlightPerWebhook: 1, claimAhead: 3 });
   answerAfter(150);
-  const { sender, dispatcher, claims } = setUp(store, { maxInFlightPerWebhook: 1, claimAhead: 3 });
   dispatcher.start();
   await allDone(store);
   await dispatcher.stop();
@@ -116,10 +122,8 @@ test('an attempt that waited in the sender is logged as starting when it left, n
 });
 
 test('an attempt that could not start within HOLD_MS is handed back and claimed afresh, never made on its old lease', async () => {
-  receiver.received.length = 0;
-  const store = await storeWithDeliveries(2, Date.now(), [{ destination_url: receiver.url }]);
+  const { store, sender, dispatcher, claims } = await setUp(2, { maxInFlightPerWebhook: 1, claimAhead: 2 });
   answerAfter(HOLD_MS + 300);
-  const { sender, dispatcher, claims } = setUp(store, { maxInFlightPerWebhook: 1, claimAhead: 2 });
   dispatcher.start();
   await allDone(store);
   await dispatcher.stop();
@@ -138,10 +142,8 @@ test('an attempt that could not start within HOLD_MS is handed back and claimed 
 });
 
 test('a stop gives back the attempts waiting in the sender: none starts, and another process can take them at once', async () => {
-  receiver.received.length = 0;
-  const store = await storeWithDeliveries(10, Date.now(), [{ destination_url: receiver.url }]);
+  const { store, sender, dispatcher, claims } = await setUp(10, { maxInFlightPerWebhook: 2, claimAhead: 4 });
   answerAfter(300);
-  const { sender, dispatcher, claims } = setUp(store, { maxInFlightPerWebhook: 2, claimAhead: 4 });
   dispatcher.start();
   await receiver.waitFor(2);
   await eventually(async () => (claims.length === 4 ? true : undefined), 5000, 'two attempts waiting');
@@ -154,10 +156,8 @@ test('a stop gives back the attempts waiting in the sender: none starts, and ano
 });
 
 test('attempts waiting behind a hanging receiver stay put: they are not handed back and claimed again every second', async () => {
-  receiver.received.length = 0;
-  const store = await storeWithDeliveries(10, Date.now(), [{ destination_url: receiver.url }]);
+  const { store, sender, dispatcher, claims } = await setUp(10, { maxInFlightPerWebhook: 2, claimAhead: 4 });
   receiver.answer = () => 'hang';
-  const { sender, dispatcher, claims } = setUp(store, { maxInFlightPerWebhook: 2, claimAhead: 4 });
   dispatcher.start();
   await eventually(async () => (claims.length === 4 ? true : undefined), 5000, 'two attempts waiting');
   await new Promise((resolve) => setTimeout(resolve, 2 * HOLD_MS + 500)); // past the waiting ones' deadline
@@ -169,17 +169,15 @@ test('attempts waiting behind a hanging receiver stay put: they are not handed b
 });
 
 test('attempts waiting in the sender do not count against the process-wide cap: hanging receivers hold only their cap of it', async () => {
-  receiver.received.length = 0;
   const hanging = await TestReceiver.start();
   hanging.answer = () => 'hang';
-  const store = await storeWithDeliveries(10, Date.now(), [
-    { destination_url: hanging.url },
-    { destination_url: hanging.url },
-    { destination_url: receiver.url },
-  ]);
   answerAfter(0);
   // Two hanging webhooks run 4 attempts each and have 4 more each waiting in the sender: 8 of the 12 count.
-  const { sender, dispatcher } = setUp(store, { maxInFlight: 12, maxInFlightPerWebhook: 4, claimAhead: 2 });
+  const { store, sender, dispatcher } = await setUp(
+    10,
+    { maxInFlight: 12, maxInFlightPerWebhook: 4, claimAhead: 2 },
+    [{ destination_url: hanging.url }, { destination_url: hanging.url }, { destination_url: receiver.url }],
+  );
   dispatcher.start();
   await hanging.waitFor(8);
   await receiver.waitFor(10);

@@ -1,8 +1,8 @@
 /**
  * Attempts are made in a thread of their own (sender-worker.ts): the HTTP client — signing, writing, parsing
  * answers — was a quarter of the main thread's time under load, time the store and the API need. What must stay
- * here stays here: the clock (an attempt's start, its duration and the signed timestamp, so an injected clock
- * rules them as before), the secrets (opened here, so the sealing key never leaves its SecretBox) and an injected
+ * here stays here: the clock (the signed timestamp and an attempt's end, so an injected clock rules them; the
+ * start is the end less the time the thread measured for the request), the secrets (opened here, so the sealing key never leaves its SecretBox) and an injected
  * name resolver, which the thread asks for. Requests and results cross in batches, one message per turn.
  */
 import { Worker } from 'node:worker_threads';

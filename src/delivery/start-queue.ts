@@ -25,12 +25,6 @@ export class StartQueue<T> {
   readonly #running = new Map<string, number>();
   readonly #limits = new Map<string, number>();
   readonly #waiting = new Map<string, Waiting<T>[]>();
-  #size = 0;
-
-  /** Requests waiting to start. */
-  get size(): number {
-    return this.#size;
-  }
 
   /** True when the request may start now (it counts as running); otherwise it waits for `finished`. */
   admit(webhookId: string, limit: number, startBy: number, item: T): boolean {
@@ -43,7 +37,6 @@ export class StartQueue<T> {
     const waiting = { item, startBy };
     if (queue) queue.push(waiting);
     else this.#waiting.set(webhookId, [waiting]);
-    this.#size++;
     return false;
   }
 
@@ -75,7 +68,6 @@ export class StartQueue<T> {
   drain(): T[] {
     const all = [...this.#waiting.values()].flatMap((queue) => queue.map((w) => w.item));
     this.#waiting.clear();
-    this.#size = 0;
     return all;
   }
 
@@ -85,7 +77,6 @@ export class StartQueue<T> {
 
   #take(webhookId: string, queue: Waiting<T>[]): Waiting<T> {
     const next = queue.shift() as Waiting<T>;
-    this.#size--;
     if (queue.length === 0) this.#waiting.delete(webhookId);
     return next;
   }

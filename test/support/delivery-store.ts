@@ -1,4 +1,4 @@
-/** A SQLite store on a fresh file with one webhook and deliveries due: for tests that drive a dispatcher directly. */
+/** A SQLite store on a fresh file with webhooks and deliveries due: for tests that drive a dispatcher directly. */
 import { mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';

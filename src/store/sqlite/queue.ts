@@ -108,11 +108,13 @@ export class SqliteQueue {
         `SELECT seq FROM deliveries WHERE webhook_id = ? AND status = 'pending' AND next_attempt_at <= ?
          ORDER BY next_attempt_at LIMIT ?`,
       );
-      const fetch = this.#db.q(
-        `SELECT d.delivery_id, d.event_id, d.instance_id, d.attempts, d.cycle_attempts, d.next_trigger,
-                w.destination_url, w.secret_sealed, e.body
-         FROM deliveries d JOIN webhooks w ON w.webhook_id = d.webhook_id JOIN events e ON e.event_id = d.event_id
-         WHERE d.seq = ?`,
+      // The webhook's own fields are read once per webhook, not joined into every row.
+      const target = this.#db.rows(
+        'SELECT destination_url, secret_sealed FROM webhooks WHERE webhook_id = ?',
+      );
+      const fetch = this.#db.rows(
+        `SELECT d.delivery_id, d.event_id, d.instance_id, d.attempts, d.cycle_attempts, d.next_trigger, e.body
+         FROM deliveries d JOIN events e ON e.event_id = d.event_id WHERE d.seq = ?`,
       );
       const token = randomToken(12);
       const claimed: ClaimedDelivery[] = [];
@@ -122,28 +124,26 @@ export class SqliteQueue {
         let n = Math.min(room(webhookId, 0), limit - claimed.length);
         if (n <= 0) continue;
         const rows = due.all(webhookId, now, n + this.#leases.count(webhookId)) as unknown as [number][];
+        if (rows.length === 0) continue;
+        const [destination_url, secret_sealed] = target.get(webhookId) as unknown as [string, string | null];
         for (const [seq] of rows) {
           if (n === 0) break;
           if (this.#leases.holds(webhookId, seq, now)) continue;
-          const r = fetch.get(seq) as Record<string, string & number>;
-          this.#leases.take({
-            delivery_id: r.delivery_id,
+          const [delivery_id, event_id, instance_id, attempts, cycle_attempts, trigger, body] = fetch.get(
             seq,
-            webhook_id: webhookId,
-            token,
-            until: now + leaseMs,
-          });
+          ) as unknown as [string, string, string, number, number, ClaimedDelivery['trigger'], string];
+          this.#leases.take({ delivery_id, seq, webhook_id: webhookId, token, until: now + leaseMs });
           claimed.push({
-            delivery_id: r.delivery_id,
-            event_id: r.event_id,
-            instance_id: r.instance_id,
+            delivery_id,
+            event_id,
+            instance_id,
             webhook_id: webhookId,
-            destination_url: r.destination_url,
-            secret_sealed: r.secret_sealed,
-            body: r.body,
-            cycle_attempt: r.cycle_attempts + 1,
-            attempt: r.attempts + 1,
-            trigger: r.next_trigger as ClaimedDelivery['trigger'],
+            destination_url,
+            secret_sealed,
+            body,
+            cycle_attempt: cycle_attempts + 1,
+            attempt: attempts + 1,
+            trigger,
             lease_token: token,
           });
           n--;

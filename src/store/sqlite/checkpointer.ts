@@ -2,8 +2,9 @@
  * WAL checkpoints in a worker thread, on a connection of its own. SQLite's automatic checkpoint runs inside the
  * COMMIT that crosses the threshold: it copies pages into the database file and syncs it, on the event loop, and
  * it was a third of Herald's CPU profile under fan-out. A PASSIVE checkpoint from another connection blocks no
- * writer, so the worker does that work on the other core; the main connection's own automatic checkpoint stays as
- * a backstop with a higher threshold, for the case where the worker falls behind.
+ * writer, so the worker does that work on the other core. The main connection's own automatic checkpoint, at a
+ * higher threshold, is what lets the WAL start over under steady writes (database.ts), and the backstop if the
+ * worker falls behind.
  */
 import { DatabaseSync } from 'node:sqlite';
 import { isMainThread, parentPort, Worker, workerData } from 'node:worker_threads';

@@ -210,6 +210,32 @@ export function storeConformance(name: string, open: () => Promise<Store>): void
       assert.equal(claims.filter((c) => c.webhook_id === w.webhook_id).length, 2);
     });
 
+    test('a claim asks for room only of webhooks with a delivery due now', async () => {
+      const ins = await instance();
+      const now = await webhook(ins, { events: ['message.ack'] });
+      const later = await webhook(ins, { events: ['message.reaction'] });
+      const idle = await webhook(ins, { events: ['message.revoked'] });
+      await store.ingest(ins, [draft(ins, { event: 'message.reaction' })], route, T0);
+      const [first] = await store.claimDue(T0, 100, LEASE, (id) => (id === later.webhook_id ? 1 : 0));
+      await store.recordAttempts(
+        [result(first, 500, { kind: 'retry', at: T0 + 5000, reason: 'schedule' }, T0)],
+        T0,
+      );
+      await store.ingest(ins, [draft(ins)], route, T0);
+      const asked: string[] = [];
+      const claims = await store.claimDue(T0 + 1, 100, LEASE, (id) => {
+        asked.push(id);
+        return 1000;
+      });
+      assert.ok(asked.includes(now.webhook_id));
+      assert.ok(claims.some((c) => c.webhook_id === now.webhook_id));
+      // Not asked, so not claimed either: one retrying later, one with nothing pending at all.
+      assert.deepEqual(
+        asked.filter((id) => id === later.webhook_id || id === idle.webhook_id),
+        [],
+      );
+    });
+
     test('outcomes: retry sets the due time, failure and delivery end the delivery', async () => {
       const ins = await instance();
       const w = await webhook(ins);

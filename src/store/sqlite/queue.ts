@@ -13,6 +13,21 @@ import {
 import type { SqliteDatabase } from './database.ts';
 import { Leases } from './leases.ts';
 
+/** Enabled webhooks with a delivery due at ?1, in id order: one index step per webhook with anything pending. */
+const WEBHOOKS_DUE = `
+  WITH RECURSIVE pending(webhook_id) AS (
+    SELECT MIN(webhook_id) FROM deliveries INDEXED BY deliveries_webhook_due WHERE status = 'pending'
+    UNION ALL
+    SELECT (SELECT MIN(webhook_id) FROM deliveries INDEXED BY deliveries_webhook_due
+            WHERE status = 'pending' AND webhook_id > pending.webhook_id)
+    FROM pending WHERE pending.webhook_id IS NOT NULL
+  )
+  SELECT p.webhook_id FROM pending p JOIN webhooks w ON w.webhook_id = p.webhook_id
+  WHERE w.enabled = 1 AND EXISTS (
+    SELECT 1 FROM deliveries d INDEXED BY deliveries_webhook_due
+    WHERE d.webhook_id = p.webhook_id AND d.status = 'pending' AND d.next_attempt_at <= ?1)
+  ORDER BY p.webhook_id`;
+
 export class SqliteQueue {
   readonly #db: SqliteDatabase;
   readonly #leases = new Leases();
@@ -87,10 +102,10 @@ export class SqliteQueue {
   }
 
   /**
-   * Claims per webhook, oldest due first, at most the room each has left. Asking each enabled webhook's own index
-   * range means a webhook at its in-flight cap costs nothing, however large its backlog; the starting webhook
-   * rotates so that a small batch is shared fairly. Only reads: leases are held in memory (leases.ts), so the
-   * index scan passes over the rows this process holds and fetches the rest.
+   * Claims per webhook, oldest due first, at most the room each has left. Asking each webhook with deliveries
+   * due for its own index range means a webhook at its in-flight cap costs nothing, however large its backlog;
+   * the starting webhook rotates so that a small batch is shared fairly. Only reads: leases are held in memory
+   * (leases.ts), so the index scan passes over the rows this process holds and fetches the rest.
    */
   async claimDue(
     now: number,
@@ -100,9 +115,10 @@ export class SqliteQueue {
     room: (webhookId: string, leased: number) => number,
   ) {
     return this.#db.read(() => {
-      const webhooks = this.#db
-        .q('SELECT webhook_id FROM webhooks WHERE enabled = 1 ORDER BY webhook_id')
-        .all();
+      // Only webhooks with deliveries due: the pending index is skipped through from one webhook to the next, so
+      // a webhook with nothing pending costs a claim nothing (one probe per enabled webhook was 24 ms a claim at
+      // 5,000 webhooks).
+      const webhooks = this.#db.rows(WEBHOOKS_DUE).all(now) as unknown as [string][];
       // The partial index (webhook_id, next_attempt_at) holds the row key: this scan never reads the table.
       const due = this.#db.rows(
         `SELECT seq FROM deliveries WHERE webhook_id = ? AND status = 'pending' AND next_attempt_at <= ?
@@ -120,7 +136,7 @@ export class SqliteQueue {
       const claimed: ClaimedDelivery[] = [];
       const start = this.#rotation++ % Math.max(webhooks.length, 1);
       for (let i = 0; i < webhooks.length && claimed.length < limit; i++) {
-        const webhookId = webhooks[(start + i) % webhooks.length].webhook_id as string;
+        const [webhookId] = webhooks[(start + i) % webhooks.length];
         let n = Math.min(room(webhookId, 0), limit - claimed.length);
         if (n <= 0) continue;
         const rows = due.all(webhookId, now, n + this.#leases.count(webhookId)) as unknown as [number][];

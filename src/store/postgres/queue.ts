@@ -140,10 +140,18 @@ export class PostgresQueue {
   ): Promise<ClaimedDelivery[]> {
     return this.#db.tx(async (sql) => {
       const locked = await sql<{ webhook_id: string }[]>`
-        WITH due AS MATERIALIZED (
+        WITH RECURSIVE pending(webhook_id) AS (
+          -- Webhooks with anything pending, skipping through the pending index from one to the next: a webhook
+          -- with nothing pending costs a claim nothing, however many there are.
+          (SELECT webhook_id FROM deliveries WHERE status = 'pending' ORDER BY webhook_id LIMIT 1)
+          UNION ALL
+          SELECT (SELECT d.webhook_id FROM deliveries d WHERE d.status = 'pending' AND d.webhook_id > p.webhook_id
+                  ORDER BY d.webhook_id LIMIT 1)
+          FROM pending p WHERE p.webhook_id IS NOT NULL
+        ), due AS MATERIALIZED (
           -- A LATERAL probe with LIMIT 1, one index lookup per webhook: written as EXISTS, the planner (trusting
           -- statistics that lag a fast-moving queue) hashed every due delivery, 16 ms per claim at a 50k backlog.
-          SELECT w.webhook_id FROM webhooks w
+          SELECT w.webhook_id FROM pending p JOIN webhooks w ON w.webhook_id = p.webhook_id
           CROSS JOIN LATERAL (
             SELECT 1 FROM deliveries d
             WHERE d.webhook_id = w.webhook_id AND d.status = 'pending' AND d.next_attempt_at <= ${now}::bigint

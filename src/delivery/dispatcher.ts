@@ -12,6 +12,7 @@ import { decide, type RetryRules } from '../domain/retry-policy.ts';
 import type { AttemptOutcome } from '../domain/types.ts';
 import type { DeliveryObserver } from '../metrics/metrics.ts';
 import type { ClaimedDelivery, Store } from '../store/store.ts';
+import { Answering } from './answering.ts';
 import { type Held, HeldClaims } from './held-claims.ts';
 import { InFlight } from './in-flight.ts';
 import { OutcomeWriter } from './outcome-writer.ts';
@@ -56,6 +57,7 @@ export class Dispatcher {
   readonly #o: Required<DispatcherOptions>;
   readonly #inFlight = new InFlight((webhookId) => this.#limitOf(webhookId));
   readonly #held = new HeldClaims();
+  readonly #answering = new Answering(HOLD_MS);
   /** Per webhook, the other processes' leases seen at the last claim: this process's share of the cap is the rest. */
   readonly #leasedByOthers = new Map<string, number>();
   /** Set when an attempt could not start for the process-wide cap: the next finishing attempt looks at every webhook. */
@@ -145,8 +147,11 @@ export class Dispatcher {
       try {
         // Held claims never outnumber the attempts allowed at once, so that each can start within a round of them
         // (across many webhooks the process-wide cap, not each webhook's, is what holds them back).
-        const free = 2 * this.#o.maxInFlight - this.#inFlight.handed - this.#held.size;
         const now = this.#o.clock();
+        // Found here too, not only when an attempt of their webhook ends: a hanging receiver's never does.
+        const stale = this.#held.sweep(now);
+        if (stale.length > 0) this.#release(stale);
+        const free = 2 * this.#o.maxInFlight - this.#inFlight.handed - this.#held.size;
         if (free > 0) {
           const want = Math.min(this.#o.batchSize, free);
           this.#refill.begin();
@@ -171,15 +176,21 @@ export class Dispatcher {
 
   /**
    * How many more of a webhook's deliveries to lease. The cap counts this process's attempts and held claims and,
-   * on a shared store, the other workers' unexpired leases; only a webhook no one else holds is claimed ahead.
+   * on a shared store, the other workers' unexpired leases; only a webhook no one else holds, and whose receiver
+   * is answering, is claimed ahead.
    */
   #room(webhookId: string, leasedByOthers: number): number {
     if (leasedByOthers > 0) this.#leasedByOthers.set(webhookId, leasedByOthers);
     else this.#leasedByOthers.delete(webhookId);
     this.#inFlight.recount(webhookId);
     const cap = this.#o.maxInFlightPerWebhook;
-    const leases = leasedByOthers > 0 ? cap : cap * this.#o.claimAhead;
+    const ahead = leasedByOthers === 0 && this.#answeringNow(webhookId);
+    const leases = ahead ? cap * this.#o.claimAhead : cap;
     return leases - this.#inFlightOf(webhookId) - this.#held.count(webhookId) - leasedByOthers;
+  }
+
+  #answeringNow(webhookId: string): boolean {
+    return this.#answering.lately(webhookId, this.#inFlightOf(webhookId), this.#o.clock());
   }
 
   /** Attempts handed to the sender (running, or waiting in a sender that queues). */
@@ -208,8 +219,9 @@ export class Dispatcher {
   #start(webhookId: string): void {
     if (this.#stopping) return;
     const limit = this.#limitOf(webhookId);
+    const handed = limit * (this.#answeringNow(webhookId) ? this.#o.handAhead : 1);
     const stale: ClaimedDelivery[] = [];
-    while (this.#inFlightOf(webhookId) < limit * this.#o.handAhead && this.#held.count(webhookId) > 0) {
+    while (this.#inFlightOf(webhookId) < handed && this.#held.count(webhookId) > 0) {
       // Only an attempt that would run counts against the process-wide cap; one that would wait does not.
       if (this.#inFlightOf(webhookId) < limit && this.#inFlight.running >= this.#o.maxInFlight) {
         this.#starved = true;
@@ -274,10 +286,12 @@ export class Dispatcher {
 
   #launch({ claim, startBy }: Held, limit: number): void {
     const webhookId = claim.webhook_id;
+    if (this.#inFlightOf(webhookId) === 0) this.#answering.busy(webhookId, this.#o.clock());
     this.#inFlight.add(webhookId);
     const run = this.#attempt(claim, { limit, startBy }).finally(() => {
       this.#running.delete(run);
       this.#inFlight.remove(webhookId);
+      if (this.#inFlightOf(webhookId) === 0) this.#answering.idle(webhookId);
       if (this.#starved) this.#startAll();
       else this.#start(webhookId);
       // Claim more while the held claims keep the webhook busy.
@@ -305,6 +319,7 @@ export class Dispatcher {
       this.#handBack(claim);
       return;
     }
+    this.#answering.ended(claim.webhook_id, this.#o.clock(), outcome.error === 'timeout');
     const decision = decide(
       outcome,
       claim.cycle_attempt,

@@ -46,6 +46,20 @@ export class HeldClaims {
     return undefined;
   }
 
+  /** Removes every held claim whose time to start has passed, of every webhook, and returns them. */
+  sweep(now: number): ClaimedDelivery[] {
+    const stale: ClaimedDelivery[] = [];
+    for (const [webhookId, queue] of this.#byWebhook) {
+      // Oldest first: claims are added in the order they were made, each with its claim time + the same hold.
+      while (queue.length > 0 && queue[0].startBy < now) {
+        stale.push((queue.shift() as Held).claim);
+        this.#size--;
+      }
+      if (queue.length === 0) this.#byWebhook.delete(webhookId);
+    }
+    return stale;
+  }
+
   webhooks(): IterableIterator<string> {
     return this.#byWebhook.keys();
   }

@@ -9,7 +9,7 @@ import pino from 'pino';
 import { Dispatcher, type DispatcherOptions, HOLD_MS } from '../../src/delivery/dispatcher.ts';
 import type { AttemptOutcome } from '../../src/domain/types.ts';
 import type { ClaimedDelivery } from '../../src/store/store.ts';
-import { storeWithDeliveries } from '../support/delivery-store.ts';
+import { INSTANCE, storeWithDeliveries } from '../support/delivery-store.ts';
 import { eventually } from '../support/herald.ts';
 
 const ok = (at: number): AttemptOutcome => ({
@@ -106,4 +106,35 @@ test('a stop gives back the held claims with those still running: another proces
   const again = await store.claimDue(Date.now(), 100, 60_000, () => 100);
   await store.close();
   assert.equal(again.length, 10, 'the 2 running, the 6 held and the 2 never claimed');
+});
+
+test('hanging receivers keep only their cap of claims: a healthy webhook is claimed and delivered while they hang', async () => {
+  // PostgreSQL's 8 × the cap: claimed ahead, either hanging webhook alone would take all 2 × 8 claims the
+  // dispatcher keeps at most, and keep them while its attempts hang.
+  const store = await storeWithDeliveries(10, Date.now(), [{}, {}, {}]);
+  const [hangingA, hangingB, healthy] = (await store.listWebhooks(INSTANCE)).map((w) => w.webhook_id).sort();
+  const sent = new Map<string, number>();
+  const d = dispatcher({
+    store,
+    maxInFlight: 8,
+    maxInFlightPerWebhook: 2,
+    claimAhead: 8,
+    send: (claim) => {
+      sent.set(claim.webhook_id, (sent.get(claim.webhook_id) ?? 0) + 1);
+      if (claim.webhook_id === healthy) return Promise.resolve(ok(Date.now()));
+      return new Promise(() => {}); // never answers
+    },
+  });
+  d.start();
+  await eventually(async () => (sent.get(healthy) === 10 ? true : undefined), 15_000, 'the healthy webhook');
+  // Given back once stale, their claims are not claimed again while they hang: another process could take them.
+  const free = await store.claimDue(Date.now(), 100, 60_000, (id) => (id === healthy ? 0 : 100));
+  await d.stop(50);
+  await store.close();
+  assert.deepEqual(
+    [sent.get(hangingA), sent.get(hangingB)],
+    [2, 2],
+    'each hanging webhook got its cap, no more',
+  );
+  assert.equal(free.length, 16, "all but the hanging webhooks' 2 + 2 attempts in flight");
 });

@@ -35,29 +35,31 @@ export class HeldClaims {
 
   /** The webhook's oldest claim still startable at `now`; stale ones found before it are moved to `stale`. */
   take(webhookId: string, now: number, stale: ClaimedDelivery[]): Held | undefined {
+    this.#expire(webhookId, now, stale);
     const queue = this.#byWebhook.get(webhookId);
-    while (queue && queue.length > 0) {
-      const held = queue.shift() as Held;
-      this.#size--;
-      if (queue.length === 0) this.#byWebhook.delete(webhookId);
-      if (held.startBy >= now) return held;
-      stale.push(held.claim);
-    }
-    return undefined;
+    const held = queue?.shift();
+    if (!queue || !held) return undefined;
+    this.#size--;
+    if (queue.length === 0) this.#byWebhook.delete(webhookId);
+    return held;
   }
 
   /** Removes every held claim whose time to start has passed, of every webhook, and returns them. */
   sweep(now: number): ClaimedDelivery[] {
     const stale: ClaimedDelivery[] = [];
-    for (const [webhookId, queue] of this.#byWebhook) {
-      // Oldest first: claims are added in the order they were made, each with its claim time + the same hold.
-      while (queue.length > 0 && queue[0].startBy < now) {
-        stale.push((queue.shift() as Held).claim);
-        this.#size--;
-      }
-      if (queue.length === 0) this.#byWebhook.delete(webhookId);
-    }
+    for (const webhookId of [...this.#byWebhook.keys()]) this.#expire(webhookId, now, stale);
     return stale;
+  }
+
+  /** Moves the webhook's claims past their time to start to `stale`: the oldest come first, each with the same hold. */
+  #expire(webhookId: string, now: number, stale: ClaimedDelivery[]): void {
+    const queue = this.#byWebhook.get(webhookId);
+    if (!queue) return;
+    while (queue.length > 0 && queue[0].startBy < now) {
+      stale.push((queue.shift() as Held).claim);
+      this.#size--;
+    }
+    if (queue.length === 0) this.#byWebhook.delete(webhookId);
   }
 
   webhooks(): IterableIterator<string> {

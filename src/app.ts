@@ -88,16 +88,17 @@ export async function startHerald(config: Config, options: HeraldOptions = {}): 
   const dispatcher = new Dispatcher({
     store,
     send: (claim, slot) => sender.send(claim, slot),
-    // The sender thread keeps each webhook's cap itself and starts the next attempt the moment one ends.
-    handAhead: 2,
+    // The sender thread keeps each webhook's cap itself and starts the next attempt the moment one ends. Up to 8 ×
+    // the cap, as far as the receiver's pace allows: enough for a fast one to stay busy through an ingest batch.
+    handAhead: 8,
     dropWaiting: () => sender.dropWaiting(),
     rules: { schedule: config.retrySchedule, maxRetryAfterS: config.maxRetryAfterS },
     clock,
     logger,
     leaseMs: config.deliveryTimeoutMs + LEASE_MARGIN_MS,
-    // A claim on PostgreSQL is a round trip of a few milliseconds: hold more claims ahead, so attempts never wait
-    // for one. On SQLite a claim is a local read; held claims only make each claim pass over more leased rows.
-    claimAhead: config.databaseUrl ? 8 : 2,
+    // Claims ahead as far as hand-overs: on PostgreSQL a claim is a round trip of a few milliseconds, on SQLite the
+    // main thread can be busy with an ingest batch when the sender needs more.
+    claimAhead: 8,
     observer: metrics,
   });
   // PUBLIC_URL, or else the address bound below (known only after listen when PORT is 0).
@@ -140,6 +141,8 @@ export async function startHerald(config: Config, options: HeraldOptions = {}): 
   }
   if (role !== 'api') {
     await store.listenForWork(() => dispatcher.wake());
+    // Started now, not at the first attempt: loading the thread took the first ~100 ms of a burst's deliveries.
+    sender.start();
     dispatcher.start();
   }
   // Uploads land where the API runs; retention goes with delivery. Several sweepers at once are harmless.

@@ -4,7 +4,7 @@
  * wake-up — never a busy poll. A webhook that no other process is sending to is claimed up to `claimAhead` × its
  * cap: the claims beyond the cap are held and start as attempts finish, while the next claim is made. A sender
  * that keeps its own per-webhook cap (the sender thread) is handed up to `handAhead` × the cap, so that it starts
- * the next attempt itself.
+ * the next attempt itself. Both run ahead only as far as the webhook's receiver answered lately (answering.ts).
  */
 import type { Logger } from 'pino';
 import type { Clock } from '../domain/clock.ts';
@@ -57,7 +57,7 @@ export class Dispatcher {
   readonly #o: Required<DispatcherOptions>;
   readonly #inFlight = new InFlight((webhookId) => this.#limitOf(webhookId));
   readonly #held = new HeldClaims();
-  readonly #answering = new Answering(HOLD_MS);
+  readonly #answering: Answering;
   /** Per webhook, the other processes' leases seen at the last claim: this process's share of the cap is the rest. */
   readonly #leasedByOthers = new Map<string, number>();
   /** Set when an attempt could not start for the process-wide cap: the next finishing attempt looks at every webhook. */
@@ -86,7 +86,9 @@ export class Dispatcher {
       observer: { attemptFinished() {} },
       ...options,
     };
-    this.#refill = new Refill(this.#o.maxInFlightPerWebhook, this.#o.claimAhead);
+    this.#refill = new Refill();
+    // A webhook whose receiver's pace is not known yet runs one cap ahead, as far as a fresh burst needs.
+    this.#answering = new Answering(HOLD_MS, this.#o.maxInFlightPerWebhook);
     this.#outcomes = new OutcomeWriter(this.#o.store, this.#o.clock, this.#o.logger, () => this.#rouse());
   }
 
@@ -176,21 +178,25 @@ export class Dispatcher {
 
   /**
    * How many more of a webhook's deliveries to lease. The cap counts this process's attempts and held claims and,
-   * on a shared store, the other workers' unexpired leases; only a webhook no one else holds, and whose receiver
-   * is answering, is claimed ahead.
+   * on a shared store, the other workers' unexpired leases; only a webhook no one else holds is claimed ahead.
    */
   #room(webhookId: string, leasedByOthers: number): number {
     if (leasedByOthers > 0) this.#leasedByOthers.set(webhookId, leasedByOthers);
     else this.#leasedByOthers.delete(webhookId);
     this.#inFlight.recount(webhookId);
-    const cap = this.#o.maxInFlightPerWebhook;
-    const ahead = leasedByOthers === 0 && this.#answeringNow(webhookId);
-    const leases = ahead ? cap * this.#o.claimAhead : cap;
+    const ahead = leasedByOthers === 0 ? this.#claimAheadOf(webhookId) : 0;
+    const leases = this.#o.maxInFlightPerWebhook + ahead;
     return leases - this.#inFlightOf(webhookId) - this.#held.count(webhookId) - leasedByOthers;
   }
 
-  #answeringNow(webhookId: string): boolean {
-    return this.#answering.lately(webhookId, this.#inFlightOf(webhookId), this.#o.clock());
+  /** Leases beyond the cap: up to `claimAhead` × the cap, as far as the receiver's pace allows (answering.ts). */
+  #claimAheadOf(webhookId: string): number {
+    const cap = this.#o.maxInFlightPerWebhook;
+    return Math.min((this.#o.claimAhead - 1) * cap, this.#aheadOf(webhookId));
+  }
+
+  #aheadOf(webhookId: string): number {
+    return this.#answering.ahead(webhookId, this.#inFlightOf(webhookId), this.#o.clock());
   }
 
   /** Attempts handed to the sender (running, or waiting in a sender that queues). */
@@ -219,7 +225,7 @@ export class Dispatcher {
   #start(webhookId: string): void {
     if (this.#stopping) return;
     const limit = this.#limitOf(webhookId);
-    const handed = limit * (this.#answeringNow(webhookId) ? this.#o.handAhead : 1);
+    const handed = limit + Math.min((this.#o.handAhead - 1) * limit, this.#aheadOf(webhookId));
     const stale: ClaimedDelivery[] = [];
     while (this.#inFlightOf(webhookId) < handed && this.#held.count(webhookId) > 0) {
       // Only an attempt that would run counts against the process-wide cap; one that would wait does not.
@@ -295,7 +301,9 @@ export class Dispatcher {
       if (this.#starved) this.#startAll();
       else this.#start(webhookId);
       // Claim more while the held claims keep the webhook busy.
-      if (this.#refill.needed(webhookId, this.#waitingOf(webhookId))) this.#wakeSoon();
+      if (this.#refill.needed(webhookId, this.#waitingOf(webhookId), this.#claimAheadOf(webhookId))) {
+        this.#wakeSoon();
+      }
     });
     this.#running.set(run, claim);
   }

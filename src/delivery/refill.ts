@@ -1,21 +1,15 @@
 /**
- * When a finishing attempt should make the dispatcher claim its webhook again: once half of the webhook's held
- * claims are gone, so that claims come in batches (each passes over the leases already held), and not at all
+ * When a finishing attempt should make the dispatcher claim its webhook again: once half of what the webhook may
+ * have claimed ahead of its cap is gone, so that claims come in batches (each passes over the leases already held), and not at all
  * after a claim that got less than it asked for — nothing more of that webhook was due — until new work is queued
  * (ingest, redelivery) or the dispatcher's timer finds a retry due.
  */
 import type { ClaimedDelivery } from '../store/store.ts';
 
 export class Refill {
-  /** Held claims of a webhook below which it is claimed again. */
-  readonly #below: number;
   /** What the claim in progress asked of each webhook. */
   readonly #asked = new Map<string, number>();
   readonly #drained = new Set<string>();
-
-  constructor(cap: number, claimAhead: number) {
-    this.#below = Math.max(1, ((claimAhead - 1) * cap) / 2);
-  }
 
   /** A claim starts. */
   begin(): void {
@@ -42,7 +36,8 @@ export class Refill {
     this.#drained.clear();
   }
 
-  needed(webhookId: string, held: number): boolean {
-    return held < this.#below && !this.#drained.has(webhookId);
+  /** `waiting`: the webhook's claims not yet started; `ahead`: how many it may have claimed beyond its cap. */
+  needed(webhookId: string, waiting: number, ahead: number): boolean {
+    return waiting < Math.max(1, ahead / 2) && !this.#drained.has(webhookId);
   }
 }

@@ -82,6 +82,11 @@ export class SenderThread {
     });
   }
 
+  /** Starts the thread now, so that the first attempts do not wait for it to load. */
+  start(): void {
+    this.#thread();
+  }
+
   /** Hands back every request still waiting to start (a stop): their sends resolve to null. */
   dropWaiting(): void {
     this.#worker?.postMessage({ kind: 'drop' } satisfies ToSender);

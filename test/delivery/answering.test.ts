@@ -1,29 +1,61 @@
-/** Which receivers are answering: what decides whether a webhook is claimed and handed over ahead of its cap. */
+/** How far ahead of its cap a webhook is claimed and handed over: as far as its receiver's pace allows. */
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import { Answering } from '../../src/delivery/answering.ts';
 
-test('a webhook with nothing in flight may run ahead; one in flight only if it got busy or had an answer within the window', () => {
-  const a = new Answering(1000);
-  assert.equal(a.lately('whk_a', 0, 5000), true, 'a fresh burst');
+const UNTRIED = 64;
+
+/** `n` answers for the webhook, evenly spread over [from, to). */
+function answers(a: Answering, webhookId: string, n: number, from: number, to: number) {
+  for (let i = 0; i < n; i++) a.ended(webhookId, from + Math.floor(((to - from) * i) / n), false);
+}
+
+test('a webhook whose pace is not known runs the untried amount ahead: idle, or busy for under the window with no answer yet', () => {
+  const a = new Answering(1000, UNTRIED);
+  assert.equal(a.ahead('whk_a', 0, 5000), UNTRIED, 'a fresh burst');
   a.busy('whk_a', 5000);
-  assert.equal(a.lately('whk_a', 3, 6000), true, 'busy for 1 s, no answer yet');
-  assert.equal(a.lately('whk_a', 3, 6001), false, 'busy for longer than the window, no answer');
+  assert.equal(a.ahead('whk_a', 3, 6000), UNTRIED, 'busy for 1 s, no answer yet');
+  assert.equal(a.ahead('whk_a', 3, 6001), 0, 'busy for longer than the window, no answer');
   a.ended('whk_a', 6500, false);
-  assert.equal(a.lately('whk_a', 3, 7500), true, 'answered 1 s ago');
-  assert.equal(a.lately('whk_a', 3, 7501), false, 'no answer for longer than the window');
+  assert.equal(a.ahead('whk_a', 3, 6600), 1, 'one answer within the last half window: one ahead');
+  assert.equal(a.ahead('whk_a', 3, 7600), 0, 'no answer for longer than the window');
   a.idle('whk_a');
-  assert.equal(a.lately('whk_a', 0, 9000), true, 'idle again');
+  assert.equal(a.ahead('whk_a', 0, 9000), UNTRIED, 'idle again');
+});
+
+test('ahead of the cap by as many attempts as the receiver answered in the last half window: a fast one far, a slow one little', () => {
+  const a = new Answering(1000, UNTRIED);
+  answers(a, 'whk_fast', 10_000, 0, 500);
+  answers(a, 'whk_slow', 25, 0, 500);
+  assert.equal(a.ahead('whk_fast', 64, 500), 10_000);
+  assert.equal(a.ahead('whk_slow', 64, 500), 25);
+  // All attempts ended while the next claim is made: the pace is kept, not relearnt from one cap ahead.
+  a.idle('whk_fast');
+  assert.equal(a.ahead('whk_fast', 0, 500), 10_000);
+  // A quarter window later at the same pace, the count still covers half a window's answers.
+  answers(a, 'whk_slow', 12, 500, 750);
+  assert.equal(a.ahead('whk_slow', 64, 750), 24);
+  // The receiver stops answering at 750: the count runs down, and is gone a full window after it.
+  const later = a.ahead('whk_slow', 64, 1100);
+  assert.ok(later > 0 && later < 25, `${later} ahead at 1100`);
+  assert.equal(a.ahead('whk_slow', 64, 1500), 0);
+});
+
+test('a receiver slowing down is handed less within half a window', () => {
+  const a = new Answering(1000, UNTRIED);
+  answers(a, 'whk_a', 1000, 0, 500);
+  answers(a, 'whk_a', 10, 500, 1000);
+  assert.equal(a.ahead('whk_a', 64, 1000), 10);
 });
 
 test('a webhook whose last attempt timed out does not run ahead, in flight or not, until one is answered', () => {
-  const a = new Answering(1000);
+  const a = new Answering(1000, UNTRIED);
   a.ended('whk_a', 5000, false);
   a.ended('whk_a', 5100, true);
   a.idle('whk_a');
-  assert.equal(a.lately('whk_a', 0, 5200), false, 'idle after a timeout');
-  assert.equal(a.lately('whk_a', 2, 5200), false, 'in flight after a timeout');
+  assert.equal(a.ahead('whk_a', 0, 5200), 0, 'idle after a timeout');
+  assert.equal(a.ahead('whk_a', 2, 5200), 0, 'in flight after a timeout');
   a.ended('whk_a', 5300, false);
-  assert.equal(a.lately('whk_a', 2, 5400), true, 'answered again');
-  assert.equal(a.lately('whk_b', 0, 5400), true, 'other webhooks are their own');
+  assert.equal(a.ahead('whk_a', 2, 5400), 2, 'answered again: both answers count');
+  assert.equal(a.ahead('whk_b', 0, 5400), UNTRIED, 'other webhooks are their own');
 });

@@ -109,13 +109,16 @@ test('a stop gives back the held claims with those still running: another proces
 });
 
 test('hanging receivers keep only their cap of claims: a healthy webhook is claimed and delivered while they hang', async () => {
-  // PostgreSQL's 8 × the cap: claimed ahead, either hanging webhook alone would take all 2 × 8 claims the
+  // PostgreSQL's 8 × the cap: claimed ahead that far, either hanging webhook alone would take all 2 × 8 claims the
   // dispatcher keeps at most, and keep them while its attempts hang.
   const store = await storeWithDeliveries(10, Date.now(), [{}, {}, {}]);
   const [hangingA, hangingB, healthy] = (await store.listWebhooks(INSTANCE)).map((w) => w.webhook_id).sort();
   const sent = new Map<string, number>();
+  let skew = 0;
+  const clock = () => Date.now() + skew;
   const d = dispatcher({
     store,
+    clock,
     maxInFlight: 8,
     maxInFlightPerWebhook: 2,
     claimAhead: 8,
@@ -127,8 +130,15 @@ test('hanging receivers keep only their cap of claims: a healthy webhook is clai
   });
   d.start();
   await eventually(async () => (sent.get(healthy) === 10 ? true : undefined), 15_000, 'the healthy webhook');
-  // Given back once stale, their claims are not claimed again while they hang: another process could take them.
-  const free = await store.claimDue(Date.now(), 100, 60_000, (id) => (id === healthy ? 0 : 100));
+  // What the hanging webhooks were claimed beyond their cap goes stale after HOLD_MS and is given back; as they
+  // still hang, it is not claimed again: another process could take it.
+  skew += HOLD_MS + 1;
+  await eventually(
+    async () => ((await store.queueStats(clock())).due === 16 ? true : undefined),
+    5000,
+    'stale claims given back',
+  );
+  const free = await store.claimDue(clock(), 100, 60_000, (id) => (id === healthy ? 0 : 100));
   await d.stop(50);
   await store.close();
   assert.deepEqual(

@@ -26,7 +26,8 @@ after(() => receiver.close());
 
 /**
  * `deliveries` events due to each of `webhooks` (by default one, to the receiver, whose record is cleared) and a
- * dispatcher that hands twice the cap to a real sender thread; every claim it sends is recorded.
+ * dispatcher that hands twice the cap to a real sender thread; every claim it sends is recorded, and how many were
+ * handed over at once.
  */
 async function setUp(
   deliveries: number,
@@ -43,11 +44,13 @@ async function setUp(
     clock: Date.now,
   });
   const claims: ClaimedDelivery[] = [];
+  const handed = { now: 0, most: 0 };
   const dispatcher = new Dispatcher({
     store,
     send: (claim, slot) => {
       claims.push(claim);
-      return sender.send(claim, slot);
+      handed.most = Math.max(handed.most, ++handed.now);
+      return sender.send(claim, slot).finally(() => handed.now--);
     },
     handAhead: 2,
     dropWaiting: () => sender.dropWaiting(),
@@ -57,7 +60,7 @@ async function setUp(
     leaseMs: 60_000,
     ...o,
   });
-  return { store, sender, dispatcher, claims };
+  return { store, sender, dispatcher, claims, handed };
 }
 
 /** Answers 200 after `delayMs`, counting requests that arrived and are not answered yet. */
@@ -119,6 +122,43 @@ test('an attempt that waited in the sender is logged as starting when it left, n
       `attempt ${i + 1} arrived ${arrivals[i] - starts[i]} ms after its logged start`,
     );
   }
+});
+
+test('a slow receiver is handed ahead only what it starts within half of HOLD_MS: nothing goes stale and is claimed again', async () => {
+  // 8 × the cap would be 14 waiting behind 2 attempts of 200 ms each, 1.4 s: past HOLD_MS, given back, claimed again.
+  const { store, sender, dispatcher, claims } = await setUp(24, {
+    maxInFlightPerWebhook: 2,
+    claimAhead: 8,
+    handAhead: 8,
+  });
+  answerAfter(200);
+  dispatcher.start();
+  await allDone(store);
+  await dispatcher.stop();
+  await sender.close();
+  await store.close();
+  assert.deepEqual(
+    [claims.length, new Set(claims.map((c) => c.delivery_id)).size],
+    [24, 24],
+    'each claimed once',
+  );
+});
+
+test('a fast receiver is handed far beyond twice the cap, and still never has more than the cap open', async () => {
+  const { store, sender, dispatcher, handed } = await setUp(2000, {
+    maxInFlightPerWebhook: 4,
+    claimAhead: 8,
+    handAhead: 8,
+  });
+  const seen = answerAfter(1);
+  dispatcher.start();
+  await allDone(store);
+  await dispatcher.stop();
+  await sender.close();
+  await store.close();
+  assert.equal(seen.most, 4, 'the cap held at the receiver');
+  assert.ok(handed.most > 8, `at most ${handed.most} handed to the sender at once`);
+  assert.ok(handed.most <= 32, `${handed.most} handed at once: more than 8 × the cap`);
 });
 
 test('an attempt that could not start within HOLD_MS is handed back and claimed afresh, never made on its old lease', async () => {

@@ -2,13 +2,17 @@
  * The attempts' deadlines on one timer. AbortSignal.timeout() per attempt keeps a timer, its signal and what
  * listens to it alive for the whole timeout after the answer came: at 10,000 deliveries/s and 8 s that was
  * ~80,000 live timers and ~300 MB of heap in a backlog (W4). Here a deadline is a slot of a wheel, released as
- * soon as its attempt ends, and one interval timer aborts what is overdue. A slot is `resolutionMs` wide, so an
- * abort may come up to that much late; `expired()` lets the caller judge an answer by the exact deadline.
+ * soon as its attempt ends, and one interval timer expires what is overdue. A slot is `resolutionMs` wide, so an
+ * expiry may come up to that much late; `expired()` lets the caller judge an answer by the exact deadline.
  */
 
+/** What a deadline ends. */
+export interface Expiring {
+  expire(): void;
+}
+
 export interface Deadline {
-  signal: AbortSignal;
-  /** True once the deadline has passed, whether or not the abort has fired yet. */
+  /** True once the deadline has passed, whether or not `expire` has been called yet. */
   expired(): boolean;
   /** The attempt is over: forget its deadline. */
   release(): void;
@@ -17,7 +21,7 @@ export interface Deadline {
 export class Deadlines {
   readonly #timeoutMs: number;
   readonly #resolutionMs: number;
-  readonly #slots = new Map<number, Set<AbortController>>();
+  readonly #slots = new Map<number, Set<Expiring>>();
   #timer: NodeJS.Timeout | null = null;
 
   constructor(timeoutMs: number) {
@@ -25,8 +29,7 @@ export class Deadlines {
     this.#resolutionMs = Math.min(100, Math.max(5, Math.floor(timeoutMs / 50)));
   }
 
-  start(): Deadline {
-    const controller = new AbortController();
+  start(target: Expiring): Deadline {
     const at = performance.now() + this.#timeoutMs;
     const slot = Math.ceil(at / this.#resolutionMs);
     let set = this.#slots.get(slot);
@@ -34,14 +37,13 @@ export class Deadlines {
       set = new Set();
       this.#slots.set(slot, set);
     }
-    set.add(controller);
+    set.add(target);
     this.#timer ??= setInterval(() => this.#tick(), this.#resolutionMs).unref();
     const owner = set;
     return {
-      signal: controller.signal,
       expired: () => performance.now() >= at,
       release: () => {
-        owner.delete(controller);
+        owner.delete(target);
       },
     };
   }
@@ -51,7 +53,7 @@ export class Deadlines {
     for (const [slot, set] of this.#slots) {
       if (slot > now) continue;
       this.#slots.delete(slot);
-      for (const c of set) c.abort(new DOMException('the delivery timeout elapsed', 'TimeoutError'));
+      for (const target of set) target.expire();
     }
     if (this.#slots.size === 0 && this.#timer) {
       clearInterval(this.#timer);

@@ -3,14 +3,14 @@
  * followed. It runs in the sender thread (sender-thread.ts); the attempt's clock and secrets stay with the caller.
  */
 import { isIP } from 'node:net';
-import type { Readable } from 'node:stream';
-import { Agent, request } from 'undici';
+import { Agent } from 'undici';
 import { createGuardedLookup, type DestinationPolicy, isAllowedAddress } from '../domain/destination.ts';
 import { HEADERS, sign } from '../domain/signature.ts';
 import type { AttemptOutcome } from '../domain/types.ts';
 import { Deadlines } from './deadlines.ts';
+import { type Answer, Exchange } from './exchange.ts';
 
-export const RESPONSE_BODY_KEPT = 4096;
+export { RESPONSE_BODY_KEPT } from './exchange.ts';
 
 /** What a request needs: the secret already opened, the timestamp taken by the caller's clock. */
 export interface SendRequest {
@@ -32,10 +32,19 @@ export interface SenderOptions {
   userAgent: string;
 }
 
+/** A destination URL as undici's dispatch takes it, and whether an IP literal in it is allowed. */
+interface Target {
+  origin: string;
+  path: string;
+  allowed: boolean;
+}
+
 export class Sender {
   readonly #options: SenderOptions;
   readonly #agent: Agent;
   readonly #deadlines: Deadlines;
+  /** Parsed once per destination URL: bounded by the webhooks' URLs. */
+  readonly #targets = new Map<string, Target>();
 
   constructor(options: SenderOptions) {
     this.#options = options;
@@ -65,65 +74,59 @@ export class Sender {
       [HEADERS.timestamp]: req.timestamp,
     };
     if (req.secret !== null) headers[HEADERS.signature] = sign(req.secret, req.timestamp, req.body);
-    const result = (fields: Partial<SendResult>): SendResult => ({
-      status_code: null,
-      error: null,
-      response_body: null,
-      retry_after: null,
-      ...fields,
+    const target = this.#target(req.destination_url);
+    if (!target.allowed) return failed('destination_not_allowed');
+    return new Promise((resolve) => {
+      const exchange = new Exchange((answer) => {
+        deadline.release();
+        resolve(resultOf(answer, deadline.expired()));
+      });
+      const deadline = this.#deadlines.start(exchange);
+      try {
+        this.#agent.dispatch(
+          { origin: target.origin, path: target.path, method: 'POST', headers, body: req.body },
+          exchange,
+        );
+      } catch (err) {
+        exchange.onResponseError(null, err as Error);
+      }
     });
-    const policy = this.#options.destinations;
-    if (!policy.allowPrivate && !literalHostAllowed(req.destination_url, policy)) {
-      return result({ error: 'destination_not_allowed' });
+  }
+
+  #target(url: string): Target {
+    let target = this.#targets.get(url);
+    if (!target) {
+      if (this.#targets.size >= 10_000) this.#targets.clear();
+      const parsed = new URL(url);
+      const policy = this.#options.destinations;
+      target = {
+        origin: parsed.origin,
+        path: parsed.pathname + parsed.search,
+        allowed: policy.allowPrivate || literalHostAllowed(parsed.hostname, policy),
+      };
+      this.#targets.set(url, target);
     }
-    const deadline = this.#deadlines.start();
-    try {
-      const res = await request(req.destination_url, {
-        method: 'POST',
-        headers,
-        body: req.body,
-        dispatcher: this.#agent,
-        signal: deadline.signal,
-      });
-      const kept = await readKept(res.body);
-      // The wheel aborts up to a slot late: an answer completed after the deadline is a timeout all the same.
-      if (deadline.expired()) return result({ error: 'timeout' });
-      const retryAfter = res.headers['retry-after'];
-      return result({
-        status_code: res.statusCode,
-        response_body: kept,
-        retry_after: typeof retryAfter === 'string' ? retryAfter : null,
-      });
-    } catch (err) {
-      return result({ error: errorCode(err) });
-    } finally {
-      deadline.release();
-    }
+    return target;
   }
 }
 
-/**
- * The answer is complete only when its body has arrived: keeps its first 4 KiB as text (null when empty) and
- * drops the rest as it streams. Events rather than `for await`: the async iterator's promises per chunk were a
- * visible share of a send that reads an empty body.
- */
-function readKept(body: Readable): Promise<string | null> {
-  return new Promise((resolve, reject) => {
-    const kept: Buffer[] = [];
-    let size = 0;
-    body.on('data', (chunk: Buffer) => {
-      // A copy, not a view: a view would pin the whole (up to 64 KiB) chunk until the attempt is logged.
-      if (size < RESPONSE_BODY_KEPT) kept.push(Buffer.from(chunk.subarray(0, RESPONSE_BODY_KEPT - size)));
-      size += chunk.length;
-    });
-    body.once('end', () => resolve(kept.length ? Buffer.concat(kept).toString('utf8') : null));
-    body.once('error', reject);
-  });
+const failed = (error: string): SendResult => ({
+  status_code: null,
+  error,
+  response_body: null,
+  retry_after: null,
+});
+
+/** The wheel expires up to a slot late: an answer completed after the deadline is a timeout all the same. */
+function resultOf(answer: Answer | 'timeout', expired: boolean): SendResult {
+  if (answer === 'timeout' || expired) return failed('timeout');
+  if ('error' in answer) return failed(errorCode(answer.error));
+  return { ...answer, error: null };
 }
 
 /** IP literals never reach the lookup hook, so they are judged here. */
-function literalHostAllowed(url: string, policy: DestinationPolicy): boolean {
-  const host = new URL(url).hostname.replace(/^\[|\]$/g, '');
+function literalHostAllowed(hostname: string, policy: DestinationPolicy): boolean {
+  const host = hostname.replace(/^\[|\]$/g, '');
   return isIP(host) === 0 || isAllowedAddress(host, policy.allow);
 }
 

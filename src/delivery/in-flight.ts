@@ -26,6 +26,11 @@ export class InFlight {
     return this.#runningTotal;
   }
 
+  /** Webhooks with attempts handed over. */
+  get webhooks(): number {
+    return this.#handed.size;
+  }
+
   /** Per webhook, the attempts that can be running (read by /metrics). */
   runningByWebhook(): ReadonlyMap<string, number> {
     return this.#running;

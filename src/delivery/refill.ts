@@ -20,14 +20,17 @@ export class Refill {
     this.#asked.set(webhookId, room);
   }
 
-  /** The claim's result: a webhook that got less than it asked for has nothing more due. */
-  got(claims: readonly ClaimedDelivery[]): void {
+  /**
+   * The claim's result: a webhook that got less than it asked for has nothing more due — unless the claim took all
+   * it was allowed (`full`), which may have stopped it short of the webhook's room.
+   */
+  got(claims: readonly ClaimedDelivery[], full: boolean): void {
     const got = new Map<string, number>();
     for (const c of claims) got.set(c.webhook_id, (got.get(c.webhook_id) ?? 0) + 1);
     for (const [webhookId, asked] of this.#asked) {
       if (asked <= 0) continue;
-      if ((got.get(webhookId) ?? 0) < asked) this.#drained.add(webhookId);
-      else this.#drained.delete(webhookId);
+      if ((got.get(webhookId) ?? 0) >= asked) this.#drained.delete(webhookId);
+      else if (!full) this.#drained.add(webhookId);
     }
   }
 

@@ -44,13 +44,19 @@ async function setUp(
     clock: Date.now,
   });
   const claims: ClaimedDelivery[] = [];
-  const handed = { now: 0, most: 0 };
+  const handed = { now: 0, most: 0, by: new Map<string, number>(), mostBy: new Map<string, number>() };
   const dispatcher = new Dispatcher({
     store,
     send: (claim, slot) => {
       claims.push(claim);
+      const w = claim.webhook_id;
       handed.most = Math.max(handed.most, ++handed.now);
-      return sender.send(claim, slot).finally(() => handed.now--);
+      handed.by.set(w, (handed.by.get(w) ?? 0) + 1);
+      handed.mostBy.set(w, Math.max(handed.mostBy.get(w) ?? 0, handed.by.get(w) ?? 0));
+      return sender.send(claim, slot).finally(() => {
+        handed.now--;
+        handed.by.set(w, (handed.by.get(w) ?? 0) - 1);
+      });
     },
     handAhead: 2,
     dropWaiting: () => sender.dropWaiting(),
@@ -159,6 +165,24 @@ test('a fast receiver is handed far beyond twice the cap, and still never has mo
   assert.equal(seen.most, 4, 'the cap held at the receiver');
   assert.ok(handed.most > 8, `at most ${handed.most} handed to the sender at once`);
   assert.ok(handed.most <= 32, `${handed.most} handed at once: more than 8 × the cap`);
+});
+
+test('fast webhooks share what runs ahead: none is handed more than its cap and an even share of the process-wide cap', async () => {
+  // 4 webhooks in flight, maxInFlight 16: each runs at most 4 and is handed at most 4 more, where alone it would be
+  // handed up to 16 (the process leases twice maxInFlight).
+  const { store, sender, dispatcher, handed } = await setUp(
+    500,
+    { maxInFlight: 16, maxInFlightPerWebhook: 4, claimAhead: 8, handAhead: 8 },
+    Array.from({ length: 4 }, () => ({ destination_url: receiver.url })),
+  );
+  answerAfter(1);
+  dispatcher.start();
+  await allDone(store);
+  await dispatcher.stop();
+  await sender.close();
+  await store.close();
+  assert.equal(receiver.received.length, 2000);
+  for (const [webhookId, most] of handed.mostBy) assert.ok(most <= 8, `${webhookId}: ${most} handed at once`);
 });
 
 test('an attempt that could not start within HOLD_MS is handed back and claimed afresh, never made on its old lease', async () => {

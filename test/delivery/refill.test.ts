@@ -21,12 +21,24 @@ test('after a claim that got less than it asked for, only new work makes the web
   refill.ask('whk_a', 10);
   refill.ask('whk_b', 10);
   refill.ask('whk_c', 0);
-  refill.got([...claimsOf('whk_a', 10), ...claimsOf('whk_b', 3)]);
+  refill.got([...claimsOf('whk_a', 10), ...claimsOf('whk_b', 3)], false);
   assert.equal(refill.needed('whk_a', 0, 64), true, 'got all it asked for: more may be due');
   assert.equal(refill.needed('whk_b', 0, 64), false, 'nothing more of it was due');
   assert.equal(refill.needed('whk_c', 0, 64), true, 'not asked: nothing learnt');
   refill.newWork();
   assert.equal(refill.needed('whk_b', 0, 64), true);
+});
+
+test('a claim that took all it was allowed marks no webhook drained: it may have stopped short of their room', () => {
+  const refill = new Refill();
+  refill.begin();
+  refill.ask('whk_a', 300);
+  refill.got(claimsOf('whk_a', 256), true);
+  assert.equal(refill.needed('whk_a', 0, 64), true);
+  refill.begin();
+  refill.ask('whk_a', 300);
+  refill.got(claimsOf('whk_a', 100), false);
+  assert.equal(refill.needed('whk_a', 0, 64), false, 'a claim short of its limit: nothing more was due');
 });
 
 test('without claims ahead, a webhook is claimed again when it holds none', () => {

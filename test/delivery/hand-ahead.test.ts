@@ -80,6 +80,15 @@ function answerAfter(delayMs: number) {
   return seen;
 }
 
+/** Starts the dispatcher, waits until every delivery is made, then stops and closes everything. */
+async function deliverAll(o: { store: SqliteStore; sender: SenderThread; dispatcher: Dispatcher }) {
+  o.dispatcher.start();
+  await allDone(o.store);
+  await o.dispatcher.stop();
+  await o.sender.close();
+  await o.store.close();
+}
+
 const allDone = (store: SqliteStore) =>
   eventually(
     async () => ((await store.queueStats(Date.now())).pending === 0 ? true : undefined),
@@ -90,11 +99,7 @@ const allDone = (store: SqliteStore) =>
 test('handed twice the cap, the receiver never has more than the cap open, and each delivery arrives once', async () => {
   const { store, sender, dispatcher } = await setUp(60, { maxInFlightPerWebhook: 4, claimAhead: 4 });
   const seen = answerAfter(20);
-  dispatcher.start();
-  await allDone(store);
-  await dispatcher.stop();
-  await sender.close();
-  await store.close();
+  await deliverAll({ store, sender, dispatcher });
   assert.equal(seen.most, 4, 'the cap was reached and held at the receiver');
   const ids = receiver.received.map((r) => r.headers['x-herald-event-id'] ?? r.body?.event_id);
   assert.deepEqual([ids.length, new Set(ids).size], [60, 60]);
@@ -138,11 +143,7 @@ test('a slow receiver is handed ahead only what it starts within half of HOLD_MS
     handAhead: 8,
   });
   answerAfter(200);
-  dispatcher.start();
-  await allDone(store);
-  await dispatcher.stop();
-  await sender.close();
-  await store.close();
+  await deliverAll({ store, sender, dispatcher });
   assert.deepEqual(
     [claims.length, new Set(claims.map((c) => c.delivery_id)).size],
     [24, 24],
@@ -157,11 +158,7 @@ test('a fast receiver is handed far beyond twice the cap, and still never has mo
     handAhead: 8,
   });
   const seen = answerAfter(1);
-  dispatcher.start();
-  await allDone(store);
-  await dispatcher.stop();
-  await sender.close();
-  await store.close();
+  await deliverAll({ store, sender, dispatcher });
   assert.equal(seen.most, 4, 'the cap held at the receiver');
   assert.ok(handed.most > 8, `at most ${handed.most} handed to the sender at once`);
   assert.ok(handed.most <= 32, `${handed.most} handed at once: more than 8 × the cap`);
@@ -176,11 +173,7 @@ test('fast webhooks share what runs ahead: none is handed more than its cap and 
     Array.from({ length: 4 }, () => ({ destination_url: receiver.url })),
   );
   answerAfter(1);
-  dispatcher.start();
-  await allDone(store);
-  await dispatcher.stop();
-  await sender.close();
-  await store.close();
+  await deliverAll({ store, sender, dispatcher });
   assert.equal(receiver.received.length, 2000);
   for (const [webhookId, most] of handed.mostBy) assert.ok(most <= 8, `${webhookId}: ${most} handed at once`);
 });

@@ -9,12 +9,12 @@ import type { Expiring } from './deadlines.ts';
 
 export const RESPONSE_BODY_KEPT = 4096;
 
-export type Answer =
+export type Reply =
   | { status_code: number; response_body: string | null; retry_after: string | null }
   | { error: unknown };
 
 export class Exchange implements Dispatcher.DispatchHandler, Expiring {
-  readonly #settle: (answer: Answer | 'timeout') => void;
+  readonly #settle: (reply: Reply | 'timeout') => void;
   #controller: Dispatcher.DispatchController | null = null;
   #settled = false;
   #status = 0;
@@ -22,7 +22,7 @@ export class Exchange implements Dispatcher.DispatchHandler, Expiring {
   #kept: Buffer[] = [];
   #size = 0;
 
-  constructor(settle: (answer: Answer | 'timeout') => void) {
+  constructor(settle: (reply: Reply | 'timeout') => void) {
     this.#settle = settle;
   }
 
@@ -66,7 +66,7 @@ export class Exchange implements Dispatcher.DispatchHandler, Expiring {
     this.#done({ error });
   }
 
-  #done(answer: Answer | 'timeout'): void {
+  #done(answer: Reply | 'timeout'): void {
     if (this.#settled) return;
     this.#settled = true;
     this.#kept = [];

@@ -8,7 +8,7 @@ import { createGuardedLookup, type DestinationPolicy, isAllowedAddress } from '.
 import { HEADERS, sign } from '../domain/signature.ts';
 import type { AttemptOutcome } from '../domain/types.ts';
 import { Deadlines } from './deadlines.ts';
-import { type Answer, Exchange } from './exchange.ts';
+import { Exchange, type Reply } from './exchange.ts';
 
 export { RESPONSE_BODY_KEPT } from './exchange.ts';
 
@@ -118,7 +118,7 @@ const failed = (error: string): SendResult => ({
 });
 
 /** The wheel expires up to a slot late: an answer completed after the deadline is a timeout all the same. */
-function resultOf(answer: Answer | 'timeout', expired: boolean): SendResult {
+function resultOf(answer: Reply | 'timeout', expired: boolean): SendResult {
   if (answer === 'timeout' || expired) return failed('timeout');
   if ('error' in answer) return failed(errorCode(answer.error));
   return { ...answer, error: null };

@@ -9,6 +9,8 @@ import type { Expiring } from './deadlines.ts';
 
 export const RESPONSE_BODY_KEPT = 4096;
 
+const timeoutError = () => new DOMException('the delivery timeout elapsed', 'TimeoutError');
+
 export type Reply =
   | { status_code: number; response_body: string | null; retry_after: string | null }
   | { error: unknown };
@@ -30,13 +32,13 @@ export class Exchange implements Dispatcher.DispatchHandler, Expiring {
   expire(): void {
     if (this.#settled) return;
     this.#done('timeout');
-    this.#controller?.abort(new DOMException('the delivery timeout elapsed', 'TimeoutError'));
+    this.#controller?.abort(timeoutError());
   }
 
   onRequestStart(controller: Dispatcher.DispatchController): void {
     this.#controller = controller;
     // Expired while waiting for a connection: it never goes out.
-    if (this.#settled) controller.abort(new DOMException('the delivery timeout elapsed', 'TimeoutError'));
+    if (this.#settled) controller.abort(timeoutError());
   }
 
   onResponseStart(

@@ -1,8 +1,8 @@
 /**
  * When a finishing attempt should make the dispatcher claim its webhook again: once half of what the webhook may
- * have claimed ahead of its cap is gone, so that claims come in batches (each passes over the leases already held), and not at all
- * after a claim that got less than it asked for — nothing more of that webhook was due — until new work is queued
- * (ingest, redelivery) or the dispatcher's timer finds a retry due.
+ * have claimed ahead of its cap is gone, so that claims come in batches (each passes over the leases already
+ * held), and not at all after a claim that got less than it asked for — nothing more of that webhook was due —
+ * until new work is queued (ingest, redelivery) or the dispatcher's timer finds a retry due.
  */
 import type { ClaimedDelivery } from '../store/store.ts';
 

@@ -10,8 +10,6 @@ import type { AttemptOutcome } from '../domain/types.ts';
 import { Deadlines } from './deadlines.ts';
 import { Exchange, type Reply } from './exchange.ts';
 
-export { RESPONSE_BODY_KEPT } from './exchange.ts';
-
 /** What a request needs: the secret already opened, the timestamp taken by the caller's clock. */
 export interface SendRequest {
   destination_url: string;

@@ -8,7 +8,8 @@ import type { AddressInfo } from 'node:net';
 import { test } from 'node:test';
 import { setFlagsFromString } from 'node:v8';
 import { runInNewContext } from 'node:vm';
-import { RESPONSE_BODY_KEPT, Sender } from '../../src/delivery/sender.ts';
+import { RESPONSE_BODY_KEPT } from '../../src/delivery/exchange.ts';
+import { Sender } from '../../src/delivery/sender.ts';
 
 // Collected garbage is not held memory: measure after a collection.
 setFlagsFromString('--expose-gc');

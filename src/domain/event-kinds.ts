@@ -1,7 +1,8 @@
 /**
  * The event kinds alone, without imports, so the session page can load the same catalog in the browser.
+ * The seed's kinds first, then the further ones (groups, calls, labels, polls, presence), then the rest of what
+ * WAHA's engines emit, so that a webhook can subscribe to anything a real engine sends.
  */
-/** SPEC §7's catalog, in its order (the seed's kinds first, then the further ones the SPEC names). */
 // biome-ignore format: one family of kinds per line reads better than one kind per line
 export const EVENT_KINDS: readonly string[] = Object.freeze([
   'session.status',
@@ -11,4 +12,9 @@ export const EVENT_KINDS: readonly string[] = Object.freeze([
   'label.upsert', 'label.deleted', 'label.chat.added', 'label.chat.deleted',
   'poll.vote', 'poll.vote.failed',
   'presence.update',
+  'message.waiting', 'message.ack.group',
+  'group.v2.join', 'group.v2.leave', 'group.v2.update', 'group.v2.participants',
+  'chat.archive',
+  'event.response', 'event.response.failed',
+  'engine.event',
 ]);

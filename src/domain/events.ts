@@ -1,9 +1,12 @@
 /**
- * The event catalog and the payload rules per kind (seed 2.3–2.5 and 6, SPEC §7). Pure: no I/O.
- * Only the fields the seed and the SPEC name are checked; every other field passes through unchanged.
+ * The event catalog and the payload rules per kind. Pure: no I/O.
+ * The measure is what real engines (WAHA: WEBJS, NOWEB, GOWS) send: a named field's type is checked when it is
+ * present, and only what routing and the delivery format need is required. Every other field passes unchanged.
  */
 
 import { EVENT_KINDS } from './event-kinds.ts';
+import { toUtc } from './iso-time.ts';
+import { STATUS_CHAT } from './jid.ts';
 import { isReference } from './media-object.ts';
 import { quote } from './quote.ts';
 import type { FieldError } from './types.ts';
@@ -13,6 +16,7 @@ export { EVENT_KINDS };
 /** A frozen list, so no importer can change a catalog at run time. */
 const list = (...items: string[]): readonly string[] => Object.freeze(items);
 
+/** The statuses a session is known to go through; engines send others too (PASSKEY_REQUIRED), kept as they are. */
 export const SESSION_STATUSES = list('STOPPED', 'STARTING', 'SCAN_QR_CODE', 'WORKING', 'FAILED');
 
 export const ACK_NAMES: Record<number, string> = Object.freeze({
@@ -26,9 +30,9 @@ export const ACK_NAMES: Record<number, string> = Object.freeze({
 
 export const MEDIA_STATUSES = list('ready', 'too_large', 'failed', 'outgoing', 'unavailable');
 
-/** The chat identifier of status/story messages (seed 2.1, ignore_status). */
-const STATUS_CHAT = 'status@broadcast';
-const ACK_VALUES = [-1, 0, 1, 2, 3, 4];
+/** The kinds whose payload is a message that may carry media (seed 2.3). */
+export const MESSAGE_KINDS = list('message', 'message.any');
+
 const UNKNOWN_ERROR_CODES = ['TIMEOUT', 'WORKER_DIED'];
 const KIND_SET = new Set(EVENT_KINDS);
 
@@ -39,20 +43,20 @@ export function isEventKind(k: string): boolean {
 type Obj = Record<string, unknown>;
 /** Returns the rule a value breaks, or null when it is fine. */
 type Check = (v: unknown) => string | null;
-/** A named field: its check, or a nested shape; optional fields may be absent or null. */
+/** A named field: its check, or a nested shape. Absent and null are the same, and fine unless required. */
 interface Field {
   check?: Check;
   shape?: Shape;
-  optional?: boolean;
+  required?: boolean;
 }
 type Shape = Record<string, Field>;
 
-const isObj = (v: unknown): v is Obj => typeof v === 'object' && v !== null && !Array.isArray(v);
+export const isObj = (v: unknown): v is Obj => typeof v === 'object' && v !== null && !Array.isArray(v);
 const present = (v: unknown): boolean => v !== undefined && v !== null;
 
 const str: Check = (v) => (typeof v === 'string' ? null : 'must be a string');
 const nonEmpty: Check = (v) => (typeof v === 'string' && v !== '' ? null : 'must be a non-empty string');
-const bool: Check = (v) => (typeof v === 'boolean' ? null : 'must be a boolean');
+const bool: Check = (v) => (typeof v === 'boolean' ? null : 'must be true or false (a JSON boolean)');
 const digits: Check = (v) => str(v) ?? (/^\d+$/.test(v as string) ? null : 'must contain digits only');
 const prefixed =
   (p: string): Check =>
@@ -68,25 +72,25 @@ const httpUrl: Check = (v) =>
   typeof v === 'string' && /^https?:\/\//i.test(v) && URL.canParse(v)
     ? null
     : 'must be an absolute http(s) URL';
-
-const ISO_UTC = /^(\d{4})-(\d{2})-(\d{2})T(\d{2}):(\d{2}):(\d{2})(\.\d{1,9})?Z$/;
-/** ISO 8601 in UTC ("Z"), with a real calendar date: a regex alone would pass 2026-02-30. */
-const isoUtc: Check = (v) => {
-  const rule = 'must be an ISO 8601 UTC time such as 2026-11-21T10:00:00Z';
-  const m = typeof v === 'string' ? ISO_UTC.exec(v) : null;
-  if (!m) return rule;
-  const [y, mo, d, h, mi, s] = m.slice(1, 7).map(Number);
-  const t = new Date(Date.UTC(y, mo - 1, d, h, mi, s));
-  const real = t.getUTCFullYear() === y && t.getUTCMonth() === mo - 1 && t.getUTCDate() === d;
-  return real && h < 24 && mi < 60 && s < 60 ? null : rule;
-};
+const upperWord: Check = (v) =>
+  typeof v === 'string' && /^[A-Z][A-Z0-9_]{0,63}$/.test(v)
+    ? null
+    : 'must be a session status in upper case, such as WORKING or SCAN_QR_CODE';
+const ack: Check = (v) =>
+  Number.isInteger(v) && (v as number) >= -1 && (v as number) <= 4
+    ? null
+    : 'must be an integer from -1 (ERROR) to 4 (PLAYED)';
+const isoTime: Check = (v) =>
+  typeof v === 'string' && toUtc(v) !== null
+    ? null
+    : 'must be an ISO 8601 time with an offset, such as 2026-11-21T10:00:00Z';
 
 function checkShape(obj: Obj, shape: Shape, path: string, errors: FieldError[]): void {
   for (const [name, field] of Object.entries(shape)) {
     const v = obj[name];
     const at = path + name;
     if (!present(v)) {
-      if (!field.optional) errors.push({ field: at, message: 'is required' });
+      if (field.required) errors.push({ field: at, message: 'is required' });
       continue;
     }
     if (field.shape) {
@@ -99,92 +103,88 @@ function checkShape(obj: Obj, shape: Shape, path: string, errors: FieldError[]):
   }
 }
 
-const id: Field = { check: nonEmpty };
-const chat: Field = { check: nonEmpty };
+const required = (check: Check): Field => ({ check, required: true });
+/** Chat ids: engines write `…@c.us`, `…@s.whatsapp.net`, `…@g.us`, `…@lid`; only the type is checked. */
+const CHATS: Shape = { from: { check: str }, to: { check: str }, participant: { check: str } };
 
 const MESSAGE: Shape = {
-  id,
-  from: chat,
+  id: required(nonEmpty),
+  fromMe: required(bool),
+  ...CHATS,
   from_phone: { check: digits },
-  fromMe: { check: bool },
   body: { check: str },
   hasMedia: { check: bool },
 };
 
-const MEDIA: Shape = {
-  status: { check: oneOf(MEDIA_STATUSES), optional: true },
-  mimetype: { check: nonEmpty, optional: true },
-  media_id: { check: prefixed('med_'), optional: true },
-  url: { check: httpUrl, optional: true },
-  expires_at: { check: isoUtc, optional: true },
+/** A media object in Herald's own terms (seed 2.5): it says its status. */
+const SEED_MEDIA: Shape = {
+  status: { check: oneOf(MEDIA_STATUSES) },
+  mimetype: { check: nonEmpty },
+  media_id: { check: prefixed('med_') },
+  url: { check: httpUrl },
+  expires_at: { check: isoTime },
 };
 
+/** A media object as the engine sends it: where its file server has the file, or why it has none. */
+const ENGINE_MEDIA: Shape = { url: { check: httpUrl }, mimetype: { check: str }, filename: { check: str } };
+
 const SHAPES: Record<string, Shape> = {
-  'session.status': { status: { check: oneOf(SESSION_STATUSES) }, phone: { check: digits, optional: true } },
+  'session.status': { status: required(upperWord), phone: { check: digits } },
   message: MESSAGE,
   'message.any': MESSAGE,
-  'message.ack': {
-    id,
-    from: chat,
-    to: chat,
-    ack: { check: oneOf(ACK_VALUES) },
-    ackName: { check: oneOf(ACK_VALUES.map((a) => ACK_NAMES[a])) },
-  },
+  'message.ack': { id: required(nonEmpty), ...CHATS, ack: { check: ack }, ackName: { check: str } },
   'message.reaction': {
-    id,
-    from: chat,
-    to: chat,
+    id: { check: str },
+    ...CHATS,
     // Empty text is how a reaction is removed, so only its type is checked.
-    reaction: { shape: { text: { check: str }, messageId: id } },
+    reaction: { shape: { text: required(str), messageId: required(nonEmpty) }, required: true },
   },
-  'message.edited': { id, from: chat, to: chat, body: { check: str }, editedMessageId: id },
-  'message.revoked': { id: { check: nonEmpty, optional: true }, from: chat, to: chat, revokedMessageId: id },
+  'message.edited': {
+    id: required(nonEmpty),
+    ...CHATS,
+    body: { check: str },
+    editedMessageId: { check: str },
+  },
   'message.unknown': {
-    message_id: { check: prefixed('msg_') },
-    client_reference: { check: str },
-    to: { check: digits },
-    type: { check: nonEmpty },
-    error_code: { check: oneOf(UNKNOWN_ERROR_CODES) },
+    message_id: required(prefixed('msg_')),
+    client_reference: required(str),
+    to: required(digits),
+    type: required(nonEmpty),
+    error_code: required(oneOf(UNKNOWN_ERROR_CODES)),
   },
 };
 
 /**
- * Seed 2.5 + SPEC §7: engine-stored media (with url), an uploaded-file reference (only media_id), or no file.
- * On a message the session sent (fromMe true) the status may be left out: it is `outgoing` (media-object.ts).
+ * WAHA's revoke is `{ after, before, revokedMessageId? }` (either message may be null, and engines differ in what
+ * they carry); the flat `{ id?, from, to, revokedMessageId }` is accepted too.
  */
-function checkMedia(media: unknown, fromMe: unknown, path: string, errors: FieldError[]): void {
-  if (!isObj(media)) {
-    errors.push({ field: path, message: 'must be an object' });
-    return;
-  }
-  const before = errors.length;
-  checkShape(media, MEDIA, `${path}.`, errors);
-  const { url } = media;
-  const reference = isReference(media);
-  const status = media.status ?? (fromMe === true ? 'outgoing' : undefined);
-  if (!present(status) && !reference) {
-    errors.push({
-      field: `${path}.status`,
-      message: 'is required unless the media is only a media_id reference',
-    });
-  }
-  if (errors.length > before) return; // the cross-field rules below assume well-typed fields
-  if (reference && fromMe === true) {
-    errors.push({
-      field: `${path}.media_id`,
-      message:
-        'must be absent when fromMe is true: no copy of media the session sent is kept (status outgoing)',
-    });
-  } else if (present(url)) {
-    if (present(status) && status !== 'ready') {
-      errors.push({ field: `${path}.url`, message: `must be absent when status is ${status}` });
-    }
-    for (const name of ['mimetype', 'media_id', 'expires_at']) {
-      if (!present(media[name])) {
-        errors.push({ field: `${path}.${name}`, message: 'is required when url is given' });
+function checkRevoked(p: Obj, path: string, errors: FieldError[]): void {
+  if ('after' in p || 'before' in p) {
+    for (const side of ['after', 'before']) {
+      if (present(p[side]) && !isObj(p[side])) {
+        errors.push({ field: `${path}${side}`, message: 'must be a message object or null' });
       }
     }
-  } else if (status === 'ready' && !reference) {
+    checkShape(p, { revokedMessageId: { check: str } }, path, errors);
+    return;
+  }
+  checkShape(p, { id: { check: str }, ...CHATS, revokedMessageId: required(nonEmpty) }, path, errors);
+}
+
+/** Seed 2.5: a status, or a reference to an upload; a stored file (url) comes with all that describes it. */
+function checkSeedMedia(media: Obj, fromMe: unknown, path: string, errors: FieldError[]): void {
+  const before = errors.length;
+  checkShape(media, SEED_MEDIA, `${path}.`, errors);
+  if (errors.length > before) return; // the cross-field rules below assume well-typed fields
+  const { status } = media;
+  if (present(media.url)) {
+    if (status !== 'ready')
+      errors.push({ field: `${path}.url`, message: `must be absent when status is ${status}` });
+    for (const name of ['mimetype', 'media_id', 'expires_at']) {
+      if (!present(media[name]))
+        errors.push({ field: `${path}.${name}`, message: 'is required when url is given' });
+    }
+  } else if (status === 'ready' && !isReference(media)) {
     // "ready" means the receiver downloads it from url (seed 2.5); without one it cannot.
     errors.push({
       field: `${path}.url`,
@@ -199,20 +199,18 @@ function checkMedia(media: unknown, fromMe: unknown, path: string, errors: Field
   }
 }
 
-function checkMessage(kind: string, p: Obj, path: string, errors: FieldError[]): void {
-  if (kind === 'message' && p.fromMe === true) {
-    errors.push({
-      field: `${path}fromMe`,
-      message: 'message is an incoming message from others; publish an outgoing one as message.any only',
-    });
-  }
-  const hasMedia = present(p.media);
-  if (p.hasMedia === true && !hasMedia) {
-    errors.push({ field: `${path}media`, message: 'must be present when hasMedia is true' });
-  } else if (p.hasMedia === false && hasMedia) {
-    errors.push({ field: `${path}media`, message: 'must be absent when hasMedia is false' });
-  } else if (hasMedia) {
-    checkMedia(p.media, p.fromMe, `${path}media`, errors);
+/** The media of a message: Herald's own object, a reference to an upload, or the engine's `{ url, mimetype, … }`. */
+function checkMedia(p: Obj, path: string, errors: FieldError[]): void {
+  const { media } = p;
+  if (!present(media)) return; // hasMedia true without media: the engine did not fetch it (unavailable)
+  if (p.hasMedia === false) {
+    errors.push({ field: `${path}media`, message: 'must be absent or null when hasMedia is false' });
+  } else if (!isObj(media)) {
+    errors.push({ field: `${path}media`, message: 'must be an object or null' });
+  } else if (present(media.status) || isReference(media)) {
+    checkSeedMedia(media, p.fromMe, `${path}media`, errors);
+  } else {
+    checkShape(media, ENGINE_MEDIA, `${path}media.`, errors);
   }
 }
 
@@ -222,23 +220,31 @@ function checkMessage(kind: string, p: Obj, path: string, errors: FieldError[]):
  */
 export function validatePayload(kind: string, payload: unknown, prefix = ''): FieldError[] {
   if (!isEventKind(kind)) return [{ field: `${prefix}event`, message: `unknown event kind ${quote(kind)}` }];
+  return validateKnownPayload(kind, payload, prefix);
+}
+
+/** The same rules for a kind that may lie outside the catalog (the engine's webhook): an unknown kind has none. */
+export function validateKnownPayload(kind: string, payload: unknown, prefix = ''): FieldError[] {
   if (!isObj(payload)) return [{ field: `${prefix}payload`, message: 'must be a JSON object' }];
   const errors: FieldError[] = [];
   const path = `${prefix}payload.`;
   const shape = SHAPES[kind];
   if (shape) checkShape(payload, shape, path, errors);
-  if (kind === 'message' || kind === 'message.any') checkMessage(kind, payload, path, errors);
-  if (kind === 'message.ack' && ACK_VALUES.includes(payload.ack as number)) {
-    const name = ACK_NAMES[payload.ack as number];
-    // Only a known name can disagree with ack; an unknown one is already reported above.
-    if (Object.values(ACK_NAMES).includes(payload.ackName as string) && payload.ackName !== name) {
-      errors.push({ field: `${path}ackName`, message: `must be "${name}" for ack ${payload.ack}` });
-    }
-  }
+  if (MESSAGE_KINDS.includes(kind)) checkMedia(payload, path, errors);
+  if (kind === 'message.revoked') checkRevoked(payload, path, errors);
   return errors;
 }
 
-/** True when the event concerns a status/story: payload from, to or chat_id equals 'status@broadcast'. */
-export function concernsStatus(payload: Record<string, unknown>): boolean {
-  return payload.from === STATUS_CHAT || payload.to === STATUS_CHAT || payload.chat_id === STATUS_CHAT;
+/** The ids that tell whether an event concerns a status/story: the chat, its sender, a revoked message's chat. */
+function chatsOf(payload: Obj): unknown[] {
+  const sides = [payload.after, payload.before].filter(isObj).map((m) => m.from);
+  return [payload.from, payload.to, payload.chat_id, payload.chatId, payload.participant, ...sides];
+}
+
+/**
+ * True when the event concerns a status/story (`status@broadcast`), which only ignore_status: false receives.
+ * A payload that is no object (an engine kind outside the catalog may send one) concerns none.
+ */
+export function concernsStatus(payload: unknown): boolean {
+  return isObj(payload) && chatsOf(payload).includes(STATUS_CHAT);
 }

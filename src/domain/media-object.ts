@@ -1,11 +1,14 @@
 /**
- * The media object of a message payload (seed 2.5, SPEC §7) as Herald completes it at ingest. Pure: the caller
- * looks the uploaded file up and signs its link.
- *   { media_id }                      → a file uploaded to Herald: becomes ready, with mimetype, url, expires_at
- *   { status: 'outgoing' } or {} when fromMe → outgoing, no copy kept, no url
- *   { status: too_large | failed | unavailable, mimetype? } → passed on as given, no url
- *   { status: 'ready', url, … }       → the engine's own store: passed on unchanged
+ * The media object of a message payload (seed 2.5) as Herald delivers it. Pure: the caller looks uploads up,
+ * downloads the engine's files and signs links.
+ *   { media_id }                           → a file uploaded to Herald: becomes ready (completeMedia)
+ *   { status, … }                          → Herald's own terms: passed on, expires_at in UTC
+ *   { url, mimetype, filename?, error? }   → the engine's file server (WAHA): a download, settled after it
+ *   media null / absent with hasMedia true → unavailable
+ * A message the session sent (fromMe true) keeps no copy: its media is outgoing, whatever it says.
  */
+import { toUtc } from './iso-time.ts';
+
 type Obj = Record<string, unknown>;
 
 const present = (v: unknown): boolean => v !== undefined && v !== null;
@@ -38,29 +41,72 @@ export interface ReadyMedia {
   expires_at: string;
 }
 
+/** A file on the engine's file server that Herald must download before the event's deliveries start. */
+export interface MediaDownload {
+  url: string;
+  mimetype: string | null;
+  filename: string | null;
+}
+
 /**
- * The payload with its media object completed. `ready` is the looked-up upload when the payload refers to one.
- * Beyond the seed's fields a ready object carries `size` and `sha256`, so a receiver can check its download.
+ * Seed 2.5's ready object. Beyond the seed's fields it carries `size` and `sha256`, so a receiver can check its
+ * download, and the engine's `filename` of a document.
  */
+export function readyMedia(ready: ReadyMedia, filename: string | null = null): Obj {
+  return {
+    status: 'ready',
+    mimetype: ready.mimetype,
+    media_id: ready.media_id,
+    url: ready.url,
+    expires_at: ready.expires_at,
+    size: ready.size,
+    sha256: ready.sha256,
+    ...(filename === null ? {} : { filename }),
+  };
+}
+
+/** A media object without a file: its status, and its type when known. */
+export function fileless(status: string, mimetype: unknown): Obj {
+  return typeof mimetype === 'string' && mimetype !== '' ? { status, mimetype } : { status };
+}
+
+/** The payload with `media` replaced (a fresh object: the published payload is not changed in place). */
+export const withMedia = (payload: Obj, media: Obj): Obj => ({ ...payload, media });
+
+/** The payload with the upload it refers to completed as ready. */
 export function completeMedia(payload: Obj, ready: ReadyMedia | null): Obj {
+  return ready ? withMedia(payload, readyMedia(ready)) : payload;
+}
+
+/**
+ * The payload's media as Herald delivers it, except uploads (completeMedia) and the engine's files, which come
+ * back as a download to make: until it is settled, the payload keeps the engine's object.
+ */
+export function settleMedia(payload: Obj): { payload: Obj; download: MediaDownload | null } {
   const media = payload.media;
-  if (!isObj(media)) return payload;
-  if (ready) {
+  if (!present(media)) {
+    if (payload.hasMedia !== true) return { payload, download: null };
     return {
-      ...payload,
-      media: {
-        status: 'ready',
-        mimetype: ready.mimetype,
-        media_id: ready.media_id,
-        url: ready.url,
-        expires_at: ready.expires_at,
-        size: ready.size,
-        sha256: ready.sha256,
-      },
+      payload: withMedia(payload, fileless(payload.fromMe === true ? 'outgoing' : 'unavailable', null)),
+      download: null,
     };
   }
-  if (payload.fromMe === true && !present(media.status)) {
-    return { ...payload, media: { status: 'outgoing', ...media } };
+  const m = media as Obj;
+  if (present(m.status)) {
+    const utc = typeof m.expires_at === 'string' ? toUtc(m.expires_at) : null;
+    const same = utc === null || utc === m.expires_at;
+    return { payload: same ? payload : withMedia(payload, { ...m, expires_at: utc }), download: null };
   }
-  return payload;
+  if (payload.fromMe === true) {
+    return { payload: withMedia(payload, fileless('outgoing', m.mimetype)), download: null };
+  }
+  if (isReference(m)) return { payload, download: null };
+  if (present(m.error))
+    return { payload: withMedia(payload, fileless('failed', m.mimetype)), download: null };
+  if (!present(m.url)) return { payload: withMedia(payload, fileless('unavailable', null)), download: null };
+  const text = (v: unknown) => (typeof v === 'string' && v !== '' ? v : null);
+  return {
+    payload,
+    download: { url: m.url as string, mimetype: text(m.mimetype), filename: text(m.filename) },
+  };
 }

@@ -1,0 +1,57 @@
+/**
+ * WAHA's webhook body, read as the engine sends it: `{ id, timestamp, session, engine, event, payload, me?,
+ * metadata?, environment? }`. Pure. The envelope's id becomes the event_id, so WAHA's own retries of one event
+ * are idempotent; its timestamp (ms) is the event's; `me.id` is the session's own phone. `session`, `engine`,
+ * `environment` and `metadata` describe the engine, not the event, and are not delivered.
+ */
+import { phoneOf } from './jid.ts';
+import type { FieldError } from './types.ts';
+
+export interface EngineEvent {
+  /** The event_id to store under; null when the engine sent no id (older WAHA versions): a new one is made. */
+  event_id: string | null;
+  event: string;
+  timestamp: number | null;
+  payload: unknown;
+  /** The session's own phone number (digits), from `me.id`, or null. */
+  sessionPhone: string | null;
+}
+
+/** The last time a JavaScript Date can hold, in ms. */
+const MAX_TIMESTAMP_MS = 8_640_000_000_000_000;
+const ID = /^[A-Za-z0-9_-]{1,100}$/;
+
+type Obj = Record<string, unknown>;
+const isObj = (v: unknown): v is Obj => typeof v === 'object' && v !== null && !Array.isArray(v);
+
+export function readWahaEnvelope(body: unknown): { event: EngineEvent } | { errors: FieldError[] } {
+  if (!isObj(body))
+    return { errors: [{ field: 'body', message: "must be a JSON object (WAHA's webhook body)" }] };
+  const errors: FieldError[] = [];
+  const fail = (field: string, message: string) => errors.push({ field, message });
+  const { id, timestamp, event, me } = body;
+  if (typeof event !== 'string' || event === '')
+    fail('event', 'is required: the event kind, such as message');
+  if (!('payload' in body)) fail('payload', 'is required');
+  let eventId: string | null = null;
+  if (id != null) {
+    const bare = typeof id === 'string' && id.startsWith('evt_') ? id.slice(4) : id;
+    if (typeof bare === 'string' && ID.test(bare)) eventId = `evt_${bare}`;
+    else fail('id', 'must be 1 to 100 letters, digits, _ or -, optionally after evt_');
+  }
+  const validTime = typeof timestamp === 'number' && timestamp >= 0 && timestamp <= MAX_TIMESTAMP_MS;
+  if (timestamp != null && !validTime) fail('timestamp', 'must be a time in milliseconds since the epoch');
+  if (me != null && !(isObj(me) && (me.id == null || typeof me.id === 'string'))) {
+    fail('me', 'must be an object whose id is a string');
+  }
+  if (errors.length) return { errors };
+  return {
+    event: {
+      event_id: eventId,
+      event: event as string,
+      timestamp: validTime ? Math.round(timestamp) : null,
+      payload: body.payload,
+      sessionPhone: isObj(me) ? phoneOf(me.id) : null,
+    },
+  };
+}

@@ -15,7 +15,9 @@ import { randomToken } from './domain/ids.ts';
 import { linkKey } from './domain/media-link.ts';
 import type { SecretBox } from './domain/secret-box.ts';
 import { RetentionSweeper } from './maintenance/retention.ts';
+import { EngineFetch } from './media/engine-fetch.ts';
 import { Media } from './media/media.ts';
+import { MediaJobs } from './media/media-jobs.ts';
 import { openMediaStore, spoolDir } from './media/open-media-store.ts';
 import { MediaSweeper } from './media/sweeper.ts';
 import { HeraldMetrics } from './metrics/metrics.ts';
@@ -51,6 +53,8 @@ export interface HeraldOptions {
 
 /** The lease outlives the delivery timeout, so it only runs out when its holder is gone. */
 const LEASE_MARGIN_MS = 5000;
+/** A media job's lease beyond the download's own timeout: the time to write the file to the media store. */
+const MEDIA_LEASE_MARGIN_MS = 10_000;
 /** A graceful stop waits this long past the delivery timeout for in-flight attempts, then releases their leases. */
 export const STOP_MARGIN_MS = 1000;
 
@@ -104,8 +108,16 @@ export async function startHerald(config: Config, options: HeraldOptions = {}): 
   // PUBLIC_URL, or else the address bound below (known only after listen when PORT is 0).
   let publicUrl = config.publicUrl ?? '';
   const mediaStore = await openMediaStore(config.mediaStore, config.dataDir);
+  const engineFetch = new EngineFetch({
+    destinations,
+    headers: config.engineMediaHeaders,
+    timeoutMs: config.deliveryTimeoutMs,
+    maxBytes: config.mediaMaxBytes,
+    spoolDir: spoolDir(config.dataDir),
+  });
   const media = new Media({
     store: mediaStore,
+    engineFetch,
     linkKey: linkKey(secretBox),
     ttlMs: config.mediaTtlMs,
     maxBytes: config.mediaMaxBytes,
@@ -139,8 +151,20 @@ export async function startHerald(config: Config, options: HeraldOptions = {}): 
       `PUBLIC_URL is unset: media links will name ${url}, which receivers cannot reach; set PUBLIC_URL`,
     );
   }
+  const mediaJobs = new MediaJobs({
+    store,
+    media,
+    clock,
+    logger,
+    // Longer than a download may take, and a write to the media store after it.
+    leaseMs: config.deliveryTimeoutMs + MEDIA_LEASE_MARGIN_MS,
+  });
   if (role !== 'api') {
-    await store.listenForWork(() => dispatcher.wake());
+    await store.listenForWork(() => {
+      dispatcher.wake();
+      mediaJobs.wake();
+    });
+    mediaJobs.start();
     // Started now, not at the first attempt: loading the thread took the first ~100 ms of a burst's deliveries.
     sender.start();
     dispatcher.start();
@@ -162,8 +186,12 @@ export async function startHerald(config: Config, options: HeraldOptions = {}): 
     // No new requests and no new claims; answers under way and attempts in flight finish, then the store closes.
     async close() {
       await Promise.all([retention.stop(), mediaSweeper.stop()]);
-      await Promise.all([server.close(), dispatcher.stop(config.deliveryTimeoutMs + STOP_MARGIN_MS)]);
-      await mediaStore.close();
+      await Promise.all([
+        server.close(),
+        dispatcher.stop(config.deliveryTimeoutMs + STOP_MARGIN_MS),
+        mediaJobs.stop(),
+      ]);
+      await Promise.all([mediaStore.close(), engineFetch.close()]);
       await sender.close();
       await store.close();
     },

@@ -29,6 +29,8 @@ export interface Config {
   /** How long a media link lives after the event that carries it was accepted. */
   mediaTtlMs: number;
   mediaStore: MediaStoreConfig;
+  /** Headers sent when Herald downloads engine media (ENGINE_MEDIA_HEADERS), e.g. WAHA's X-Api-Key. */
+  engineMediaHeaders: Record<string, string>;
 }
 
 /** Where media files live: DATA_DIR/media, or an S3-compatible bucket (endpoint and credentials: AWS_* variables). */
@@ -84,6 +86,7 @@ export function loadConfig(env: Env): Config {
     mediaMaxBytes: integer('MEDIA_MAX_BYTES', 64 * 1024 * 1024, 1, 5 * 1024 ** 3),
     mediaTtlMs: duration('MEDIA_TTL', get('MEDIA_TTL'), 24 * 3600),
     mediaStore: mediaStore(get),
+    engineMediaHeaders: headerList('ENGINE_MEDIA_HEADERS', get('ENGINE_MEDIA_HEADERS')),
   };
   checkMediaTtl(config);
   return config;
@@ -141,6 +144,21 @@ function mediaStore(get: (name: string) => string | undefined): MediaStoreConfig
     // S3-compatible servers at their own endpoint mostly want bucket-in-path; AWS itself the bucket host name.
     pathStyle: style === undefined ? endpoint !== null : boolean('MEDIA_S3_PATH_STYLE', style),
   };
+}
+
+/** `Name: value; Name: value`, as WAHA writes its own custom headers. */
+function headerList(name: string, raw: string | undefined): Record<string, string> {
+  const headers: Record<string, string> = {};
+  const parts = (raw ?? '').split(';').filter((p) => p.trim() !== '');
+  for (const [i, part] of parts.entries()) {
+    const m = /^\s*([!#$%&'*+.^_`|~0-9A-Za-z-]+)\s*:\s*(.*?)\s*$/.exec(part);
+    // The value is not repeated: it is often a key.
+    if (!m || /[\0\r\n]/.test(m[2])) {
+      throw new ConfigError(`${name}: must be "Name: value" pairs separated by ";"; pair ${i + 1} is not`);
+    }
+    headers[m[1].toLowerCase()] = m[2];
+  }
+  return headers;
 }
 
 function databaseUrl(raw: string | undefined): string | null {

@@ -23,6 +23,7 @@ const SUMMARIES: Record<string, string> = {
   'POST /instances': 'Create an instance (admin)',
   'GET /instances': 'List instances',
   'GET /instances/{instance_id}': 'Get an instance: session status and phone',
+  'PATCH /instances/{instance_id}': 'Rename an instance, or set or remove its engine HMAC key',
   'DELETE /instances/{instance_id}': 'Delete an instance with its webhooks, keys and deliveries (admin)',
   'POST /instances/{instance_id}/keys': 'Create an instance key; the key is shown once (admin)',
   'GET /instances/{instance_id}/keys': 'List instance keys, without their secret part (admin)',

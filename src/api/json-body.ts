@@ -3,9 +3,19 @@ import type { FastifyInstance } from 'fastify';
 import { HttpError } from './errors.ts';
 
 export const MAX_JSON_DEPTH = 64;
+
+declare module 'fastify' {
+  interface FastifyRequest {
+    /** The body's bytes as received, on routes whose config asks for them (`rawBody: true`). */
+    rawBody?: Buffer;
+  }
+  interface FastifyContextConfig {
+    rawBody?: boolean;
+  }
+}
 const utf8 = new TextDecoder('utf-8', { fatal: true });
 /** Fastify tests this against the whole header, parameters included (`application/json; charset="utf-8"`). */
-const JSON_TYPE = /^application\/([\w.+-]+\+)?json\s*(;|$)/i;
+export const JSON_TYPE = /^application\/([\w.+-]+\+)?json\s*(;|$)/i;
 
 export function installJsonBody(app: FastifyInstance): void {
   // A POST without a body is an empty object, so validation names the missing fields instead of "body".
@@ -13,26 +23,35 @@ export function installJsonBody(app: FastifyInstance): void {
     if (request.body === undefined && request.routeOptions.schema?.body) request.body = {};
   });
   app.removeAllContentTypeParsers();
-  app.addContentTypeParser(JSON_TYPE, { parseAs: 'buffer' }, (_req, raw, done) => {
-    let text: string;
+  app.addContentTypeParser(JSON_TYPE, { parseAs: 'buffer' }, (request, raw, done) => {
+    // Kept only where a signature over the exact bytes is checked (the engine's webhook).
+    if (request.routeOptions.config?.rawBody) request.rawBody = raw as Buffer;
     try {
-      text = utf8.decode(raw as Buffer);
-    } catch {
-      return done(new HttpError('invalid_request', 'body: is not valid UTF-8'));
-    }
-    if (text.trim() === '')
-      return done(new HttpError('invalid_request', 'body: must be a JSON object, got an empty body'));
-    if (depthExceeds(text, MAX_JSON_DEPTH)) {
-      return done(
-        new HttpError('invalid_request', `body: JSON is nested deeper than ${MAX_JSON_DEPTH} levels`),
-      );
-    }
-    try {
-      done(null, JSON.parse(text));
+      done(null, parseJson(raw as Buffer));
     } catch (err) {
-      done(new HttpError('invalid_request', `body: malformed JSON (${(err as Error).message})`));
+      done(err as HttpError);
     }
   });
+}
+
+/** Parses a JSON body's bytes, or throws the 400 that says what is wrong with them. */
+export function parseJson(raw: Buffer): unknown {
+  let text: string;
+  try {
+    text = utf8.decode(raw);
+  } catch {
+    throw new HttpError('invalid_request', 'body: is not valid UTF-8');
+  }
+  if (text.trim() === '')
+    throw new HttpError('invalid_request', 'body: must be a JSON object, got an empty body');
+  if (depthExceeds(text, MAX_JSON_DEPTH)) {
+    throw new HttpError('invalid_request', `body: JSON is nested deeper than ${MAX_JSON_DEPTH} levels`);
+  }
+  try {
+    return JSON.parse(text);
+  } catch (err) {
+    throw new HttpError('invalid_request', `body: malformed JSON (${(err as Error).message})`);
+  }
 }
 
 /** Counts bracket depth outside strings, before JSON.parse builds anything. */

@@ -18,6 +18,10 @@ export const Instance = Type.Object(
     name: Type.String(),
     status: Type.String({ description: 'last session.status published; STOPPED before any' }),
     phone: Nullable(Type.String()),
+    engine_hmac_key_set: Type.Boolean({
+      description:
+        "whether the engine's webhook must be signed (X-Webhook-Hmac); the key itself is never shown",
+    }),
     created_at: Time,
     // Beyond SPEC §5, for the instance list and "Redeliver all failed" (which must say how many before acting).
     counts: Type.Object({

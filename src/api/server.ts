@@ -8,6 +8,7 @@ import { errorBody, installErrorHandling } from './errors.ts';
 import { installJsonBody } from './json-body.ts';
 import { installRateLimit } from './rate-limit.ts';
 import { deliveryRoutes } from './routes/deliveries.ts';
+import { engineRoutes } from './routes/engine.ts';
 import { eventRoutes } from './routes/events.ts';
 import { healthRoutes } from './routes/health.ts';
 import { instanceRoutes } from './routes/instances.ts';
@@ -58,6 +59,7 @@ export async function buildServer(
   instanceRoutes(app, ctx);
   webhookRoutes(app, ctx);
   eventRoutes(app, ctx);
+  engineRoutes(app, ctx);
   deliveryRoutes(app, ctx);
   mediaRoutes(app, ctx);
   testDeliveryRoutes(app, ctx);

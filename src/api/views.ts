@@ -8,7 +8,11 @@ const isoOrNull = (ms: number | null) => (ms === null ? null : iso(ms));
 const NO_COUNTS: InstanceCounts = { webhooks: 0, failed_deliveries: 0, redeliverable_deliveries: 0 };
 
 export const instanceView = (i: Instance, counts: Map<string, InstanceCounts>) => ({
-  ...i,
+  instance_id: i.instance_id,
+  name: i.name,
+  status: i.status,
+  phone: i.phone,
+  engine_hmac_key_set: Boolean(i.engine_hmac_sealed),
   created_at: iso(i.created_at),
   counts: counts.get(i.instance_id) ?? NO_COUNTS,
 });

@@ -12,6 +12,7 @@ import { decide, type RetryRules } from '../domain/retry-policy.ts';
 import type { AttemptOutcome } from '../domain/types.ts';
 import type { DeliveryObserver } from '../metrics/metrics.ts';
 import type { ClaimedDelivery, Store } from '../store/store.ts';
+import { Wakeup } from '../wakeup.ts';
 import { Answering } from './answering.ts';
 import { type Held, HeldClaims } from './held-claims.ts';
 import { InFlight } from './in-flight.ts';
@@ -71,8 +72,7 @@ export class Dispatcher {
   #stopping = false;
   #stopped = false;
   #loop: Promise<void> | null = null;
-  #wake: (() => void) | null = null;
-  #woken = false;
+  readonly #wakeup = new Wakeup();
   #wakeScheduled = false;
 
   constructor(options: DispatcherOptions) {
@@ -109,8 +109,7 @@ export class Dispatcher {
 
   /** Runs the loop again now (or as soon as the claim in progress ends). */
   #rouse(): void {
-    this.#woken = true;
-    this.#wake?.();
+    this.#wakeup.wake();
   }
 
   /**
@@ -144,7 +143,7 @@ export class Dispatcher {
 
   async #run(): Promise<void> {
     while (!this.#stopping) {
-      this.#woken = false;
+      this.#wakeup.begin();
       let full = false;
       try {
         // Held claims never outnumber the attempts allowed at once, so that each can start within a round of them
@@ -283,17 +282,7 @@ export class Dispatcher {
   }
 
   #sleep(ms: number): Promise<void> {
-    if (this.#woken || this.#stopping) return Promise.resolve();
-    return new Promise((resolve) => {
-      const timer = setTimeout(done, ms);
-      const self = this;
-      function done() {
-        clearTimeout(timer);
-        self.#wake = null;
-        resolve();
-      }
-      this.#wake = done;
-    });
+    return this.#stopping ? Promise.resolve() : this.#wakeup.sleep(ms);
   }
 
   #launch({ claim, startBy }: Held, limit: number): void {

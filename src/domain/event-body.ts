@@ -13,3 +13,10 @@ export function eventBody(e: Omit<EventDraft, 'body'>): string {
     payload: e.payload,
   });
 }
+
+/** The body with its payload's media object replaced: how engine media, once settled, reaches every delivery. */
+export function withSettledMedia(body: string, media: Record<string, unknown>): string {
+  const parsed = JSON.parse(body);
+  parsed.payload = { ...parsed.payload, media };
+  return JSON.stringify(parsed);
+}

@@ -1,4 +1,5 @@
 /** Shared shapes of the domain. Times are epoch milliseconds inside Herald and ISO strings at the API. */
+import type { MediaDownload } from './media-object.ts';
 
 export type DeliveryStatus = 'pending' | 'delivered' | 'failed';
 export type FailureReason = 'attempts_exhausted' | 'gone' | 'webhook_disabled';
@@ -9,6 +10,8 @@ export interface Instance {
   name: string;
   status: string;
   phone: string | null;
+  /** AES-GCM sealed key the engine signs its webhook with (X-Webhook-Hmac), or null when it signs nothing. */
+  engine_hmac_sealed?: string | null;
   created_at: number;
 }
 
@@ -36,6 +39,8 @@ export interface EventDraft {
   payload: Record<string, unknown>;
   /** The delivery request body, serialised once (see event-body.ts). */
   body: string;
+  /** The engine's media file to fetch before the deliveries start (they wait until it is settled), or null. */
+  download?: MediaDownload | null;
 }
 
 /** What one attempt to send a delivery came back with. */

@@ -7,10 +7,17 @@ import type { Readable } from 'node:stream';
 import type { Clock } from '../domain/clock.ts';
 import { newId } from '../domain/ids.ts';
 import { signLink } from '../domain/media-link.ts';
-import { completeMedia, referencedMediaId } from '../domain/media-object.ts';
+import {
+  completeMedia,
+  fileless,
+  type MediaDownload,
+  readyMedia,
+  referencedMediaId,
+} from '../domain/media-object.ts';
 import type { FieldError } from '../domain/types.ts';
+import type { EngineFetch } from './engine-fetch.ts';
 import type { MediaMeta, MediaStore } from './media-store.ts';
-import { spool } from './spool.ts';
+import { type Spooled, spool } from './spool.ts';
 
 export interface MediaOptions {
   store: MediaStore;
@@ -23,6 +30,8 @@ export interface MediaOptions {
   /** PUBLIC_URL, or http://HOST:PORT once the port is bound. */
   baseUrl: () => string;
   clock: Clock;
+  /** Downloads engine media (engine-fetch.ts). */
+  engineFetch: EngineFetch;
 }
 
 /** The kinds whose payload may carry a media object (seed 2.3). */
@@ -54,8 +63,30 @@ export class Media {
   /** Streams an upload into storage. Throws TooLarge (nothing kept) beyond MEDIA_MAX_BYTES. */
   async upload(instanceId: string, source: Readable, mimetype: string): Promise<MediaMeta> {
     const spooled = await spool(source, this.#o.spoolDir, this.#o.maxBytes);
-    const now = this.#o.clock();
     // Until an event refers to it, an upload lives one TTL; each event that does keeps it one TTL past itself.
+    return this.#keep(spooled, instanceId, mimetype);
+  }
+
+  /**
+   * Downloads an engine's file into storage and returns the media object every delivery of its event carries:
+   * ready with Herald's own signed link, or too_large / failed without a file (seed 2.5).
+   */
+  async fetchEngineMedia(instanceId: string, download: MediaDownload): Promise<Record<string, unknown>> {
+    const got = await this.#o.engineFetch.fetch(download.url);
+    if (got.kind !== 'file') return fileless(got.kind, download.mimetype);
+    const type = download.mimetype ?? got.contentType?.trim() ?? '';
+    const meta = await this.#keep(
+      got.file,
+      instanceId,
+      Media.checkType(type) ? 'application/octet-stream' : type,
+    );
+    const link = signLink(this.#o.linkKey, this.#o.baseUrl(), meta.media_id, meta.expires_at);
+    return readyMedia({ ...meta, ...link }, download.filename);
+  }
+
+  /** Moves a spooled file into storage; it lives one TTL from now. */
+  async #keep(spooled: Spooled, instanceId: string, mimetype: string): Promise<MediaMeta> {
+    const now = this.#o.clock();
     const meta: MediaMeta = {
       media_id: newId('med', now),
       instance_id: instanceId,
@@ -86,7 +117,7 @@ export class Media {
   ): Promise<{ payload: Record<string, unknown> } | { error: FieldError }> {
     if (!MEDIA_KINDS.has(kind)) return { payload };
     const id = referencedMediaId(payload);
-    if (id === null) return { payload: completeMedia(payload, null) };
+    if (id === null) return { payload };
     const field = `${prefix}payload.media.media_id`;
     const meta = await this.store.get(id);
     // Another instance's file is reported as unknown, so ids of other instances do not leak.

@@ -9,6 +9,7 @@ export const toInstance = (r: Row): Instance => ({
   name: r.name as string,
   status: r.status as string,
   phone: r.phone as string | null,
+  engine_hmac_sealed: (r.engine_hmac_sealed as string | null) ?? null,
   created_at: r.created_at as number,
 });
 

@@ -43,6 +43,25 @@ export interface IngestResult {
 export const webhookDisabledConflict = (webhookId: string) =>
   `webhook ${webhookId} is disabled; enable it before redelivering`;
 
+/** A change to an instance; a field left undefined stays as it is. */
+export interface InstanceChange {
+  name?: string;
+  /** The sealed engine HMAC key, or null to remove it. */
+  engine_hmac_sealed?: string | null;
+}
+
+/** An engine's media file to download for an event, leased to one process while it does. */
+export interface MediaJob {
+  event_id: string;
+  instance_id: string;
+  url: string;
+  mimetype: string | null;
+  filename: string | null;
+  /** Tries before this one that ended in a fault of Herald's own (the media store unreachable, say). */
+  tries: number;
+  lease_token: string;
+}
+
 /** A write refused because of what is already stored; the whole operation is rolled back. */
 export class StoreConflict extends Error {}
 
@@ -136,6 +155,7 @@ export interface Store {
   listInstances(): Promise<Instance[]>;
   getInstance(instanceId: string): Promise<Instance | null>;
   deleteInstance(instanceId: string): Promise<boolean>;
+  updateInstance(instanceId: string, change: InstanceChange): Promise<Instance | null>;
 
   createKey(key: ApiKey): Promise<void>;
   listKeys(instanceId: string): Promise<ApiKey[]>;
@@ -166,9 +186,23 @@ export interface Store {
    * Stores events with their deliveries in one transaction, routed by `router` over the instance's webhooks
    * as they are inside that transaction. An event_id seen before is answered as it was, nothing queued twice.
    * A `session.status` event also sets the instance's status and phone. An event_id already used by another
-   * instance throws StoreConflict and stores nothing of the call.
+   * instance throws StoreConflict and stores nothing of the call. An event with a `download` and deliveries gets
+   * a media job; its deliveries wait (next_attempt_at null) until the job is settled.
    */
   ingest(instanceId: string, events: EventDraft[], router: Router, now: number): Promise<IngestResult[]>;
+
+  /**
+   * Leases up to `limit` media jobs due at `now` (see EventDraft.download), for `leaseMs`: a process that dies
+   * with a job leaves it to be claimed again once the lease runs out.
+   */
+  claimMediaJobs(now: number, limit: number, leaseMs: number): Promise<MediaJob[]>;
+  /**
+   * Ends a job still held by its lease: the event's body gets `media` as its payload's media object and its
+   * deliveries become due at `now`. False when the lease was lost (another process settles it).
+   */
+  settleMediaJob(job: MediaJob, media: Record<string, unknown>, now: number): Promise<boolean>;
+  /** Gives a job back to be tried again at `at`, one more try counted. */
+  retryMediaJob(job: MediaJob, at: number): Promise<void>;
 
   /**
    * Leases up to `limit` due deliveries, at most `room(webhook_id, leased)` per webhook. `leased` is how many of

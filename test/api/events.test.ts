@@ -152,9 +152,9 @@ describe('batch', () => {
     const ins = await h.createInstance();
     const { r } = await hook(t, ins, { events: ['*'] });
     const bad = msg();
-    delete (bad.payload as any).from;
+    delete (bad.payload as any).id;
     const cases = [
-      { events: [msg(), msg(), msg(), bad, msg()], field: 'events[3].payload.from' },
+      { events: [msg(), msg(), msg(), bad, msg()], field: 'events[3].payload.id' },
       { events: [msg(), msg(), msg(), { ...msg(), event_id: 'nope_1' }], field: 'events[3].event_id' },
     ];
     for (const c of cases) {
@@ -301,18 +301,22 @@ describe('routing', () => {
 });
 
 describe('payload validation', () => {
-  const noFrom = messagePayload();
-  delete noFrom.from;
+  const noId = messagePayload();
+  delete noId.id;
   const ack = { id: 'm1', from: 'a@c.us', to: 'b@c.us', ackName: 'READ' };
   const unknown = { message_id: 'msg_1', client_reference: 'r', to: '1555', type: 'text', error_code: 'X' };
   const cases: [string, Record<string, unknown>, string][] = [
-    ['message missing from', { event: 'message', payload: noFrom }, 'payload.from'],
+    ['message missing id', { event: 'message', payload: noId }, 'payload.id'],
     ['from_phone non-digits', msg({ from_phone: '+49 170' }), 'payload.from_phone'],
-    ['hasMedia true without media', msg({ hasMedia: true }), 'payload.media'],
-    ['message with fromMe true', msg({ fromMe: true }), 'payload.fromMe'],
+    ['media while hasMedia is false', msg({ media: { status: 'failed' } }), 'payload.media'],
+    ['fromMe as text', msg({ fromMe: 'false' }), 'payload.fromMe'],
     ['message.ack unknown ack', { event: 'message.ack', payload: { ...ack, ack: 7 } }, 'payload.ack'],
     ['message.unknown bad error_code', { event: 'message.unknown', payload: unknown }, 'payload.error_code'],
-    ['session.status bad status', { event: 'session.status', payload: { status: 'ON' } }, 'payload.status'],
+    [
+      'session.status in lower case',
+      { event: 'session.status', payload: { status: 'on' } },
+      'payload.status',
+    ],
     ['an unknown event kind', { ...msg(), event: 'mesage' }, 'event'],
     ['a timestamp past the last date', { ...msg(), timestamp: 1e20 }, 'timestamp'],
   ];
@@ -321,6 +325,33 @@ describe('payload validation', () => {
       assertInvalid(await h.publish(await h.createInstance(), body), field);
     });
   }
+
+  test('what engines send is accepted: no from, fromMe true in a self-chat, hasMedia without media, new statuses', async (t) => {
+    const ins = await h.createInstance();
+    const { r } = await hook(t, ins, { events: ['message', 'session.status'] });
+    const noFrom = messagePayload();
+    delete noFrom.from;
+    delete noFrom.from_phone;
+    const bodies = [
+      { event: 'message', payload: noFrom },
+      msg({
+        id: 'true_15557654321@c.us_SELF',
+        fromMe: true,
+        from: '15550001111@c.us',
+        from_phone: undefined,
+      }),
+      msg({ hasMedia: true }),
+      { event: 'session.status', payload: { status: 'PASSKEY_REQUIRED' } },
+    ];
+    for (const body of bodies) assert.equal((await h.publish(ins, body)).status, 202, JSON.stringify(body));
+    const got = await r.waitFor(4);
+    const byKind = (i: number) =>
+      got.find((g) => g.body.payload.id === bodies[i].payload.id && g.body.event === bodies[i].event);
+    assert.equal(byKind(1)?.body.payload.from_phone, '15550001111');
+    assert.deepEqual(got.find((g) => g.body.payload.hasMedia)?.body.payload.media, { status: 'unavailable' });
+    const instance = (await h.request('GET', `/instances/${ins}`)).body.instance;
+    assert.equal(instance.status, 'PASSKEY_REQUIRED');
+  });
 
   test('an event of 256 KiB or more is a 413 and is not stored', async (t) => {
     const ins = await h.createInstance();

@@ -211,7 +211,15 @@ describe('secrets at rest', () => {
 });
 
 describe('instances', () => {
-  const INSTANCE_FIELDS = ['counts', 'created_at', 'instance_id', 'name', 'phone', 'status'];
+  const INSTANCE_FIELDS = [
+    'counts',
+    'created_at',
+    'engine_hmac_key_set',
+    'instance_id',
+    'name',
+    'phone',
+    'status',
+  ];
 
   async function getInstance(id: string): Promise<any> {
     const r = await h.request('GET', `/instances/${id}`);
@@ -236,7 +244,13 @@ describe('instances', () => {
       assert.match(r.body.instance_id, idOf('ins'));
       const got = await getInstance(r.body.instance_id);
       const { created_at, counts, ...rest } = got;
-      assert.deepEqual(rest, { instance_id: r.body.instance_id, name, status: 'STOPPED', phone: null });
+      assert.deepEqual(rest, {
+        instance_id: r.body.instance_id,
+        name,
+        status: 'STOPPED',
+        phone: null,
+        engine_hmac_key_set: false,
+      });
       assert.deepEqual(counts, { webhooks: 0, failed_deliveries: 0, redeliverable_deliveries: 0 });
       assert.match(created_at, ISO);
       assert.ok(Date.parse(got.created_at) >= before - 1000 && Date.parse(got.created_at) <= Date.now());

@@ -34,6 +34,8 @@ export interface RequestOptions {
   contentType?: string;
   /** API key; default the admin key, null for none. */
   key?: string | null;
+  /** Further request headers. */
+  headers?: Record<string, string>;
 }
 
 export interface TestHerald {
@@ -117,7 +119,7 @@ export async function apiRequest(
   path: string,
   o: RequestOptions = {},
 ): Promise<Reply> {
-  const headers: Record<string, string> = {};
+  const headers: Record<string, string> = { ...o.headers };
   const key = o.key === undefined ? ADMIN_KEY : o.key;
   if (key !== null) headers.authorization = `Bearer ${key}`;
   let body: string | Uint8Array | undefined;

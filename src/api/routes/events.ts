@@ -1,18 +1,11 @@
-/** Ingest (SPEC §7): the session engine publishes events; they are stored with their deliveries before the 202. */
+/** Herald's own event API: the session engine publishes events; they are stored with their deliveries before the 202. */
 import { type Static, Type } from '@sinclair/typebox';
 import type { FastifyInstance } from 'fastify';
-import { eventBody } from '../../domain/event-body.ts';
-import { validatePayload } from '../../domain/events.ts';
-import { newId } from '../../domain/ids.ts';
-import { route } from '../../domain/routing.ts';
-import type { EventDraft } from '../../domain/types.ts';
-import { StoreConflict } from '../../store/store.ts';
 import type { ApiContext } from '../context.ts';
-import { HttpError } from '../errors.ts';
+import { MAX_EVENT_BYTES, publishEvents } from '../publish.ts';
 import { InstanceParams, Ok, responses } from '../schemas.ts';
 import { loadInstance } from './instances.ts';
 
-export const MAX_EVENT_BYTES = 256 * 1024;
 export const MAX_BATCH = 1000;
 /** 8.64e15 ms: the greatest time a JavaScript Date can hold (275760-09-13). */
 export const MAX_TIMESTAMP_MS = 8_640_000_000_000_000;
@@ -48,45 +41,6 @@ const Accepted = Type.Object({ event_id: Type.String(), deliveries: Type.Integer
 export function eventRoutes(app: FastifyInstance, ctx: ApiContext): void {
   const tags = ['events'];
 
-  async function publish(instanceId: string, bodies: Body[], prefix: (i: number) => string) {
-    const now = ctx.clock();
-    const errors = bodies.flatMap((b, i) => validatePayload(b.event, b.payload, prefix(i)));
-    if (errors.length) throw HttpError.invalid(errors);
-    // Media references become ready objects with a signed link before the body is serialised (SPEC §7).
-    const payloads = await Promise.all(
-      bodies.map((b, i) => ctx.media.complete(instanceId, b.event, b.payload, now, prefix(i))),
-    );
-    const mediaErrors = payloads.flatMap((p) => ('error' in p ? [p.error] : []));
-    if (mediaErrors.length) throw HttpError.invalid(mediaErrors);
-    const drafts: EventDraft[] = bodies.map((b, i) => {
-      const event = {
-        event_id: b.event_id ?? newId('evt', now),
-        event: b.event,
-        instance_id: instanceId,
-        timestamp: b.timestamp ?? now,
-        payload: (payloads[i] as { payload: Record<string, unknown> }).payload,
-      };
-      const body = eventBody(event);
-      if (Buffer.byteLength(body) > MAX_EVENT_BYTES) {
-        throw new HttpError(
-          'payload_too_large',
-          `${prefix(i) || 'event'}: larger than ${MAX_EVENT_BYTES} bytes`,
-        );
-      }
-      return { ...event, body };
-    });
-    try {
-      // The store wakes the dispatcher at its commit (listenForWork): the embedded one before the disk flush the 202
-      // waits for, which takes that flush out of publish→arrival latency.
-      const results = await ctx.store.ingest(instanceId, drafts, route, now);
-      ctx.metrics?.eventsIngested(drafts.filter((_, i) => !results[i].duplicate).map((d) => d.event));
-      return results.map(({ event_id, deliveries }) => ({ event_id, deliveries }));
-    } catch (err) {
-      if (err instanceof StoreConflict) throw new HttpError('conflict', err.message);
-      throw err;
-    }
-  }
-
   app.post(
     '/instances/:instance_id/events',
     {
@@ -100,7 +54,9 @@ export function eventRoutes(app: FastifyInstance, ctx: ApiContext): void {
     },
     async (request, reply) => {
       const instance = await loadInstance(ctx, request);
-      const [result] = await publish(instance.instance_id, [request.body as Body], () => '');
+      const [result] = await publishEvents(ctx, instance.instance_id, [request.body as Body], {
+        prefix: () => '',
+      });
       return reply.status(202).send({ success: true, ...result });
     },
   );
@@ -120,7 +76,9 @@ export function eventRoutes(app: FastifyInstance, ctx: ApiContext): void {
     async (request, reply) => {
       const instance = await loadInstance(ctx, request);
       const { events } = request.body as Static<typeof BatchBody>;
-      const results = await publish(instance.instance_id, events, (i) => `events[${i}].`);
+      const results = await publishEvents(ctx, instance.instance_id, events, {
+        prefix: (i) => `events[${i}].`,
+      });
       return reply.status(202).send({ success: true, results });
     },
   );

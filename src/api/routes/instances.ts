@@ -3,6 +3,7 @@ import { type Static, Type } from '@sinclair/typebox';
 import type { FastifyInstance, FastifyRequest } from 'fastify';
 import { newId, randomToken } from '../../domain/ids.ts';
 import type { Instance } from '../../domain/types.ts';
+import type { InstanceChange } from '../../store/store.ts';
 import { hashKey, requireAdmin, requireInstanceAccess } from '../auth.ts';
 import type { ApiContext } from '../context.ts';
 import { HttpError } from '../errors.ts';
@@ -11,6 +12,18 @@ import { instanceView } from '../views.ts';
 
 const CreateInstance = Type.Object(
   { name: Type.Optional(Type.String({ maxLength: 200 })) },
+  { additionalProperties: false },
+);
+const PatchInstance = Type.Object(
+  {
+    name: Type.Optional(Type.String({ maxLength: 200 })),
+    engine_hmac_key: Type.Optional(
+      Type.Union([Type.String({ minLength: 1, maxLength: 1024 }), Type.Null()], {
+        description:
+          "the key the engine signs its webhook with (WAHA's hmac.key); null removes it. Write-only, sealed at rest",
+      }),
+    ),
+  },
   { additionalProperties: false },
 );
 const KeyParams = Type.Object({
@@ -78,6 +91,28 @@ export function instanceRoutes(app: FastifyInstance, ctx: ApiContext): void {
       const instance = await loadInstance(ctx, request);
       const counts = await ctx.store.instanceCounts(instance.instance_id);
       return { success: true, instance: instanceView(instance, counts) };
+    },
+  );
+
+  app.patch(
+    '/instances/:instance_id',
+    {
+      schema: {
+        tags,
+        params: InstanceParams,
+        body: PatchInstance,
+        response: responses(200, Ok({ instance: Type.Ref('Instance') })),
+      },
+    },
+    async (request) => {
+      const instance = await loadInstance(ctx, request);
+      const { name, engine_hmac_key: key } = request.body as Static<typeof PatchInstance>;
+      const change: InstanceChange = { name };
+      if (key !== undefined) change.engine_hmac_sealed = key === null ? null : ctx.secretBox.seal(key);
+      const updated = await ctx.store.updateInstance(instance.instance_id, change);
+      if (!updated) throw HttpError.notFound('instance', instance.instance_id);
+      const counts = await ctx.store.instanceCounts(instance.instance_id);
+      return { success: true, instance: instanceView(updated, counts) };
     },
   );
 

@@ -62,7 +62,7 @@ export class PostgresDeliveryLog {
       }
       if (!row.enabled) return { ok: false, conflict: webhookDisabledConflict(row.webhook_id) };
       const [updated] = await sql<Row[]>`
-        UPDATE deliveries SET ${sql.unsafe(RESTART)}, next_attempt_at = ${now}::bigint
+        UPDATE deliveries SET ${sql.unsafe(RESTART)}, next_attempt_at = ${sql.unsafe(HELD)} ${now}::bigint END
         WHERE delivery_id = ${deliveryId} RETURNING *`;
       await this.#db.notifyWork(sql);
       return { ok: true, delivery: toDelivery(updated) };
@@ -72,7 +72,7 @@ export class PostgresDeliveryLog {
   async redeliverFailed(instanceId: string, range: RedeliverRange, now: number): Promise<number> {
     return this.#db.tx(async (sql) => {
       const result = await sql`
-        UPDATE deliveries SET ${sql.unsafe(RESTART)}, next_attempt_at = ${now}::bigint
+        UPDATE deliveries SET ${sql.unsafe(RESTART)}, next_attempt_at = ${sql.unsafe(HELD)} ${now}::bigint END
         WHERE instance_id = ${instanceId} AND status = 'failed'
           AND webhook_id IN (SELECT webhook_id FROM webhooks WHERE instance_id = ${instanceId} AND enabled)
           AND (${range.webhook_id ?? null}::text IS NULL OR webhook_id = ${range.webhook_id ?? null}::text)
@@ -102,3 +102,6 @@ export class PostgresDeliveryLog {
 /** A manual redelivery: a fresh cycle of attempts, the first at once and marked manual (SPEC §8). */
 const RESTART = `status = 'pending', cycle_attempts = 0, next_trigger = 'manual', failure_reason = NULL,
   lease_token = NULL`;
+/** …unless the event still waits for its media: then the delivery waits with it (completed by `<now> END`). */
+const HELD =
+  'CASE WHEN EXISTS (SELECT 1 FROM media_jobs j WHERE j.event_id = deliveries.event_id) THEN NULL ELSE';

@@ -99,6 +99,21 @@ export const MIGRATIONS: string[] = [
   CREATE INDEX deliveries_finished ON deliveries ((COALESCE(last_attempt_at, created_at))) WHERE status <> 'pending';
   CREATE INDEX events_created ON events(created_at);
   `,
+  // Engine traffic: the HMAC key WAHA signs its webhook with (sealed), and engine media to download before an
+  // event's deliveries start (they wait with next_attempt_at NULL). A job's lease works as a delivery's does.
+  `
+  ALTER TABLE instances ADD COLUMN engine_hmac_sealed text;
+  CREATE TABLE media_jobs (
+    event_id text PRIMARY KEY REFERENCES events(event_id) ON DELETE CASCADE,
+    url text NOT NULL,
+    mimetype text,
+    filename text,
+    tries integer NOT NULL DEFAULT 0,
+    next_try_at bigint NOT NULL,
+    lease_token text
+  );
+  CREATE INDEX media_jobs_due ON media_jobs(next_try_at);
+  `,
 ];
 
 /** Brings the connection's schema up to date; safe when many processes start at once. */

@@ -5,9 +5,10 @@
 import type { Row } from 'postgres';
 import type { Webhook } from '../../domain/types.ts';
 import { toInstance, toKey, toWebhook } from '../rows.ts';
-import type { ApiKey, Store, WebhookConfig } from '../store.ts';
+import type { ApiKey, InstanceChange, Store, WebhookConfig } from '../store.ts';
 import { PostgresDatabase, type Tx } from './database.ts';
 import { PostgresDeliveryLog } from './delivery-log.ts';
+import { PostgresMediaJobs } from './media-jobs.ts';
 import { PostgresQueue } from './queue.ts';
 import { PostgresRetention } from './retention.ts';
 
@@ -16,12 +17,14 @@ export class PostgresStore implements Store {
   readonly #queue: PostgresQueue;
   readonly #log: PostgresDeliveryLog;
   readonly #retention: PostgresRetention;
+  readonly #mediaJobs: PostgresMediaJobs;
 
   private constructor(db: PostgresDatabase) {
     this.#db = db;
     this.#queue = new PostgresQueue(db);
     this.#log = new PostgresDeliveryLog(db);
     this.#retention = new PostgresRetention(db);
+    this.#mediaJobs = new PostgresMediaJobs(db);
   }
 
   /** Connects and migrates (safe when several processes start at once). */
@@ -35,6 +38,9 @@ export class PostgresStore implements Store {
   nextDueAt: Store['nextDueAt'] = (...args) => this.#queue.nextDueAt(...args);
   queueStats: Store['queueStats'] = (...args) => this.#queue.queueStats(...args);
   releaseClaims: Store['releaseClaims'] = (...args) => this.#queue.releaseClaims(...args);
+  claimMediaJobs: Store['claimMediaJobs'] = (...args) => this.#mediaJobs.claim(...args);
+  settleMediaJob: Store['settleMediaJob'] = (...args) => this.#mediaJobs.settle(...args);
+  retryMediaJob: Store['retryMediaJob'] = (...args) => this.#mediaJobs.retry(...args);
   purgeFinished: Store['purgeFinished'] = (...args) => this.#retention.purgeFinished(...args);
   listDeliveries: Store['listDeliveries'] = (...args) => this.#log.listDeliveries(...args);
   getDelivery: Store['getDelivery'] = (...args) => this.#log.getDelivery(...args);
@@ -80,15 +86,33 @@ export class PostgresStore implements Store {
         UPDATE webhooks w SET secret_sealed = r.sealed
         FROM unnest(${ids}::text[], ${rows.map((r) => reseal(r.secret_sealed))}::text[]) AS r(webhook_id, sealed)
         WHERE w.webhook_id = ANY(${ids}::text[]) AND w.webhook_id = r.webhook_id`;
+      const keys = await sql<{ instance_id: string; engine_hmac_sealed: string }[]>`
+        SELECT instance_id, engine_hmac_sealed FROM instances WHERE engine_hmac_sealed IS NOT NULL
+        ORDER BY instance_id FOR NO KEY UPDATE`;
+      for (const k of keys) {
+        await sql`UPDATE instances SET engine_hmac_sealed = ${reseal(k.engine_hmac_sealed)}
+                  WHERE instance_id = ${k.instance_id}`;
+      }
       await this.#setSetting(sql, setting.name, setting.value);
-      return rows.length;
+      return rows.length + keys.length;
     });
   }
 
   async createInstance(i: Parameters<Store['createInstance']>[0]): Promise<void> {
     await this.#db.sql`
-      INSERT INTO instances (instance_id, name, status, phone, created_at)
-      VALUES (${i.instance_id}, ${i.name}, ${i.status}, ${i.phone}, ${i.created_at}::bigint)`;
+      INSERT INTO instances (instance_id, name, status, phone, engine_hmac_sealed, created_at)
+      VALUES (${i.instance_id}, ${i.name}, ${i.status}, ${i.phone}, ${i.engine_hmac_sealed ?? null},
+        ${i.created_at}::bigint)`;
+  }
+
+  async updateInstance(instanceId: string, change: InstanceChange) {
+    const { name, engine_hmac_sealed: hmac } = change;
+    const [row] = await this.#db.sql<Row[]>`
+      UPDATE instances SET name = COALESCE(${name ?? null}::text, name),
+        engine_hmac_sealed = CASE WHEN ${hmac !== undefined}::boolean THEN ${hmac ?? null}::text
+                             ELSE engine_hmac_sealed END
+      WHERE instance_id = ${instanceId} RETURNING *`;
+    return row ? toInstance(row) : null;
   }
 
   async listInstances() {

@@ -80,18 +80,30 @@ export class PostgresQueue {
       const rows = drafts.flatMap((e, i) =>
         fresh.has(e.event_id) ? targets[i].map((w) => [e, w.webhook_id] as const) : [],
       );
+      // Deliveries of an event whose media is still to be downloaded wait for it (media-jobs.ts settles them).
+      const held = (e: EventDraft) => e.download != null;
       if (rows.length > 0) {
         await sql`
           INSERT INTO deliveries (delivery_id, event_id, instance_id, webhook_id, event, status, created_at,
             next_attempt_at)
           SELECT d.delivery_id, d.event_id, d.instance_id, d.webhook_id, d.event, 'pending', ${now}::bigint,
-            ${now}::bigint
+            CASE WHEN d.held = 1 THEN NULL ELSE ${now}::bigint END
           FROM unnest(${rows.map(() => newId('dlv', now))}::text[], ${rows.map(([e]) => e.event_id)}::text[],
                       ${rows.map(([e]) => e.instance_id)}::text[], ${rows.map(([, w]) => w)}::text[],
-                      ${rows.map(([e]) => e.event)}::text[]) WITH ORDINALITY
-               AS d(delivery_id, event_id, instance_id, webhook_id, event, n)
+                      ${rows.map(([e]) => e.event)}::text[], ${rows.map(([e]) => (held(e) ? 1 : 0))}::integer[])
+                      WITH ORDINALITY AS d(delivery_id, event_id, instance_id, webhook_id, event, held, n)
           ORDER BY d.n`;
         await this.#db.notifyWork(sql);
+      }
+      const jobs = drafts.filter((e, i) => fresh.has(e.event_id) && held(e) && targets[i].length > 0);
+      if (jobs.length > 0) {
+        const download = (e: EventDraft) => e.download as NonNullable<EventDraft['download']>;
+        await sql`
+          INSERT INTO media_jobs (event_id, url, mimetype, filename, next_try_at)
+          SELECT j.event_id, j.url, j.mimetype, j.filename, ${now}::bigint
+          FROM unnest(${jobs.map((e) => e.event_id)}::text[], ${jobs.map((e) => download(e).url)}::text[],
+                      ${jobs.map((e) => download(e).mimetype)}::text[],
+                      ${jobs.map((e) => download(e).filename)}::text[]) AS j(event_id, url, mimetype, filename)`;
       }
       const status = drafts.findLast((e) => fresh.has(e.event_id) && e.event === 'session.status');
       if (status) {

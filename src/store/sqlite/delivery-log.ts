@@ -132,6 +132,10 @@ export class SqliteDeliveryLog {
   }
 }
 
-/** A manual redelivery: a fresh cycle of attempts, the first at once and marked manual (SPEC §8). */
-const RESTART = `UPDATE deliveries SET status = 'pending', cycle_attempts = 0, next_trigger = 'manual', next_attempt_at = ?,
+/**
+ * A manual redelivery: a fresh cycle of attempts, the first at once and marked manual (SPEC §8); one whose event
+ * still waits for its media waits with it.
+ */
+const RESTART = `UPDATE deliveries SET status = 'pending', cycle_attempts = 0, next_trigger = 'manual',
+  next_attempt_at = CASE WHEN EXISTS (SELECT 1 FROM media_jobs j WHERE j.event_id = deliveries.event_id) THEN NULL ELSE ? END,
   failure_reason = NULL`;

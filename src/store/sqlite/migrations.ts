@@ -93,4 +93,18 @@ export const MIGRATIONS: string[] = [
   `
   ALTER TABLE deliveries DROP COLUMN lease_token;
   `,
+  // Engine traffic: the HMAC key WAHA signs its webhook with (sealed), and engine media to download before an
+  // event's deliveries start (they wait with next_attempt_at NULL). Claims of jobs are held in memory, as leases are.
+  `
+  ALTER TABLE instances ADD COLUMN engine_hmac_sealed TEXT;
+  CREATE TABLE media_jobs (
+    event_id TEXT PRIMARY KEY REFERENCES events(event_id) ON DELETE CASCADE,
+    url TEXT NOT NULL,
+    mimetype TEXT,
+    filename TEXT,
+    tries INTEGER NOT NULL DEFAULT 0,
+    next_try_at INTEGER NOT NULL
+  );
+  CREATE INDEX media_jobs_due ON media_jobs(next_try_at);
+  `,
 ];

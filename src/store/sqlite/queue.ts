@@ -90,8 +90,16 @@ export class SqliteQueue {
       `INSERT INTO deliveries (delivery_id, event_id, instance_id, webhook_id, event, status, created_at, next_attempt_at)
        VALUES (?, ?, ?, ?, ?, 'pending', ?, ?)`,
     );
+    // Deliveries of an event whose media is still to be downloaded wait for it (media-jobs.ts settles them).
+    const held = e.download != null && targets.length > 0;
     for (const w of targets)
-      insert.run(newId('dlv', now), e.event_id, e.instance_id, w.webhook_id, e.event, now, now);
+      insert.run(newId('dlv', now), e.event_id, e.instance_id, w.webhook_id, e.event, now, held ? null : now);
+    if (held) {
+      const { url, mimetype, filename } = e.download as NonNullable<EventDraft['download']>;
+      this.#db
+        .q('INSERT INTO media_jobs (event_id, url, mimetype, filename, next_try_at) VALUES (?, ?, ?, ?, ?)')
+        .run(e.event_id, url, mimetype, filename, now);
+    }
     if (e.event === 'session.status') {
       const phone = typeof e.payload.phone === 'string' ? e.payload.phone : null;
       this.#db

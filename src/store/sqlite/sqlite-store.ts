@@ -5,9 +5,10 @@
 import type { SQLInputValue } from 'node:sqlite';
 import type { Webhook } from '../../domain/types.ts';
 import { toInstance, toKey, toWebhook } from '../rows.ts';
-import type { ApiKey, Store, WebhookConfig } from '../store.ts';
+import type { ApiKey, InstanceChange, Store, WebhookConfig } from '../store.ts';
 import { SqliteDatabase } from './database.ts';
 import { SqliteDeliveryLog } from './delivery-log.ts';
+import { SqliteMediaJobs } from './media-jobs.ts';
 import { SqliteQueue } from './queue.ts';
 import { SqliteRetention } from './retention.ts';
 
@@ -16,12 +17,14 @@ export class SqliteStore implements Store {
   readonly #queue: SqliteQueue;
   readonly #log: SqliteDeliveryLog;
   readonly #retention: SqliteRetention;
+  readonly #mediaJobs: SqliteMediaJobs;
 
   constructor(file: string) {
     this.#db = new SqliteDatabase(file);
     this.#queue = new SqliteQueue(this.#db);
     this.#log = new SqliteDeliveryLog(this.#db);
     this.#retention = new SqliteRetention(this.#db);
+    this.#mediaJobs = new SqliteMediaJobs(this.#db);
   }
 
   ingest: Store['ingest'] = (...args) => this.#queue.ingest(...args);
@@ -30,6 +33,9 @@ export class SqliteStore implements Store {
   nextDueAt: Store['nextDueAt'] = (...args) => this.#queue.nextDueAt(...args);
   queueStats: Store['queueStats'] = (...args) => this.#queue.queueStats(...args);
   releaseClaims: Store['releaseClaims'] = (...args) => this.#queue.releaseClaims(...args);
+  claimMediaJobs: Store['claimMediaJobs'] = (...args) => this.#mediaJobs.claim(...args);
+  settleMediaJob: Store['settleMediaJob'] = (...args) => this.#mediaJobs.settle(...args);
+  retryMediaJob: Store['retryMediaJob'] = (...args) => this.#mediaJobs.retry(...args);
   purgeFinished: Store['purgeFinished'] = (...args) => this.#retention.purgeFinished(...args);
   listDeliveries: Store['listDeliveries'] = (...args) => this.#log.listDeliveries(...args);
   getDelivery: Store['getDelivery'] = (...args) => this.#log.getDelivery(...args);
@@ -70,15 +76,35 @@ export class SqliteStore implements Store {
         .all();
       const update = this.#db.q('UPDATE webhooks SET secret_sealed = ? WHERE webhook_id = ?');
       for (const row of rows) update.run(reseal(row.secret_sealed as string), row.webhook_id as string);
+      const keys = this.#db
+        .q('SELECT instance_id, engine_hmac_sealed FROM instances WHERE engine_hmac_sealed IS NOT NULL')
+        .all();
+      const updateKey = this.#db.q('UPDATE instances SET engine_hmac_sealed = ? WHERE instance_id = ?');
+      for (const k of keys) updateKey.run(reseal(k.engine_hmac_sealed as string), k.instance_id as string);
       this.#setSetting(setting.name, setting.value);
-      return rows.length;
+      return rows.length + keys.length;
     });
   }
 
   async createInstance(i: Parameters<Store['createInstance']>[0]): Promise<void> {
     this.#db
-      .q('INSERT INTO instances (instance_id, name, status, phone, created_at) VALUES (?, ?, ?, ?, ?)')
-      .run(i.instance_id, i.name, i.status, i.phone, i.created_at);
+      .q(
+        `INSERT INTO instances (instance_id, name, status, phone, engine_hmac_sealed, created_at)
+         VALUES (?, ?, ?, ?, ?, ?)`,
+      )
+      .run(i.instance_id, i.name, i.status, i.phone, i.engine_hmac_sealed ?? null, i.created_at);
+  }
+
+  async updateInstance(instanceId: string, change: InstanceChange) {
+    const { name, engine_hmac_sealed: hmac } = change;
+    this.#db
+      .q(
+        `UPDATE instances SET name = COALESCE(?, name),
+           engine_hmac_sealed = CASE WHEN ? THEN ? ELSE engine_hmac_sealed END
+         WHERE instance_id = ?`,
+      )
+      .run(name ?? null, hmac === undefined ? 0 : 1, hmac ?? null, instanceId);
+    return this.getInstance(instanceId);
   }
 
   async listInstances() {

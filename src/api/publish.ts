@@ -1,0 +1,93 @@
+/**
+ * Publishing events, whichever way they arrive (Herald's own event API or an engine's webhook): payload rules,
+ * normalisation into the delivery format, uploads completed, the delivery body serialised once, then one store
+ * transaction with every delivery. The 202 that follows means all of it is on disk.
+ */
+import { eventBody } from '../domain/event-body.ts';
+import { isEventKind, validateKnownPayload, validatePayload } from '../domain/events.ts';
+import { newId } from '../domain/ids.ts';
+import { normalise } from '../domain/normalise.ts';
+import { route } from '../domain/routing.ts';
+import type { EventDraft } from '../domain/types.ts';
+import { StoreConflict } from '../store/store.ts';
+import type { ApiContext } from './context.ts';
+import { HttpError } from './errors.ts';
+
+export const MAX_EVENT_BYTES = 256 * 1024;
+
+export interface Publication {
+  event: string;
+  payload: unknown;
+  event_id?: string | null;
+  timestamp?: number | null;
+  /** The session's own phone number, when the engine said it (WAHA's `me`). */
+  sessionPhone?: string | null;
+}
+
+export interface PublishOptions {
+  /** Field prefix of the i-th event in error messages, e.g. `events[3].`. */
+  prefix: (i: number) => string;
+  /**
+   * Kinds outside the catalog are accepted (an engine must never be made to retry an event for ever); they go
+   * only to webhooks subscribed to `*`. Herald's own event API refuses them.
+   */
+  anyKind?: boolean;
+}
+
+type Obj = Record<string, unknown>;
+
+export async function publishEvents(
+  ctx: ApiContext,
+  instanceId: string,
+  items: Publication[],
+  { prefix, anyKind = false }: PublishOptions,
+): Promise<{ event_id: string; deliveries: number }[]> {
+  const now = ctx.clock();
+  const known = items.map((p) => isEventKind(p.event));
+  const errors = items.flatMap((p, i) =>
+    anyKind && !known[i]
+      ? []
+      : (anyKind ? validateKnownPayload : validatePayload)(p.event, p.payload, prefix(i)),
+  );
+  if (errors.length) throw HttpError.invalid(errors);
+  const normalised = items.map((p, i) =>
+    known[i]
+      ? normalise(p.event, p.payload as Obj, p.sessionPhone ?? null)
+      : { payload: p.payload, download: null },
+  );
+  // Media references become ready objects with a signed link before the body is serialised.
+  const completed = await Promise.all(
+    normalised.map((n, i) =>
+      known[i] ? ctx.media.complete(instanceId, items[i].event, n.payload as Obj, now, prefix(i)) : n,
+    ),
+  );
+  const mediaErrors = completed.flatMap((c) => ('error' in c ? [c.error] : []));
+  if (mediaErrors.length) throw HttpError.invalid(mediaErrors);
+  const drafts: EventDraft[] = items.map((p, i) => {
+    const event = {
+      event_id: p.event_id ?? newId('evt', now),
+      event: p.event,
+      instance_id: instanceId,
+      timestamp: p.timestamp ?? now,
+      payload: (completed[i] as { payload: Obj }).payload,
+    };
+    const body = eventBody(event);
+    if (Buffer.byteLength(body) > MAX_EVENT_BYTES) {
+      throw new HttpError(
+        'payload_too_large',
+        `${prefix(i) || 'event'}: larger than ${MAX_EVENT_BYTES} bytes`,
+      );
+    }
+    return { ...event, body, download: normalised[i].download };
+  });
+  try {
+    // The store wakes the dispatcher at its commit (listenForWork): the embedded one before the disk flush the 202
+    // waits for, which takes that flush out of publish→arrival latency.
+    const results = await ctx.store.ingest(instanceId, drafts, route, now);
+    ctx.metrics?.eventsIngested(drafts.filter((_, i) => !results[i].duplicate).map((d) => d.event));
+    return results.map(({ event_id, deliveries }) => ({ event_id, deliveries }));
+  } catch (err) {
+    if (err instanceof StoreConflict) throw new HttpError('conflict', err.message);
+    throw err;
+  }
+}

@@ -1,0 +1,82 @@
+/**
+ * Downloads a file from the engine's file server (WAHA's `media.url`) into the spool: through the same destination
+ * guard as deliveries (checked before, and again at every connection), with ENGINE_MEDIA_HEADERS (WAHA wants its
+ * X-Api-Key), streamed and stopped at the size limit, within the delivery timeout for the whole answer.
+ */
+import { Agent, request } from 'undici';
+import { checkDestination, createGuardedLookup, type DestinationPolicy } from '../domain/destination.ts';
+import { type Spooled, spool, TooLarge } from './spool.ts';
+
+const DISK_ERRORS = new Set(['ENOSPC', 'EDQUOT', 'EROFS', 'EACCES', 'EPERM', 'EIO', 'EMFILE', 'ENFILE']);
+
+export interface EngineFetchOptions {
+  destinations: DestinationPolicy;
+  headers: Record<string, string>;
+  timeoutMs: number;
+  maxBytes: number;
+  spoolDir: string;
+}
+
+/** The file in the spool with its Content-Type, or why there is none: the seed's too_large and failed. */
+export type Fetched =
+  | { kind: 'file'; file: Spooled; contentType: string | null }
+  | { kind: 'too_large' }
+  | { kind: 'failed'; reason: string };
+
+export class EngineFetch {
+  readonly #o: EngineFetchOptions;
+  readonly #agent: Agent;
+
+  constructor(options: EngineFetchOptions) {
+    this.#o = options;
+    const { destinations } = options;
+    this.#agent = new Agent({
+      keepAliveTimeout: 10_000,
+      ...(destinations.allowPrivate ? {} : { connect: { lookup: createGuardedLookup(destinations) } }),
+    });
+  }
+
+  async fetch(url: string): Promise<Fetched> {
+    const refused = await checkDestination(url, this.#o.destinations);
+    if (refused) return { kind: 'failed', reason: refused.message.replace(/^destination_url/, 'media.url') };
+    // The whole answer, body included, within the timeout; the timer ends with the download, so an abort can never
+    // reach a stream nobody reads any more.
+    const abort = new AbortController();
+    const timer = setTimeout(() => abort.abort(), this.#o.timeoutMs);
+    const { signal } = abort;
+    try {
+      const res = await request(url, { dispatcher: this.#agent, headers: this.#o.headers, signal });
+      // Errors after the body is given up (destroyed below) are expected: never an unhandled 'error' event.
+      res.body.on('error', () => {});
+      if (res.statusCode < 200 || res.statusCode > 299) {
+        res.body.destroy();
+        return { kind: 'failed', reason: `the engine answered ${res.statusCode}` };
+      }
+      const declared = Number(res.headers['content-length']);
+      if (declared > this.#o.maxBytes) {
+        res.body.destroy();
+        return { kind: 'too_large' };
+      }
+      const type = res.headers['content-type'];
+      try {
+        const file = await spool(res.body, this.#o.spoolDir, this.#o.maxBytes);
+        return { kind: 'file', file, contentType: typeof type === 'string' ? type : null };
+      } catch (err) {
+        res.body.destroy();
+        if (err instanceof TooLarge) return { kind: 'too_large' };
+        throw err;
+      }
+    } catch (err) {
+      // A disk of Herald's own that fails is no fault of the engine's: the job is tried again, not settled.
+      if (DISK_ERRORS.has((err as { code?: string }).code ?? '')) throw err;
+      const timedOut = signal.aborted;
+      return { kind: 'failed', reason: timedOut ? 'timeout' : `download failed: ${(err as Error).message}` };
+    } finally {
+      clearTimeout(timer);
+    }
+  }
+
+  async close(): Promise<void> {
+    await this.#agent.destroy();
+  }
+}

@@ -1,0 +1,112 @@
+/**
+ * Settles engine media after the 202: claims media jobs from the store, downloads each file (media.ts), and writes
+ * the settled media object into its event, which starts the event's deliveries. Jobs live in the store, so a crash
+ * mid-download only means the download is made again; any process that delivers may take any job.
+ */
+import type { Logger } from 'pino';
+import type { Clock } from '../domain/clock.ts';
+import { fileless } from '../domain/media-object.ts';
+import type { MediaJob, Store } from '../store/store.ts';
+import { Wakeup } from '../wakeup.ts';
+import type { Media } from './media.ts';
+
+export interface MediaJobsOptions {
+  store: Store;
+  media: Media;
+  clock: Clock;
+  logger: Logger;
+  /** How long a claimed job is this process's: longer than a download and a write to the media store take. */
+  leaseMs: number;
+  /** Downloads at once. */
+  concurrency?: number;
+}
+
+/** Upper bound on a sleep, so that a missed wake-up (another process's ingest) costs at most this much. */
+const MAX_SLEEP_MS = 1000;
+/** Faults of Herald's own (its media store unreachable, its disk full) are tried again this often, then given up. */
+const RETRY_MS = 5000;
+const MAX_TRIES = 12;
+
+export class MediaJobs {
+  readonly #o: Required<MediaJobsOptions>;
+  readonly #running = new Set<Promise<void>>();
+  #loop: Promise<void> | null = null;
+  #stopping = false;
+  readonly #wakeup = new Wakeup();
+
+  constructor(options: MediaJobsOptions) {
+    this.#o = { concurrency: 4, ...options };
+  }
+
+  start(): void {
+    this.#loop ??= this.#run();
+  }
+
+  /** There may be a new job (an ingest committed one). */
+  wake(): void {
+    this.#wakeup.wake();
+  }
+
+  /** Stops claiming and waits for the downloads under way; a job cut short is claimed again after its lease. */
+  async stop(): Promise<void> {
+    this.#stopping = true;
+    this.wake();
+    await this.#loop;
+    await Promise.all(this.#running);
+  }
+
+  async #run(): Promise<void> {
+    while (!this.#stopping) {
+      this.#wakeup.begin();
+      const free = this.#o.concurrency - this.#running.size;
+      try {
+        if (free > 0) {
+          const jobs = await this.#o.store.claimMediaJobs(this.#o.clock(), free, this.#o.leaseMs);
+          for (const job of jobs) this.#track(this.#settle(job));
+          if (jobs.length === free) continue;
+        }
+      } catch (err) {
+        this.#o.logger.error({ err }, 'media jobs: claim failed; retrying shortly');
+      }
+      if (!this.#stopping) await this.#wakeup.sleep(MAX_SLEEP_MS);
+    }
+  }
+
+  #track(run: Promise<void>): void {
+    this.#running.add(run);
+    run.finally(() => {
+      this.#running.delete(run);
+      this.wake();
+    });
+  }
+
+  async #settle(job: MediaJob): Promise<void> {
+    const { store, media, clock, logger } = this.#o;
+    try {
+      const settled = await media.fetchEngineMedia(job.instance_id, job);
+      if (settled.status !== 'ready') {
+        logger.info(
+          { event_id: job.event_id, url: redact(job.url), media: settled.status },
+          'engine media not stored',
+        );
+      }
+      await store.settleMediaJob(job, settled, clock());
+    } catch (err) {
+      logger.error(
+        { err, event_id: job.event_id, tries: job.tries + 1 },
+        'media jobs: could not store engine media',
+      );
+      // Given up at last as failed (seed 2.5: the file could not be had), so the deliveries are not held for ever.
+      const settle =
+        job.tries + 1 >= MAX_TRIES
+          ? store.settleMediaJob(job, fileless('failed', job.mimetype), clock())
+          : store.retryMediaJob(job, clock() + RETRY_MS);
+      await settle.catch((e: unknown) =>
+        logger.error({ err: e }, 'media jobs: could not record the failure'),
+      );
+    }
+  }
+}
+
+/** An engine's file URL may carry a key in its query (`?x-api-key=…`): logs show only where it points. */
+const redact = (url: string) => url.split('?')[0];

@@ -1,0 +1,54 @@
+/**
+ * Engine media jobs on PostgreSQL, shared by every worker: a claim leases jobs (`FOR UPDATE SKIP LOCKED`), so a
+ * worker that dies mid-download leaves its jobs to the others once the lease runs out.
+ */
+import { withSettledMedia } from '../../domain/event-body.ts';
+import { randomToken } from '../../domain/ids.ts';
+import type { MediaJob } from '../store.ts';
+import type { PostgresDatabase } from './database.ts';
+
+export class PostgresMediaJobs {
+  readonly #db: PostgresDatabase;
+
+  constructor(db: PostgresDatabase) {
+    this.#db = db;
+  }
+
+  async claim(now: number, limit: number, leaseMs: number): Promise<MediaJob[]> {
+    const token = randomToken(12);
+    return this.#db.tx(
+      (sql) => sql<MediaJob[]>`
+        WITH picked AS (
+          SELECT event_id FROM media_jobs WHERE next_try_at <= ${now}::bigint
+          ORDER BY next_try_at LIMIT ${limit}::integer FOR UPDATE SKIP LOCKED
+        )
+        UPDATE media_jobs j SET next_try_at = ${now + leaseMs}::bigint, lease_token = ${token}
+        FROM picked, events e
+        WHERE j.event_id = picked.event_id AND e.event_id = j.event_id
+        RETURNING j.event_id, e.instance_id, j.url, j.mimetype, j.filename, j.tries, j.lease_token`,
+    );
+  }
+
+  async settle(job: MediaJob, media: Record<string, unknown>, now: number): Promise<boolean> {
+    return this.#db.tx(async (sql) => {
+      const [row] = await sql<{ body: string }[]>`
+        SELECT e.body FROM media_jobs j JOIN events e ON e.event_id = j.event_id
+        WHERE j.event_id = ${job.event_id} AND j.lease_token = ${job.lease_token}
+        FOR UPDATE OF j, e`;
+      if (!row) return false;
+      await sql`UPDATE events SET body = ${withSettledMedia(row.body, media)} WHERE event_id = ${job.event_id}`;
+      const released = await sql`
+        UPDATE deliveries SET next_attempt_at = ${now}::bigint
+        WHERE event_id = ${job.event_id} AND status = 'pending' AND next_attempt_at IS NULL`;
+      await sql`DELETE FROM media_jobs WHERE event_id = ${job.event_id}`;
+      if (released.count > 0) await this.#db.notifyWork(sql);
+      return true;
+    });
+  }
+
+  async retry(job: MediaJob, at: number): Promise<void> {
+    await this.#db.sql`
+      UPDATE media_jobs SET tries = tries + 1, next_try_at = ${at}::bigint, lease_token = NULL
+      WHERE event_id = ${job.event_id} AND lease_token = ${job.lease_token}`;
+  }
+}

@@ -1,0 +1,73 @@
+/**
+ * Engine media jobs on SQLite. Claims are held in memory, as delivery leases are (leases.ts): one process owns the
+ * database, and a restart finds every unsettled job due again.
+ */
+import { withSettledMedia } from '../../domain/event-body.ts';
+import { randomToken } from '../../domain/ids.ts';
+import type { MediaJob } from '../store.ts';
+import type { SqliteDatabase } from './database.ts';
+
+export class SqliteMediaJobs {
+  readonly #db: SqliteDatabase;
+  /** event_id → the lease of the claim that holds it. */
+  readonly #held = new Map<string, { token: string; until: number }>();
+
+  constructor(db: SqliteDatabase) {
+    this.#db = db;
+  }
+
+  async claim(now: number, limit: number, leaseMs: number): Promise<MediaJob[]> {
+    const rows = this.#db
+      .q(
+        `SELECT j.event_id, e.instance_id, j.url, j.mimetype, j.filename, j.tries
+         FROM media_jobs j JOIN events e ON e.event_id = j.event_id
+         WHERE j.next_try_at <= ? ORDER BY j.next_try_at LIMIT ?`,
+      )
+      .all(now, limit + this.#held.size) as unknown as Omit<MediaJob, 'lease_token'>[];
+    const token = randomToken(12);
+    const jobs: MediaJob[] = [];
+    for (const row of rows) {
+      if (jobs.length === limit) break;
+      const lease = this.#held.get(row.event_id);
+      if (lease && lease.until > now) continue;
+      this.#held.set(row.event_id, { token, until: now + leaseMs });
+      jobs.push({ ...row, lease_token: token });
+    }
+    return jobs;
+  }
+
+  async settle(job: MediaJob, media: Record<string, unknown>, now: number): Promise<boolean> {
+    if (!this.#release(job)) return false;
+    return this.#db.tx(() => {
+      const row = this.#db.q('SELECT body FROM events WHERE event_id = ?').get(job.event_id);
+      // Gone with its instance meanwhile: nothing is left to deliver.
+      if (!row) return false;
+      this.#db
+        .q('UPDATE events SET body = ? WHERE event_id = ?')
+        .run(withSettledMedia(row.body as string, media), job.event_id);
+      this.#db
+        .q(
+          `UPDATE deliveries SET next_attempt_at = ?
+           WHERE event_id = ? AND status = 'pending' AND next_attempt_at IS NULL`,
+        )
+        .run(now, job.event_id);
+      this.#db.q('DELETE FROM media_jobs WHERE event_id = ?').run(job.event_id);
+      this.#db.notifyWork();
+      return true;
+    });
+  }
+
+  async retry(job: MediaJob, at: number): Promise<void> {
+    if (!this.#release(job)) return;
+    this.#db
+      .q('UPDATE media_jobs SET tries = tries + 1, next_try_at = ? WHERE event_id = ?')
+      .run(at, job.event_id);
+  }
+
+  /** Ends the job's lease; false when another claim holds it now. */
+  #release(job: MediaJob): boolean {
+    if (this.#held.get(job.event_id)?.token !== job.lease_token) return false;
+    this.#held.delete(job.event_id);
+    return true;
+  }
+}

@@ -1,34 +1,41 @@
 /**
- * `herald simulate`: publishes a session's realistic activity (src/domain/simulation.ts) through the public
- * ingest API at a steady rate, shows progress, and ends with a summary. Events go in batches, one per tick,
- * and the next batch waits for the previous answer, so a slow Herald slows the simulation instead of piling up.
+ * `herald simulate`: publishes a session's realistic activity (src/simulation/) to Herald, shows progress, and ends
+ * with a summary. It opens with every kind of the catalog at once, then keeps the rate. The next publication waits
+ * for the previous answers, so a slow Herald slows the simulation instead of piling up.
  */
 import { parseArgs } from 'node:util';
 import { seededRandom } from '../domain/random.ts';
-import { SessionSimulation, type SimulatedEvent } from '../domain/simulation.ts';
+import { MediaServer } from '../simulation/media-server.ts';
+import { type Publisher, publishBatches, publishToWaha, SimulationFailed } from '../simulation/publishers.ts';
+import { SessionSimulation, type SimulatedEvent } from '../simulation/simulation.ts';
 import { parseDuration, parseNumber, parseRate } from './args.ts';
 import { type Command, UsageError } from './command.ts';
 
-const help = `Usage: herald simulate --instance ins_… [--rate 20/s] [--duration 60s]
+const help = `Usage: herald simulate --instance ins_… [--engine herald|waha] [--rate 20/s] [--duration 60s]
                        [--url http://127.0.0.1:8080] [--key KEY] [--seed N]
+                       [--hmac-key K] [--media-api-key K] [--media-port P]
 
-Publishes a session's realistic activity to an instance through the ingest API (POST …/events/batch):
-session.status STARTING → SCAN_QR_CODE → WORKING, incoming messages (message and message.any) and outgoing
-ones (message.any), acks SERVER → DEVICE → READ, reactions, edits, revokes, stories from status@broadcast,
-media in every media.status, message.unknown with TIMEOUT and WORKER_DIED, groups, calls, labels, polls and
-presence. The first round shows every event kind once; after it, kinds follow realistic weights.
-Prints progress every second and a summary at the end (Ctrl-C ends early, with the summary).
+Publishes a session's realistic activity to an instance: session.status STARTING → SCAN_QR_CODE → WORKING,
+incoming messages (message and message.any) and outgoing ones (message.any), acks SERVER → DEVICE → READ,
+reactions, edits, revokes, stories from status@broadcast, media in every state, groups, calls, labels, polls,
+presence, event answers and engine events. It opens with every kind at once, whatever the rate; then kinds
+follow realistic weights. Prints progress every second and a summary at the end (Ctrl-C ends early).
+
+  --engine herald  (default) Herald's own format, in batches: POST …/events/batch
+  --engine waha    what WAHA sends to its webhook, one request per event: POST …/engine/waha. Media is served
+                   by a small file server this command starts on 127.0.0.1, as WAHA's own would serve it; Herald
+                   downloads it, so start Herald with ALLOW_PRIVATE_DESTINATIONS=true to try it on one machine.
 
 Options:
-  --instance ID    the instance (ins_…) to publish to (required)
-  --rate R         events per second: 20/s (default), 300/m, or a bare number per second
-  --duration D     how long to run: 60s (default), 500ms, 5m, 1h
-  --url URL        Herald's base URL (default $HERALD_URL, else http://127.0.0.1:8080)
-  --key KEY        an admin key or the instance's key (default $HERALD_API_KEY)
-  --seed N         seed of the simulation, to replay the same activity`;
-
-/** Largest batch the ingest API takes (SPEC §7). */
-const MAX_BATCH = 1000;
+  --instance ID        the instance (ins_…) to publish to (required)
+  --rate R             events per second: 20/s (default), 300/m, or a bare number per second
+  --duration D         how long to run: 60s (default), 500ms, 5m, 1h
+  --url URL            Herald's base URL (default $HERALD_URL, else http://127.0.0.1:8080)
+  --key KEY            an admin key or the instance's key (default $HERALD_API_KEY)
+  --seed N             seed of the simulation, to replay the same activity
+  --hmac-key K         waha: sign each body as WAHA does (X-Webhook-Hmac), for an instance with an engine HMAC key
+  --media-api-key K    waha: the file server answers 401 without X-Api-Key: K (set ENGINE_MEDIA_HEADERS in Herald)
+  --media-port P       waha: the file server's port (default: any free one)`;
 
 interface Totals {
   events: number;
@@ -41,76 +48,89 @@ async function run(args: string[]): Promise<void> {
     args,
     options: {
       instance: { type: 'string' },
+      engine: { type: 'string', default: 'herald' },
       rate: { type: 'string', default: '20/s' },
       duration: { type: 'string', default: '60s' },
       url: { type: 'string', default: process.env.HERALD_URL ?? 'http://127.0.0.1:8080' },
       key: { type: 'string', default: process.env.HERALD_API_KEY },
       seed: { type: 'string' },
+      'hmac-key': { type: 'string' },
+      'media-api-key': { type: 'string' },
+      'media-port': { type: 'string', default: '0' },
     },
   });
   if (!values.instance?.startsWith('ins_'))
     throw new UsageError('--instance: an instance id (ins_…) is required');
   if (!values.key) throw new UsageError('--key: an API key is required (or set HERALD_API_KEY)');
   if (!URL.canParse(values.url)) throw new UsageError(`--url: must be a URL, got "${values.url}"`);
+  if (values.engine !== 'herald' && values.engine !== 'waha') {
+    throw new UsageError(`--engine: must be herald or waha, got "${values.engine}"`);
+  }
   const rate = parseRate('rate', values.rate);
   const durationMs = parseDuration('duration', values.duration);
   const seed =
     values.seed === undefined ? Date.now() >>> 0 : parseNumber('seed', values.seed, 0, 2 ** 32, true);
+  const base = values.url.replace(/\/?$/, '/');
+  const target = { base, instance: values.instance, key: values.key };
 
-  const endpoint = new URL(`instances/${values.instance}/events/batch`, values.url.replace(/\/?$/, '/'));
+  let media: MediaServer | null = null;
+  let publish: Publisher;
+  if (values.engine === 'waha') {
+    const port = parseNumber('media-port', values['media-port'], 0, 65535, true);
+    media = await MediaServer.start(values['media-api-key'] ?? null, port);
+    publish = publishToWaha(target, media, values['hmac-key'] ?? null);
+  } else {
+    publish = publishBatches(target);
+  }
   const simulation = new SessionSimulation(seededRandom(seed), Date.now);
   const totals: Totals = { events: 0, deliveries: 0, byKind: new Map() };
   const tickMs = Math.max(50, Math.min(1000, 1000 / rate));
-  const started = Date.now();
-  const pending: SimulatedEvent[] = [];
   let stopped = false;
   process.once('SIGINT', () => {
     stopped = true;
   });
   console.log(
-    `Simulating ${values.instance} at ${rate}/s for ${durationMs / 1000}s (seed ${seed}) → ${values.url}`,
+    `Simulating ${values.instance} as ${values.engine === 'waha' ? 'WAHA' : 'Herald events'} at ${rate}/s for ` +
+      `${durationMs / 1000}s (seed ${seed}) → ${values.url}` +
+      (media ? `\nEngine file server on ${media.base}` : ''),
   );
 
-  let lastProgress = started;
-  while (!stopped) {
-    const elapsed = Date.now() - started;
-    if (elapsed >= durationMs) break;
-    // Whole steps keep a message and its follow-ups together; a step may overshoot the target by a few events.
-    const target = Math.floor((elapsed / 1000) * rate) + 1;
-    while (totals.events + pending.length < target && pending.length < MAX_BATCH)
-      pending.push(...simulation.next());
-    const batch = pending.splice(0, MAX_BATCH);
-    if (batch.length) await publish(endpoint, values.key, batch, totals);
-    if (Date.now() - lastProgress >= 1000) {
-      lastProgress = Date.now();
-      console.log(progress(totals, Date.now() - started));
+  let simulated = 0;
+  const send = async (events: SimulatedEvent[]) => {
+    const { sent, deliveries } = await publish(events);
+    simulated += events.length;
+    totals.deliveries += deliveries;
+    totals.events += sent.length;
+    for (const kind of sent) totals.byKind.set(kind, (totals.byKind.get(kind) ?? 0) + 1);
+  };
+  const started = Date.now();
+  try {
+    await send(simulation.opening());
+    let lastProgress = Date.now();
+    const pending: SimulatedEvent[] = [];
+    const opened = simulated;
+    while (!stopped && Date.now() - started < durationMs) {
+      // Whole steps keep a message and its follow-ups together; a step may overshoot the target by a few events.
+      const target = opened + Math.floor(((Date.now() - started) / 1000) * rate) + 1;
+      while (simulated + pending.length < target && pending.length < 1000) pending.push(...simulation.next());
+      if (pending.length) await send(pending.splice(0, 1000));
+      if (Date.now() - lastProgress >= 1000) {
+        lastProgress = Date.now();
+        console.log(progress(totals, Date.now() - started));
+      }
+      await new Promise((r) => setTimeout(r, tickMs));
     }
-    await new Promise((r) => setTimeout(r, tickMs));
+  } finally {
+    await media?.close();
   }
   console.log(summary(totals, Date.now() - started));
-}
-
-async function publish(endpoint: URL, key: string, events: SimulatedEvent[], totals: Totals): Promise<void> {
-  const res = await fetch(endpoint, {
-    method: 'POST',
-    headers: { authorization: `Bearer ${key}`, 'content-type': 'application/json' },
-    body: JSON.stringify({ events }),
-  }).catch((err: Error) => {
-    throw new SimulationFailed(`cannot reach Herald at ${endpoint.origin}: ${err.cause ?? err.message}`);
-  });
-  const body = (await res.json().catch(() => null)) as {
-    results?: { deliveries: number }[];
-    error?: { message: string };
-  } | null;
-  if (res.status !== 202 || !body?.results) {
-    throw new SimulationFailed(`Herald answered ${res.status}: ${body?.error?.message ?? 'no JSON body'}`);
+  if (media) {
+    const { served, refused } = media.stats;
+    console.log(
+      `Engine file server: ${served} files downloaded by Herald, ${refused} refused for want of X-Api-Key.`,
+    );
   }
-  totals.events += events.length;
-  for (const e of events) totals.byKind.set(e.event, (totals.byKind.get(e.event) ?? 0) + 1);
-  for (const r of body.results) totals.deliveries += r.deliveries;
 }
-
-class SimulationFailed extends Error {}
 
 function progress(t: Totals, ms: number): string {
   const s = ms / 1000;
@@ -129,7 +149,8 @@ function summary(t: Totals, ms: number): string {
 
 export const simulateCommand: Command = {
   name: 'simulate',
-  summary: "publish a session's realistic activity to an instance, for trying webhooks",
+  summary:
+    "publish a session's realistic activity to an instance (Herald's format or WAHA's), for trying webhooks",
   help,
   async run(args) {
     try {

@@ -1,7 +1,8 @@
 /**
- * What happens in a session, one scenario at a time, as its engine would publish it (SPEC §7 payloads).
+ * What happens in a session, one scenario at a time, as its engine would publish it (Herald's own payload format).
  * Each returns the events of this step and may schedule follow-ups (acks, a call's answer…) on the session.
  */
+import { ENGINE_SCENARIOS } from './engine-scenarios.ts';
 import type { Obj, Session, SimulatedEvent } from './session.ts';
 
 export type Scenario = (s: Session) => SimulatedEvent[];
@@ -194,7 +195,7 @@ function presence(s: Session): SimulatedEvent[] {
   ];
 }
 
-/** Every scenario with its weight after the first round; the first round walks them all once, shuffled. */
+/** Every scenario with its weight after the opening; the opening walks them all once, shuffled. */
 export const SCENARIOS: readonly [name: string, weight: number, run: Scenario][] = [
   ['incoming text', 30, (s) => incoming(s)],
   ['outgoing text', 25, (s) => outgoing(s)],
@@ -215,4 +216,5 @@ export const SCENARIOS: readonly [name: string, weight: number, run: Scenario][]
   ['label', 2, label],
   ['poll', 2, poll],
   ['presence', 6, presence],
+  ...ENGINE_SCENARIOS,
 ];

@@ -2,7 +2,7 @@
  * The simulated session's state and dice: who the session is, its contacts, the messages it recently sent and
  * received, and the follow-up events due a few steps from now. Scenarios (scenarios.ts) read and feed it.
  */
-import type { Random } from '../random.ts';
+import type { Random } from '../domain/random.ts';
 
 export interface SimulatedEvent {
   event: string;
@@ -39,6 +39,13 @@ export class Session {
   /** Publishes `event` after `steps` more steps of activity. */
   schedule(steps: number, event: string, payload: Obj): void {
     this.#later.push([steps, { event, payload }]);
+  }
+
+  /** Every follow-up still to come, soonest first, as if their steps had passed. */
+  flush(): SimulatedEvent[] {
+    const all = this.#later.map(([steps, e], i) => [steps, i, e] as const);
+    this.#later = [];
+    return all.sort((a, b) => a[0] - b[0] || a[1] - b[1]).map(([, , e]) => e);
   }
 
   /** The follow-ups due at this step, in the order they were scheduled; the others move a step closer. */

@@ -1,8 +1,10 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
-import { EVENT_KINDS, validatePayload } from '../../src/domain/events.ts';
+import { EVENT_KINDS, validateKnownPayload, validatePayload } from '../../src/domain/events.ts';
 import { seededRandom } from '../../src/domain/random.ts';
-import { SessionSimulation, type SimulatedEvent } from '../../src/domain/simulation.ts';
+import { readWahaEnvelope } from '../../src/domain/waha-envelope.ts';
+import { SessionSimulation, type SimulatedEvent } from '../../src/simulation/simulation.ts';
+import { toWaha, type WahaSession } from '../../src/simulation/waha.ts';
 
 const T0 = Date.UTC(2026, 10, 21, 12, 0, 0);
 
@@ -28,9 +30,8 @@ test('the session starts STARTING → SCAN_QR_CODE → WORKING with its phone, t
   assert.ok(events.length > 3);
 });
 
-test('the first round shows every kind, every media status and both message.unknown error codes', () => {
-  // 20 steps: the start and one step per scenario; follow-ups scheduled by the last ones may still be pending.
-  const events = run(11, 40);
+test('the opening shows every kind, every media status and both message.unknown error codes, at once', () => {
+  const events = new SessionSimulation(seededRandom(11), () => T0).opening();
   assert.deepEqual([...new Set(events.map((e) => e.event))].sort(), [...EVENT_KINDS].sort());
   const media = new Set(events.map((e) => (e.payload.media as { status?: string } | undefined)?.status));
   for (const s of ['ready', 'too_large', 'failed', 'outgoing', 'unavailable']) assert.ok(media.has(s), s);
@@ -39,6 +40,48 @@ test('the first round shows every kind, every media status and both message.unkn
   assert.ok(
     events.some((e) => e.event === 'message' && e.payload.from === 'status@broadcast'),
     'a story',
+  );
+});
+
+test('as WAHA sends it: every event in its envelope, passing the engine rules, no from_phone, media on the file server', () => {
+  const session: WahaSession = {
+    name: 'default',
+    engine: 'WEBJS',
+    me: null,
+    fileUrl: (name, large) => `http://127.0.0.1:3000/api/files/${large ? 'large/' : ''}${name}`,
+  };
+  const sim = new SessionSimulation(seededRandom(3), () => T0);
+  const bodies = [...sim.opening(), ...Array.from({ length: 200 }, () => sim.next()).flat()].flatMap((e) => {
+    const body = toWaha(e, session, T0);
+    return body ? [body] : [];
+  });
+  const kinds = new Set(bodies.map((b) => b.event));
+  for (const kind of ['message.unknown', 'group.update', 'group.participants'])
+    assert.equal(kinds.has(kind), false, kind);
+  for (const body of bodies) {
+    const read = readWahaEnvelope(body);
+    assert.ok('event' in read, JSON.stringify(body));
+    assert.deepEqual(validateKnownPayload(read.event.event, read.event.payload), [], JSON.stringify(body));
+    assert.equal((body.payload as Record<string, unknown>).from_phone, undefined);
+  }
+  const working = bodies.find(
+    (b) => b.event === 'session.status' && (b.payload as { status: string }).status === 'WORKING',
+  );
+  assert.match(String((working?.me as { id: string } | undefined)?.id), /^\d+@c\.us$/);
+  const media = bodies.flatMap((b) =>
+    (b.payload as { media?: unknown }).media === undefined ? [] : [(b.payload as { media: unknown }).media],
+  );
+  assert.ok(
+    media.some((m) => m === null),
+    'unavailable: media null',
+  );
+  assert.ok(
+    media.some((m) => (m as { error?: unknown })?.error),
+    'failed: an engine error',
+  );
+  assert.ok(
+    media.some((m) => String((m as { url?: string })?.url).includes('/large/')),
+    'too large: a large file',
   );
 });
 

@@ -91,7 +91,7 @@ describe('session page: forms, errors and keyboard', { skip: missingChromium() ?
       true,
       'focus moved there',
     );
-    await dialog.getByRole('checkbox', { name: 'message.ack' }).check();
+    await dialog.getByRole('checkbox', { name: 'message.ack', exact: true }).check();
     await dialog.getByRole('button', { name: 'Save' }).click();
     assert.match(await errorOf(url), /http/);
     assert.equal(await url.evaluate((el) => el === document.activeElement), true);

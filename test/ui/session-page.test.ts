@@ -6,6 +6,7 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import type { Browser, Locator, Page } from 'playwright-core';
+import { EVENT_KINDS } from '../../src/domain/event-kinds.ts';
 import { verify } from '../../src/receiver/index.ts';
 import { ADMIN_KEY, messagePayload, startTestHerald, type TestHerald } from '../support/herald.ts';
 import { TestReceiver } from '../support/receiver.ts';
@@ -63,8 +64,12 @@ describe('session page: the main flow', { skip: missingChromium() ?? false }, ()
   it('adds a webhook with events from the catalog and a secret; it starts disabled', async () => {
     await page.getByRole('button', { name: 'Add webhook' }).click();
     const dialog = page.getByRole('dialog', { name: 'Add webhook' });
+    // The whole catalog the API takes, WAHA's own kinds included, one box each.
+    for (const kind of EVENT_KINDS) {
+      assert.equal(await dialog.getByRole('checkbox', { name: kind, exact: true }).count(), 1, kind);
+    }
     await dialog.getByLabel('Destination URL').fill(receiver.url);
-    await dialog.getByRole('checkbox', { name: 'message.ack' }).check();
+    await dialog.getByRole('checkbox', { name: 'message.ack', exact: true }).check();
     await dialog.getByRole('radio', { name: 'Sign deliveries with a secret' }).check();
     await dialog.getByRole('textbox', { name: 'Secret' }).fill(SECRET);
     await dialog.getByRole('button', { name: 'Save' }).click();

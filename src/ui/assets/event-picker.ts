@@ -6,11 +6,16 @@ const FAMILIES: Record<string, string> = {
   session: 'Session',
   message: 'Messages',
   group: 'Groups',
+  chat: 'Chats',
   call: 'Calls',
   label: 'Labels',
   poll: 'Polls',
+  event: 'Event messages',
   presence: 'Presence',
+  engine: 'Engine',
 };
+/** A kind of a family not named above still gets a box: the picker never hides a kind the API takes. */
+const OTHER = 'Other';
 
 export interface EventPicker {
   el: HTMLElement;
@@ -28,14 +33,21 @@ export function eventPicker(selected: string[]): EventPicker {
   all.addEventListener('change', sync);
   sync();
 
-  const groups = Object.entries(FAMILIES).map(([family, title]) => {
-    const members = boxes.filter((b) => b.value.split('.')[0] === family);
-    return h(
-      'div',
-      { class: 'event-group' },
-      h('p', { class: 'event-family' }, title),
-      members.map((b) => h('label', { class: 'check', for: b.id }, b, h('span', { class: 'mono' }, b.value))),
-    );
+  const familyOf = (kind: string) => FAMILIES[kind.split('.')[0]] ?? OTHER;
+  const titles = [...new Set([...Object.values(FAMILIES), OTHER])];
+  const groups = titles.flatMap((title) => {
+    const members = boxes.filter((b) => familyOf(b.value) === title);
+    if (members.length === 0) return [];
+    return [
+      h(
+        'div',
+        { class: 'event-group' },
+        h('p', { class: 'event-family' }, title),
+        members.map((b) =>
+          h('label', { class: 'check', for: b.id }, b, h('span', { class: 'mono' }, b.value)),
+        ),
+      ),
+    ];
   });
 
   const el = h(

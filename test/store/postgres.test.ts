@@ -12,6 +12,7 @@ import type { ClaimedDelivery } from '../../src/store/store.ts';
 import { dropSchema, postgresSkip, scratchSchema } from '../support/postgres.ts';
 import { webhookRecord } from '../support/records.ts';
 import { storeConformance } from './conformance.ts';
+import { mediaJobsConformance } from './media-jobs-conformance.ts';
 
 const T0 = Date.UTC(2026, 10, 21, 12, 0, 0);
 const LEASE = 10_000;
@@ -23,11 +24,13 @@ if (postgresSkip) {
   after(async () => {
     for (const s of schemas) await dropSchema(s);
   });
-  storeConformance('postgres', async () => {
+  const open = async () => {
     const { schema, url } = await scratchSchema();
     schemas.push(schema);
     return PostgresStore.open(url);
-  });
+  };
+  storeConformance('postgres', open);
+  mediaJobsConformance('postgres', open);
 
   describe('postgres: several processes on one database', () => {
     let n = 0;

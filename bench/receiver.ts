@@ -9,6 +9,10 @@ import type { AddressInfo } from 'node:net';
 import { HEADERS } from '../src/domain/signature.ts';
 import { Child, serveParent } from './ipc.ts';
 import { wallNow } from './payloads.ts';
+import { progress } from './stats.ts';
+
+/** A phase that makes no progress for this long has hung: fail rather than wait forever. */
+const STALL_MS = 60_000;
 
 export interface Arrivals {
   count: number;
@@ -51,6 +55,29 @@ export class Receiver {
 
   stop(): Promise<void> {
     return this.#child.stop(1000);
+  }
+}
+
+/** Polls the receiver (progress line, stall check) until `count` requests arrived; fails as soon as `work` does. */
+export async function waitForArrivals(
+  receiver: Receiver,
+  count: number,
+  label: () => string,
+  work?: Promise<unknown>,
+): Promise<Arrivals> {
+  let failed: unknown = null;
+  work?.catch((err) => {
+    failed = err;
+  });
+  let [seen, movedAt] = [-1, Date.now()];
+  for (;;) {
+    const { count: arrived } = await receiver.arrivals();
+    progress(`${label()}, ${arrived.toLocaleString('en-US')}/${count.toLocaleString('en-US')} arrived`);
+    if (failed) throw failed;
+    if (arrived >= count) return receiver.arrivals();
+    if (arrived !== seen) [seen, movedAt] = [arrived, Date.now()];
+    else if (Date.now() - movedAt > STALL_MS) throw new Error(`no arrival for ${STALL_MS} ms at ${arrived}`);
+    await new Promise((resolve) => setTimeout(resolve, 200));
   }
 }
 

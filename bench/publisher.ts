@@ -72,6 +72,11 @@ export class Publisher {
     await res.body.dump();
   }
 
+  /** One POST …/events/batch; `body` is its JSON, `{ events: [...] }`. */
+  async publishBatch(instanceId: string, body: string): Promise<void> {
+    await this.#post(`/instances/${instanceId}/events/batch`, body, 202);
+  }
+
   /**
    * Publishes `events` through POST …/events/batch, `inFlight` batches at a time; `onAck` counts acknowledged
    * events. Bodies are serialised before the clock starts: only Herald's work is timed, not the publisher's.
@@ -91,7 +96,7 @@ export class Publisher {
     const worker = async () => {
       while (next < bodies.length) {
         const { body, n } = bodies[next++];
-        await this.#post(`/instances/${instanceId}/events/batch`, body, 202);
+        await this.publishBatch(instanceId, body);
         o.onAck?.(n);
       }
     };

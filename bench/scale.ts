@@ -89,7 +89,7 @@ const lines = [
   `${events} events over ${webhooks} webhooks (${how}) to 1 api process; each worker in a network namespace of its`,
   `own on ${net.cidr}, PostgreSQL and the receiver at ${net.serverAddress}. CPU from /proc; statements from pg_stat_statements.`,
   '',
-  '| workers | delivered/s | PG CPU-s / 1k events | PG cores busy | deliveries/s per PG core | statements/event ingest / claim / outcome / other | PG exec ms / 1k events ingest / claim / outcome | api CPU ms/event | workers CPU ms/event |',
+  '| workers | delivered/s | PG CPU-s / 1k events | PG cores busy | deliveries/s per PG core | statements/event ingest / claim / outcome / other | PG exec ms / 1k events ingest / claim / outcome (waits included) | api CPU ms/event | workers CPU ms/event |',
   '|---:|---:|---:|---:|---:|---|---|---:|---:|',
 ];
 for (const [workers, r] of results) {

@@ -37,32 +37,30 @@ async function leg(ctx: RunContext, system: System, spec: LegSpec): Promise<Leg>
   const name = SYSTEM_LABEL[system];
   const deliveries = spec.events * spec.webhooks;
   const running = await startSystem(system, webhookUrls(ctx, spec.webhooks), ctx);
-  let loader: Loader | undefined;
   try {
-    loader = await Loader.start(running.target);
-    const prefix = eventSeries();
-    const offer = async (from: number, n: number, what: string) => {
-      const work = (loader as Loader).run({ prefix, from, n, schedule: spec.schedule });
-      const arrived = await waitForArrivals(
-        ctx.receiver,
-        n * spec.webhooks,
-        () => `${ctx.label}: ${name}, ${what}`,
-        work,
-      );
-      return { driven: await work, lastAt: arrived.lastAt };
-    };
-    await ctx.receiver.reset();
-    await offer(0, spec.warmup, 'warm-up');
-    await ctx.receiver.reset(true);
-    const meter = cpuMeter({ ...running.processes, publisher: loader.pid, receiver: ctx.receiver.pid });
-    const { driven, lastAt } = await offer(spec.warmup, spec.events, `${spec.events} events`);
-    const cpuSeconds = meter();
-    const tracked = await ctx.receiver.tracked();
-    if (tracked.length < deliveries)
-      throw new Error(`${name}: ${tracked.length} of ${deliveries} arrivals tracked`);
-    return summarise(name, spec, { driven, lastAt, prefix, tracked, cpuSeconds });
+    const loader = await Loader.start(running.target);
+    try {
+      const prefix = eventSeries();
+      const offer = async (from: number, n: number, what: string) => {
+        const work = loader.run({ prefix, from, n, schedule: spec.schedule });
+        const label = () => `${ctx.label}: ${name}, ${what}`;
+        const arrived = await waitForArrivals(ctx.receiver, n * spec.webhooks, label, work);
+        return { driven: await work, lastAt: arrived.lastAt };
+      };
+      await ctx.receiver.reset();
+      await offer(0, spec.warmup, 'warm-up');
+      await ctx.receiver.reset(true);
+      const meter = cpuMeter({ ...running.processes, publisher: loader.pid, receiver: ctx.receiver.pid });
+      const { driven, lastAt } = await offer(spec.warmup, spec.events, `${spec.events} events`);
+      const cpuSeconds = meter();
+      const tracked = await ctx.receiver.tracked();
+      if (tracked.length < deliveries)
+        throw new Error(`${name}: ${tracked.length} of ${deliveries} arrivals tracked`);
+      return summarise(name, spec, { driven, lastAt, prefix, tracked, cpuSeconds });
+    } finally {
+      await loader.stop();
+    }
   } finally {
-    await loader?.stop();
     await running.stop();
   }
 }

@@ -66,7 +66,8 @@ function sender(target: Target): {
 } {
   switch (target.system) {
     case 'herald': {
-      // As many connections as a closed loop keeps busy; W2's paced offers rarely need more than a few.
+      // W2's 128 connections, as before: more than the closed loop's 64 requests in flight, so that a paced
+      // burst behind a slow answer never waits for a connection.
       const publisher = new Publisher(target.url, 128);
       return {
         send: (prefix, i) => publisher.publish(target.instanceId, JSON.stringify(messageEvent(prefix, i))),

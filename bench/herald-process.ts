@@ -5,7 +5,7 @@
  * deliveries stay pending until a normal Herald is started on the same data (the W4 backlog).
  */
 import { readFileSync } from 'node:fs';
-import { startHerald } from '../src/app.ts';
+import { type Role, startHerald } from '../src/app.ts';
 import { loadConfig } from '../src/config.ts';
 import { Child, serveParent } from './ipc.ts';
 
@@ -24,6 +24,12 @@ export interface HeraldProcessOptions {
   dispatch: boolean;
   /** Write a CPU profile (node --cpu-prof) of the Herald process into this directory when it exits. */
   profileDir?: string;
+  /** `serve --role`: all (default), api or worker; the split needs PostgreSQL. */
+  role?: Role;
+  /** Run it in this network namespace (`ip netns exec`), as if on a host of its own. */
+  netns?: string;
+  /** More environment, after the bench's own (e.g. SECRET_KEY, shared by processes of one database). */
+  env?: Record<string, string>;
 }
 
 export class HeraldProcess {
@@ -46,15 +52,21 @@ export class HeraldProcess {
       RATE_LIMIT_INGEST: '0',
       RATE_LIMIT_MANAGEMENT: '0',
       LOG_LEVEL: 'error',
+      ...o.env,
     };
     if (o.databaseUrl) env.DATABASE_URL = o.databaseUrl;
     else delete env.DATABASE_URL;
     const profile = o.profileDir ? ['--cpu-prof', `--cpu-prof-dir=${o.profileDir}`] : [];
     const execArgv = [...HERALD_NODE_FLAGS, ...profile];
-    const child = new Child(import.meta.filename, [o.dispatch ? 'dispatch' : 'no-dispatch'], {
-      env,
-      execArgv,
-    });
+    const child = new Child(
+      import.meta.filename,
+      [o.dispatch ? 'dispatch' : 'no-dispatch', o.role ?? 'all'],
+      {
+        env,
+        execArgv,
+        prefix: o.netns ? ['ip', 'netns', 'exec', o.netns] : undefined,
+      },
+    );
     const ready = (await child.ready) as { url?: string; error?: string };
     if (ready.error) {
       await child.stop();
@@ -63,6 +75,10 @@ export class HeraldProcess {
     const herald = new HeraldProcess(child);
     herald.url = ready.url as string;
     return herald;
+  }
+
+  get pid(): number {
+    return this.#child.pid;
   }
 
   /** Peak resident set size of the Herald process so far, in bytes. */
@@ -77,10 +93,10 @@ export class HeraldProcess {
   }
 }
 
-async function main(dispatch: boolean): Promise<void> {
+async function main(dispatch: boolean, role: Role): Promise<void> {
   let herald: Awaited<ReturnType<typeof startHerald>>;
   try {
-    herald = await startHerald(loadConfig(process.env));
+    herald = await startHerald(loadConfig(process.env), { role });
   } catch (err) {
     serveParent({ error: (err as Error).message }, {});
     return;
@@ -99,4 +115,4 @@ async function main(dispatch: boolean): Promise<void> {
   );
 }
 
-if (import.meta.main) await main(process.argv[2] === 'dispatch');
+if (import.meta.main) await main(process.argv[2] === 'dispatch', process.argv[3] as Role);

@@ -31,9 +31,18 @@ export class Child {
   #exited: Error | null = null;
   readonly ready: Promise<unknown>;
 
-  constructor(file: string, args: string[], options: { env?: NodeJS.ProcessEnv; execArgv?: string[] } = {}) {
+  /**
+   * `prefix`: a command that runs Node in another context and execs it, keeping the IPC descriptor and the PID
+   * (`ip netns exec <name>`: the scale bench's workers on hosts of their own).
+   */
+  constructor(
+    file: string,
+    args: string[],
+    options: { env?: NodeJS.ProcessEnv; execArgv?: string[]; prefix?: string[] } = {},
+  ) {
     // process.execPath: the children run on the same Node 24 as this process, whatever `node` is on PATH.
-    this.process = spawn(process.execPath, [...(options.execArgv ?? []), file, ...args], {
+    const [command, ...words] = [...(options.prefix ?? []), process.execPath];
+    this.process = spawn(command, [...words, ...(options.execArgv ?? []), file, ...args], {
       stdio: ['ignore', 'inherit', 'inherit', 'ipc'],
       env: options.env ?? process.env,
     });
@@ -49,6 +58,11 @@ export class Child {
       for (const w of this.#pending.values()) w.reject(this.#exited);
       this.#pending.clear();
     });
+  }
+
+  /** For the CPU meter (bench/cpu.ts). */
+  get pid(): number {
+    return this.process.pid as number;
   }
 
   call<T>(cmd: string, arg?: unknown): Promise<T> {

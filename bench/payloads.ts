@@ -22,10 +22,10 @@ export const messagePayload = (i: number) => ({
 /** 30 characters, as long as the ids Herald generates (`evt_` + 26). */
 export const baselineEventId = (i: number) => `evt_BENCH${String(i).padStart(21, '0')}`;
 
-/** The body as Herald serialises it at ingest (src/domain/event-body.ts): the baseline sends as many bytes. */
-export const deliveryBody = (i: number, timestamp: number) =>
+/** The body as Herald serialises it at ingest (src/domain/event-body.ts): the baselines send as many bytes. */
+export const deliveryBody = (i: number, timestamp: number, eventId = baselineEventId(i)) =>
   JSON.stringify({
-    event_id: baselineEventId(i),
+    event_id: eventId,
     event: 'message',
     instance_id: 'ins_BENCH000000000000000000000',
     timestamp,

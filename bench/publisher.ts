@@ -3,6 +3,7 @@
  * events, in batches as fast as Herald acknowledges them, or one by one at a steady rate.
  */
 import { Agent, request } from 'undici';
+import { paced } from './drive.ts';
 import { ADMIN_KEY } from './herald-process.ts';
 import { messagePayload, SECRET, wallNow } from './payloads.ts';
 
@@ -12,15 +13,19 @@ export interface PublishedEvent {
   payload: Record<string, unknown>;
 }
 
-/** Event ids unique across runs (a PostgreSQL database outlives a run), known to the bench for latencies. */
+/** A prefix of event ids unique across runs (a PostgreSQL database outlives a run), known to the bench for latencies. */
 let series = 0;
+export const eventSeries = (): string => `evt_b${process.pid}x${Date.now().toString(36)}x${series++}x`;
+
+export const messageEvent = (prefix: string, i: number): PublishedEvent => ({
+  event: 'message',
+  event_id: `${prefix}${i}`,
+  payload: messagePayload(i),
+});
+
 export function messageEvents(count: number): PublishedEvent[] {
-  const prefix = `evt_b${process.pid}x${Date.now().toString(36)}x${series++}x`;
-  return Array.from({ length: count }, (_, i) => ({
-    event: 'message',
-    event_id: `${prefix}${i}`,
-    payload: messagePayload(i),
-  }));
+  const prefix = eventSeries();
+  return Array.from({ length: count }, (_, i) => messageEvent(prefix, i));
 }
 
 export class Publisher {
@@ -67,6 +72,11 @@ export class Publisher {
     await res.body.dump();
   }
 
+  /** One POST …/events/batch; `body` is its JSON, `{ events: [...] }`. */
+  async publishBatch(instanceId: string, body: string): Promise<void> {
+    await this.#post(`/instances/${instanceId}/events/batch`, body, 202);
+  }
+
   /**
    * Publishes `events` through POST …/events/batch, `inFlight` batches at a time; `onAck` counts acknowledged
    * events. Bodies are serialised before the clock starts: only Herald's work is timed, not the publisher's.
@@ -86,7 +96,7 @@ export class Publisher {
     const worker = async () => {
       while (next < bodies.length) {
         const { body, n } = bodies[next++];
-        await this.#post(`/instances/${instanceId}/events/batch`, body, 202);
+        await this.publishBatch(instanceId, body);
         o.onAck?.(n);
       }
     };
@@ -94,9 +104,14 @@ export class Publisher {
     return { startedAt, ackedAt: wallNow() };
   }
 
+  /** One event, one request (POST …/events), as an engine's webhook sends it; `body` is its JSON. */
+  async publish(instanceId: string, body: string): Promise<void> {
+    await this.#post(`/instances/${instanceId}/events`, body, 202);
+  }
+
   /**
-   * Publishes `events` one request each (POST …/events) at `perSecond`, on schedule whatever the answers take;
-   * returns each event id's publish time (taken just before its request is sent) and how long its 202 took.
+   * Publishes `events` one request each at `perSecond`, on schedule whatever the answers take; returns each event
+   * id's publish time (taken just before its request is sent) and how long its 202 took.
    */
   async publishPaced(
     instanceId: string,
@@ -104,30 +119,9 @@ export class Publisher {
     perSecond: number,
     onSent?: (n: number) => void,
   ): Promise<{ sentAt: Map<string, number>; acked: number[] }> {
-    const sentAt = new Map<string, number>();
-    const acked: number[] = [];
-    const pending = new Set<Promise<void>>();
-    const path = `/instances/${instanceId}/events`;
-    const started = wallNow();
-    let i = 0;
-    while (i < events.length) {
-      const due = Math.min(events.length, Math.floor(((wallNow() - started) * perSecond) / 1000) + 1);
-      for (; i < due; i++) {
-        const e = events[i];
-        const body = JSON.stringify(e);
-        const at = wallNow();
-        sentAt.set(e.event_id, at);
-        const p = this.#post(path, body, 202).then(() => {
-          acked.push(wallNow() - at);
-          pending.delete(p);
-        });
-        pending.add(p);
-      }
-      onSent?.(i);
-      await new Promise((resolve) => setTimeout(resolve, 1));
-    }
-    await Promise.all(pending);
-    return { sentAt, acked };
+    const bodies = events.map((e) => JSON.stringify(e));
+    const driven = await paced(events.length, perSecond, (i) => this.publish(instanceId, bodies[i]), onSent);
+    return { sentAt: new Map(events.map((e, i) => [e.event_id, driven.sentAt[i]])), acked: driven.ackMs };
   }
 
   close(): Promise<void> {

@@ -3,13 +3,9 @@
  * persistence, as many requests as the workload delivers. What Herald reaches is reported as a ratio to this,
  * measured in the same run on the same machine.
  */
-import { Agent, request } from 'undici';
-import { HEADERS, sign } from '../src/domain/signature.ts';
 import { Child, serveParent } from './ipc.ts';
-import { baselineEventId, deliveryBody, SECRET, wallNow } from './payloads.ts';
-
-/** Requests in flight: the same 64 connections as Herald's sender keeps per origin (src/delivery/sender.ts). */
-export const RAW_CONCURRENCY = 64;
+import { baselineEventId, deliveryBody, wallNow } from './payloads.ts';
+import { DELIVERY_CONNECTIONS, deliveryAgent, signedPost } from './signed-post.ts';
 
 /** POSTs per second of `total` signed requests to `url`; fails if any is not answered 200. */
 export async function rawBaseline(url: string, total: number): Promise<number> {
@@ -25,29 +21,17 @@ export async function rawBaseline(url: string, total: number): Promise<number> {
 }
 
 async function run(url: string, total: number) {
-  // One keep-alive Agent, configured as Herald's Sender configures its own.
-  const agent = new Agent({ keepAliveTimeout: 30_000, connections: RAW_CONCURRENCY });
+  const agent = deliveryAgent();
   let [next, failed] = [0, 0];
   const worker = async () => {
     for (let i = next++; i < total; i = next++) {
-      const now = Date.now();
-      // Signed per request, as each of Herald's attempts is: the timestamp is part of the signed payload.
-      const timestamp = String(Math.floor(now / 1000));
-      const body = deliveryBody(i, now);
-      const headers = {
-        'content-type': 'application/json',
-        'user-agent': 'Herald/bench',
-        [HEADERS.eventId]: baselineEventId(i),
-        [HEADERS.timestamp]: timestamp,
-        [HEADERS.signature]: sign(SECRET, timestamp, body),
-      };
-      const res = await request(url, { method: 'POST', dispatcher: agent, headers, body });
-      await res.body.dump();
-      if (res.statusCode !== 200) failed++;
+      const status = await signedPost(agent, url, baselineEventId(i), deliveryBody(i, Date.now()));
+      if (status !== 200) failed++;
     }
   };
   const started = wallNow();
-  await Promise.all(Array.from({ length: RAW_CONCURRENCY }, worker));
+  // Requests in flight: as many as the agent's connections, as Herald's sender keeps per webhook.
+  await Promise.all(Array.from({ length: DELIVERY_CONNECTIONS }, worker));
   const elapsedMs = wallNow() - started;
   await agent.close();
   return { elapsedMs, failed };

@@ -1,14 +1,18 @@
 /**
  * A receiver process: `fast` answers 200 with an empty body once the whole request has arrived, as a real receiver
  * needs the body before answering; `hang` reads the request and never answers (a dead receiver: Herald's timeout
- * ends each attempt). It counts arrivals, and while tracking keeps each event id's first arrival time, so that the
- * bench can compute publish→arrival latencies.
+ * ends each attempt). It counts arrivals, and while tracking keeps each event id's first arrival time at each path
+ * (a webhook of its own), so that the bench can compute publish→arrival latencies.
  */
 import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { HEADERS } from '../src/domain/signature.ts';
 import { Child, serveParent } from './ipc.ts';
 import { wallNow } from './payloads.ts';
+import { progress } from './stats.ts';
+
+/** A phase that makes no progress for this long has hung: fail rather than wait forever. */
+const STALL_MS = 60_000;
 
 export interface Arrivals {
   count: number;
@@ -20,14 +24,19 @@ export class Receiver {
   readonly #child: Child;
   url = '';
 
-  constructor(mode: 'fast' | 'hang') {
-    this.#child = new Child(import.meta.filename, [mode]);
+  /** `host`: the address it listens on (the scale bench's is on its own network, not loopback). */
+  constructor(mode: 'fast' | 'hang', host = '127.0.0.1') {
+    this.#child = new Child(import.meta.filename, [mode, host]);
   }
 
   async start(): Promise<this> {
-    const { port } = (await this.#child.ready) as { port: number };
-    this.url = `http://127.0.0.1:${port}/`;
+    const { host, port } = (await this.#child.ready) as { host: string; port: number };
+    this.url = `http://${host}:${port}/`;
     return this;
+  }
+
+  get pid(): number {
+    return this.#child.pid;
   }
 
   /** Counts from zero again; with `track`, also keeps each event id's arrival time until the next reset. */
@@ -39,7 +48,7 @@ export class Receiver {
     return this.#child.call('arrivals');
   }
 
-  /** [event id, arrival time] of every tracked event, first arrival only. */
+  /** [event id, arrival time] of every tracked event, its first arrival at each path only. */
   tracked(): Promise<[string, number][]> {
     return this.#child.call('tracked');
   }
@@ -49,9 +58,33 @@ export class Receiver {
   }
 }
 
-function main(mode: string): void {
+/** Polls the receiver (progress line, stall check) until `count` requests arrived; fails as soon as `work` does. */
+export async function waitForArrivals(
+  receiver: Receiver,
+  count: number,
+  label: () => string,
+  work?: Promise<unknown>,
+): Promise<Arrivals> {
+  let failed: unknown = null;
+  work?.catch((err) => {
+    failed = err;
+  });
+  let [seen, movedAt] = [-1, Date.now()];
+  for (;;) {
+    const { count: arrived } = await receiver.arrivals();
+    progress(`${label()}, ${arrived.toLocaleString('en-US')}/${count.toLocaleString('en-US')} arrived`);
+    if (failed) throw failed;
+    if (arrived >= count) return receiver.arrivals();
+    if (arrived !== seen) [seen, movedAt] = [arrived, Date.now()];
+    else if (Date.now() - movedAt > STALL_MS) throw new Error(`no arrival for ${STALL_MS} ms at ${arrived}`);
+    await new Promise((resolve) => setTimeout(resolve, 200));
+  }
+}
+
+function main(mode: string, host: string): void {
   let arrivals: Arrivals = { count: 0, firstAt: 0, lastAt: 0 };
-  let tracked: Map<string, number> | null = null;
+  /** By path and event id: one event delivered to 50 webhooks arrives 50 times, each a delivery of its own. */
+  let tracked: Map<string, [string, number]> | null = null;
   const server = createServer((req, res) => {
     req.resume().on('end', () => {
       const at = wallNow();
@@ -59,15 +92,16 @@ function main(mode: string): void {
       if (arrivals.firstAt === 0) arrivals.firstAt = at;
       arrivals.lastAt = at;
       const id = req.headers[HEADERS.eventId];
-      if (tracked && typeof id === 'string' && !tracked.has(id)) tracked.set(id, at);
+      const key = `${req.url} ${id}`;
+      if (tracked && typeof id === 'string' && !tracked.has(key)) tracked.set(key, [id, at]);
       if (mode === 'fast') res.writeHead(200, { 'content-length': '0' }).end();
     });
   });
   // Keep-alive sockets stay open as long as Herald's agent keeps them (30 s).
   server.keepAliveTimeout = 60_000;
-  server.listen(0, '127.0.0.1', () => {
+  server.listen(0, host, () => {
     serveParent(
-      { port: (server.address() as AddressInfo).port },
+      { host, port: (server.address() as AddressInfo).port },
       {
         reset: (track) => {
           const before = arrivals;
@@ -76,10 +110,10 @@ function main(mode: string): void {
           return before;
         },
         arrivals: () => arrivals,
-        tracked: () => [...(tracked ?? [])],
+        tracked: () => [...(tracked?.values() ?? [])],
       },
     );
   });
 }
 
-if (import.meta.main) main(process.argv[2]);
+if (import.meta.main) main(process.argv[2], process.argv[3]);

@@ -1,10 +1,13 @@
 import { freshData } from './fresh-data.ts';
 import { HeraldProcess } from './herald-process.ts';
+import { onEachSystem } from './legs.ts';
+import type { System } from './loader.ts';
 import { wallNow } from './payloads.ts';
 import { messageEvents, Publisher } from './publisher.ts';
 import { rawBaseline } from './raw.ts';
-import { Receiver } from './receiver.ts';
+import { Receiver, waitForArrivals } from './receiver.ts';
 import { latency, progress } from './stats.ts';
+import { openHerald } from './systems.ts';
 
 export interface RunContext {
   databaseUrl: string | null;
@@ -16,6 +19,8 @@ export interface RunContext {
   receiver: Receiver;
   label: string;
   profileDir?: string;
+  /** The systems that W2 and the engine stream run on, in this order (`--systems`). */
+  systems: System[];
 }
 
 export type Unit = 'rate' | 'ratio' | 'ms' | 'bytes' | 'count';
@@ -31,55 +36,21 @@ export interface Workload {
   run: (ctx: RunContext) => Promise<Figure[]>;
 }
 
-/** A phase that makes no progress for this long has hung: fail rather than wait forever. */
-const STALL_MS = 60_000;
 /** Raw baselines need no more requests than this to reach their steady rate. */
 const RAW_REQUESTS = 50_000;
 const BATCH = 500;
 const BATCH_IN_FLIGHT = 4;
 
-const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
-
-/** A Herald process on fresh data (a temp DATA_DIR, or the PostgreSQL database), removed afterwards. */
+/** A Herald process on fresh data and the bench's client of its API, for the duration of `fn`. */
 async function withHerald<T>(
   ctx: RunContext,
   fn: (h: HeraldProcess, p: Publisher) => Promise<T>,
 ): Promise<T> {
-  const data = await freshData(ctx.databaseUrl);
+  const { herald, publisher, stop } = await openHerald(ctx);
   try {
-    const herald = await HeraldProcess.start({ ...data, dispatch: true, profileDir: ctx.profileDir });
-    const publisher = new Publisher(herald.url);
-    try {
-      return await fn(herald, publisher);
-    } finally {
-      await publisher.close();
-      await herald.stop();
-    }
+    return await fn(herald, publisher);
   } finally {
-    await data.remove();
-  }
-}
-
-/** Polls the receiver (progress line, stall check) until `count` requests arrived; fails as soon as `work` does. */
-async function waitForArrivals(
-  receiver: Receiver,
-  count: number,
-  label: () => string,
-  work?: Promise<unknown>,
-) {
-  let failed: unknown = null;
-  work?.catch((err) => {
-    failed = err;
-  });
-  let [seen, movedAt] = [-1, Date.now()];
-  for (;;) {
-    const { count: arrived } = await receiver.arrivals();
-    progress(`${label()}, ${arrived.toLocaleString('en-US')}/${count.toLocaleString('en-US')} arrived`);
-    if (failed) throw failed;
-    if (arrived >= count) return receiver.arrivals();
-    if (arrived !== seen) [seen, movedAt] = [arrived, Date.now()];
-    else if (Date.now() - movedAt > STALL_MS) throw new Error(`no arrival for ${STALL_MS} ms at ${arrived}`);
-    await sleep(200);
+    await stop();
   }
 }
 
@@ -143,6 +114,19 @@ async function paced(ctx: RunContext, publisher: Publisher, n: number, perSecond
   };
 }
 
+/** An engine's webhook: one event per request, each of 64 connections sending its next as soon as it is answered. */
+const STREAM_CONNECTIONS = 64;
+const STREAM_WARMUP_DELIVERIES = 2_000;
+const engineStream = (c: Pick<RunContext, 'events'>, events: number) =>
+  `${c.events ?? events} events, one request each, ${STREAM_CONNECTIONS} connections in a closed loop`;
+const streamSpec = (ctx: RunContext, events: number, webhooks: number) => ({
+  webhooks,
+  events: ctx.events ?? events,
+  // Not measured: opens the connections and compiles the hot code of every process before the clock starts.
+  warmup: Math.min(Math.ceil(STREAM_WARMUP_DELIVERIES / webhooks), ctx.events ?? events),
+  schedule: { kind: 'closed', concurrency: STREAM_CONNECTIONS } as const,
+});
+
 const latencyFigures = (ms: number[], prefix = ''): Figure[] =>
   Object.entries(latency(ms)).map(([k, value]) => ({ name: `${prefix}${k} ms`, value, unit: 'ms' }));
 
@@ -156,23 +140,17 @@ export const WORKLOADS: Workload[] = [
     id: 'W2',
     title: (c) =>
       `latency: ${c.rate ?? 1000} events/s for ${(c.events ?? 20 * (c.rate ?? 1000)) / (c.rate ?? 1000)} s, one request each`,
-    run: (ctx) =>
-      withHerald(ctx, async (_, publisher) => {
-        const perSecond = ctx.rate ?? 1000;
-        const { latencies, acked } = await paced(
-          ctx,
-          publisher,
-          ctx.events ?? 20 * perSecond,
-          perSecond,
-          'W2',
-        );
-        const ack = latency(acked);
-        return [
-          ...latencyFigures(latencies),
-          { name: 'publish→202 p50 ms', value: ack.p50, unit: 'ms' },
-          { name: 'publish→202 p99 ms', value: ack.p99, unit: 'ms' },
-        ];
-      }),
+    run: (ctx) => {
+      const perSecond = ctx.rate ?? 1000;
+      // One second at the rate first, not measured: connections opened, code warmed up, as in steady service.
+      const schedule = { kind: 'paced', perSecond } as const;
+      return onEachSystem(ctx, {
+        webhooks: 1,
+        events: ctx.events ?? 20 * perSecond,
+        warmup: perSecond,
+        schedule,
+      });
+    },
   },
   {
     id: 'W3',
@@ -259,5 +237,15 @@ export const WORKLOADS: Workload[] = [
     id: 'W5',
     title: (c) => `fan-out: ${c.events ?? 10_000} events to 50 webhooks (one receiver process, 50 paths)`,
     run: (ctx) => throughput(ctx, ctx.events ?? 10_000, 50),
+  },
+  {
+    id: 'ES1',
+    title: (c) => `engine stream: ${engineStream(c, 20_000)}, 1 webhook`,
+    run: (ctx) => onEachSystem(ctx, streamSpec(ctx, 20_000, 1)),
+  },
+  {
+    id: 'ES50',
+    title: (c) => `engine stream: ${engineStream(c, 2_000)}, 50 webhooks (one receiver process, 50 paths)`,
+    run: (ctx) => onEachSystem(ctx, streamSpec(ctx, 2_000, 50)),
   },
 ];

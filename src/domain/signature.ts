@@ -20,6 +20,18 @@ export function sign(secret: string, timestampSeconds: number | string, body: st
   return `${SIGNATURE_VERSION}=${hmac.digest('hex')}`;
 }
 
+/**
+ * The signature header's value for one or more secrets, newest first, separated by a space: while a rotated-out
+ * secret is still honoured (its grace), the receiver accepts the delivery with either one.
+ */
+export function signWith(
+  secrets: readonly string[],
+  timestampSeconds: number | string,
+  body: string | Uint8Array,
+): string {
+  return secrets.map((s) => sign(s, timestampSeconds, body)).join(' ');
+}
+
 /** Header names of seed §4.1, lowercase as they appear on the wire in Node. */
 export const HEADERS = {
   eventId: 'x-service-event-id',

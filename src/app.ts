@@ -7,7 +7,7 @@ import { buildHealthServer } from './api/health-server.ts';
 import { buildServer, VERSION } from './api/server.ts';
 import type { Config } from './config.ts';
 import { Dispatcher } from './delivery/dispatcher.ts';
-import { SenderThread } from './delivery/sender-thread.ts';
+import { Sender } from './delivery/sender.ts';
 import { AddressAllowList } from './domain/address-allow-list.ts';
 import { type Clock, systemClock } from './domain/clock.ts';
 import type { DestinationPolicy, Lookup } from './domain/destination.ts';
@@ -51,6 +51,8 @@ export interface HeraldOptions {
   role?: Role;
 }
 
+/** Attempts running at once in a process: a hanging receiver holds only its own webhook's cap of them. */
+const MAX_IN_FLIGHT = 512;
 /** The lease outlives the delivery timeout, so it only runs out when its holder is gone. */
 const LEASE_MARGIN_MS = 5000;
 /** A media job's lease beyond the download's own timeout: the time to write the file to the media store. */
@@ -82,27 +84,23 @@ export async function startHerald(config: Config, options: HeraldOptions = {}): 
     inFlight: () => dispatcher.inFlight(),
     now: clock,
   });
-  const sender = new SenderThread({
+  const sender = new Sender({
     timeoutMs: config.deliveryTimeoutMs,
     destinations,
     secretBox,
     userAgent: `Herald/${VERSION}`,
     clock,
+    logger,
+    maxRunning: MAX_IN_FLIGHT,
   });
   const dispatcher = new Dispatcher({
     store,
-    send: (claim, slot) => sender.send(claim, slot),
-    // The sender thread keeps each webhook's cap itself and starts the next attempt the moment one ends. Up to 8 ×
-    // the cap, as far as the receiver's pace allows: enough for a fast one to stay busy through an ingest batch.
-    handAhead: 8,
-    dropWaiting: () => sender.dropWaiting(),
+    sender,
     rules: { schedule: config.retrySchedule, maxRetryAfterS: config.maxRetryAfterS },
     clock,
     logger,
     leaseMs: config.deliveryTimeoutMs + LEASE_MARGIN_MS,
-    // Claims ahead as far as hand-overs: on PostgreSQL a claim is a round trip of a few milliseconds, on SQLite the
-    // main thread can be busy with an ingest batch when the sender needs more.
-    claimAhead: 8,
+    maxInFlight: MAX_IN_FLIGHT,
     observer: metrics,
   });
   // PUBLIC_URL, or else the address bound below (known only after listen when PORT is 0).

@@ -1,45 +1,33 @@
 /**
- * The dispatcher: claims due deliveries in batches under a lease, sends them concurrently with a cap per webhook
- * (a slow receiver can only hold up itself), writes outcomes in batches, and sleeps until the next due time or a
- * wake-up — never a busy poll. A webhook that no other process is sending to is claimed up to `claimAhead` × its
- * cap: the claims beyond the cap are held and start as attempts finish, while the next claim is made. A sender
- * that keeps its own per-webhook cap (the sender thread) is handed up to `handAhead` × the cap, so that it starts
- * the next attempt itself. Both run ahead only as far as the webhook's receiver answered lately (answering.ts).
+ * The dispatcher: claims due deliveries under a lease and hands them to the sender, whose lanes admit each attempt
+ * (lanes.ts); takes the results back, decides (retry-policy.ts), writes the outcomes in batches, gives back what
+ * never started, and sleeps until the next due time or a wake-up. A webhook's claims run ahead of its cap, so that
+ * its lane starts the next attempt the moment one ends: up to `ahead` × the cap, as its receiver's pace allows
+ * (pace.ts), within an even share of `maxInFlight`, and only while no other process holds it.
  */
 import type { Logger } from 'pino';
 import type { Clock } from '../domain/clock.ts';
 import { decide, type RetryRules } from '../domain/retry-policy.ts';
-import type { AttemptOutcome } from '../domain/types.ts';
 import type { DeliveryObserver } from '../metrics/metrics.ts';
 import type { ClaimedDelivery, Store } from '../store/store.ts';
 import { Wakeup } from '../wakeup.ts';
-import { Answering } from './answering.ts';
-import { type Held, HeldClaims } from './held-claims.ts';
-import { InFlight } from './in-flight.ts';
 import { OutcomeWriter } from './outcome-writer.ts';
-import { Refill } from './refill.ts';
-import type { SendSlot } from './start-queue.ts';
+import { Pace } from './pace.ts';
+import type { Handed, SenderPort, Sent } from './sender.ts';
 
 export interface DispatcherOptions {
   store: Store;
-  /** Makes the attempt; null when a sender that queues (`handAhead` > 1) hands the claim back unstarted. */
-  send: (claim: ClaimedDelivery, slot: SendSlot) => Promise<AttemptOutcome | null>;
-  /**
-   * Attempts handed to the sender per webhook, as a multiple of the cap: above 1 only for a sender that starts
-   * at most `slot.limit` of a webhook's attempts at once and hands back those it cannot start by `slot.startBy`.
-   */
-  handAhead?: number;
-  /** Makes such a sender hand back every attempt still waiting to start (a stop). */
-  dropWaiting?: () => void;
+  sender: SenderPort;
   rules: RetryRules;
   clock: Clock;
   logger: Logger;
   /** Longer than the delivery timeout, so a lease only runs out when its holder died. */
   leaseMs: number;
+  /** Attempts running at once, in all (the lanes keep it; here it shares out what runs ahead). */
   maxInFlight?: number;
   maxInFlightPerWebhook?: number;
-  /** Leases per webhook, as a multiple of its cap, when no other process holds any of its leases. */
-  claimAhead?: number;
+  /** A webhook's claims out at most, as a multiple of its cap, when its receiver's pace allows. */
+  ahead?: number;
   batchSize?: number;
   /** Told of every attempt's outcome and decision (metrics). */
   observer?: DeliveryObserver;
@@ -47,98 +35,100 @@ export interface DispatcherOptions {
 
 /** Upper bound on a sleep, so that a missed wake-up (another process's ingest) costs at most this much. */
 const MAX_SLEEP_MS = 1000;
-/**
- * How long a held claim may wait for its attempt. The lease's margin beyond the timeout is what tolerates clock
- * differences between processes, so waiting eats into it: keep it short. A busy webhook drains its held claims in
- * milliseconds; a slow one's go back to the queue.
- */
+/** How long a claim may wait in its lane: the wait eats into its lease's margin, which absorbs clock skew. */
 export const HOLD_MS = 1000;
+
+/** What the dispatcher keeps of a webhook while it has claims out or a pace worth remembering. */
+interface Track {
+  /** Claims handed to the sender and not yet back. */
+  out: number;
+  /** The other processes' leases, seen at the last claim: this process's share of the cap is the rest. */
+  others: number;
+  /** The wake count when a claim got less than it asked for: nothing more is due until new work is queued. */
+  drainedAt: number;
+  pace: Pace;
+}
 
 export class Dispatcher {
   readonly #o: Required<DispatcherOptions>;
-  readonly #inFlight = new InFlight((webhookId) => this.#limitOf(webhookId));
-  readonly #held = new HeldClaims();
-  readonly #answering: Answering;
-  /** Per webhook, the other processes' leases seen at the last claim: this process's share of the cap is the rest. */
-  readonly #leasedByOthers = new Map<string, number>();
-  /** Set when an attempt could not start for the process-wide cap: the next finishing attempt looks at every webhook. */
-  #starved = false;
-  readonly #refill: Refill;
-  /** Attempts in flight, with their claims: a graceful stop gives back the leases of those it cannot wait for. */
-  readonly #running = new Map<Promise<void>, ClaimedDelivery>();
-  /** Claims the sender handed back unstarted, given back to the store together once per turn. */
-  #handedBack: ClaimedDelivery[] = [];
+  readonly #tracks = new Map<string, Track>();
+  /** Every claim out, by delivery: a stop releases those it cannot wait for. */
+  readonly #claims = new Map<string, ClaimedDelivery>();
   readonly #outcomes: OutcomeWriter;
+  readonly #wakeup = new Wakeup();
   #stopping = false;
   #stopped = false;
   #loop: Promise<void> | null = null;
-  readonly #wakeup = new Wakeup();
-  #wakeScheduled = false;
+  #forgotAt = Number.NEGATIVE_INFINITY;
+  /** Webhooks with claims out. */
+  #busy = 0;
+  /** Wake-ups for new work: a webhook drained before the last one may have work again. */
+  #wakes = 1;
+  /** Resolves when no claim is out (a stop waits for it). */
+  #allBack: (() => void) | null = null;
 
   constructor(options: DispatcherOptions) {
     this.#o = {
       maxInFlight: 512,
       maxInFlightPerWebhook: 64,
-      claimAhead: 8,
-      handAhead: 1,
-      dropWaiting: () => {},
+      ahead: 8,
       batchSize: 256,
       observer: { attemptFinished() {} },
       ...options,
     };
-    this.#refill = new Refill();
-    // A webhook whose receiver's pace is not known yet runs one cap ahead, as far as a fresh burst needs.
-    this.#answering = new Answering(HOLD_MS, this.#o.maxInFlightPerWebhook);
-    this.#outcomes = new OutcomeWriter(this.#o.store, this.#o.clock, this.#o.logger, () => this.#rouse());
+    this.#outcomes = new OutcomeWriter(this.#o.store, this.#o.clock, this.#o.logger, () =>
+      this.#wakeup.wake(),
+    );
+    this.#o.sender.onResults((sent) => this.#received(sent));
   }
 
   start(): void {
     this.#loop ??= this.#run();
   }
 
-  /** Attempts in flight per webhook, read by /metrics. */
+  /** Attempts that can be running per webhook (its claims out, up to its limit), read by /metrics. */
   inFlight(): ReadonlyMap<string, number> {
-    return this.#inFlight.runningByWebhook();
+    const running = new Map<string, number>();
+    for (const [webhookId, t] of this.#tracks)
+      if (t.out > 0) running.set(webhookId, Math.min(t.out, this.#limit(t)));
+    return running;
   }
 
   /** Called after ingest or redelivery: there may be work due now, for any webhook. */
   wake(): void {
-    this.#refill.newWork();
-    this.#rouse();
-  }
-
-  /** Runs the loop again now (or as soon as the claim in progress ends). */
-  #rouse(): void {
+    this.#wakes++;
     this.#wakeup.wake();
   }
 
   /**
-   * Stops claiming, lets in-flight attempts finish for up to `graceMs` (the sender's timeout ends them sooner),
-   * records them, and releases the leases of any still running so that the next process retries them at once.
+   * Stops claiming; waiting claims come back unstarted; running attempts finish within `graceMs` and are recorded;
+   * the leases of any still running are released, so that the next process makes them at once.
    */
   async stop(graceMs = Number.POSITIVE_INFINITY): Promise<void> {
     this.#stopping = true;
-    this.wake();
+    this.#wakeup.wake();
     await this.#loop;
-    // Held claims and those waiting in the sender were never attempted: given back with those still running.
-    this.#o.dropWaiting();
-    const unstarted = this.#held.drain();
+    this.#o.sender.drop();
     let timer: NodeJS.Timeout | undefined;
-    const grace = new Promise<void>((resolve) => {
-      if (Number.isFinite(graceMs)) timer = setTimeout(resolve, graceMs);
-    });
-    await Promise.race([Promise.all(this.#running.keys()), grace]);
+    await Promise.race([
+      new Promise<void>((resolve) => {
+        this.#allBack = resolve;
+        if (this.#claims.size === 0) resolve();
+      }),
+      new Promise<void>((resolve) => {
+        if (Number.isFinite(graceMs)) timer = setTimeout(resolve, graceMs);
+      }),
+    ]);
     clearTimeout(timer);
-    // Until no outcome waits to be written; from the last check on, nothing runs between here and #stopped.
+    // Until no outcome waits; from the last check on, nothing runs between here and #stopped.
     do await this.#outcomes.flush();
     while (!this.#outcomes.idle);
-    const left = [...this.#running.values(), ...unstarted, ...this.#handedBack.splice(0)];
     this.#stopped = true;
+    const left = [...this.#claims.values()];
+    this.#claims.clear();
     if (left.length === 0) return;
     const released = await this.#o.store.releaseClaims(left, this.#o.clock());
-    if (this.#running.size > 0) {
-      this.#o.logger.warn({ released }, 'dispatcher: attempts still running at stop; leases released');
-    }
+    this.#o.logger.warn({ released }, 'dispatcher: attempts still running at stop; leases released');
   }
 
   async #run(): Promise<void> {
@@ -146,190 +136,145 @@ export class Dispatcher {
       this.#wakeup.begin();
       let full = false;
       try {
-        // Held claims never outnumber the attempts allowed at once, so that each can start within a round of them
-        // (across many webhooks the process-wide cap, not each webhook's, is what holds them back).
         const now = this.#o.clock();
-        // Found here too, not only when an attempt of their webhook ends: a hanging receiver's never does.
-        const stale = this.#held.sweep(now);
-        if (stale.length > 0) this.#release(stale);
-        const free = 2 * this.#o.maxInFlight - this.#inFlight.handed - this.#held.size;
+        this.#forget(now);
+        const free = this.#o.ahead * this.#o.maxInFlight - this.#claims.size;
         if (free > 0) {
           const want = Math.min(this.#o.batchSize, free);
-          this.#refill.begin();
+          const asked = new Map<string, number>();
           this.#outcomes.claiming();
-          const claims = await this.#o.store.claimDue(now, want, this.#o.leaseMs, (w, leased) => {
-            const room = this.#room(w, leased);
-            this.#refill.ask(w, room);
+          const claims = await this.#o.store.claimDue(now, want, this.#o.leaseMs, (w, others) => {
+            const room = this.#room(w, others, now);
+            asked.set(w, room);
             return room;
           });
           full = claims.length === want;
-          this.#refill.got(claims, full);
-          for (const claim of claims) this.#held.add(claim, now + HOLD_MS);
-          this.#startAll();
+          this.#submit(claims, asked, full, now);
         }
-        if (!full) await this.#sleep(await this.#delayUntilDue(now));
+        if (!full && !this.#stopping) await this.#wakeup.sleep(await this.#delayUntilDue(now));
       } catch (err) {
         this.#o.logger.error({ err }, 'dispatcher: claim failed; retrying shortly');
-        await this.#sleep(MAX_SLEEP_MS);
+        if (!this.#stopping) await this.#wakeup.sleep(MAX_SLEEP_MS);
       }
     }
   }
 
-  /**
-   * How many more of a webhook's deliveries to lease. The cap counts this process's attempts and held claims and,
-   * on a shared store, the other workers' unexpired leases; only a webhook no one else holds is claimed ahead.
-   */
-  #room(webhookId: string, leasedByOthers: number): number {
-    if (leasedByOthers > 0) this.#leasedByOthers.set(webhookId, leasedByOthers);
-    else this.#leasedByOthers.delete(webhookId);
-    this.#inFlight.recount(webhookId);
-    const ahead = leasedByOthers === 0 ? this.#claimAheadOf(webhookId) : 0;
-    const leases = this.#o.maxInFlightPerWebhook + ahead;
-    return leases - this.#inFlightOf(webhookId) - this.#held.count(webhookId) - leasedByOthers;
+  /** How many more of a webhook's deliveries to lease: its share of the cap, and what may run ahead of it. */
+  #room(webhookId: string, others: number, now: number): number {
+    const t = this.#track(webhookId);
+    t.others = others;
+    const ahead = others === 0 ? this.#aheadOf(t, now) : 0;
+    return this.#limit(t) + ahead - t.out;
   }
 
-  /** Leases beyond the cap: up to `claimAhead` × the cap, as far as the receiver's pace allows (answering.ts). */
-  #claimAheadOf(webhookId: string): number {
-    const cap = this.#o.maxInFlightPerWebhook;
-    return Math.min((this.#o.claimAhead - 1) * cap, this.#aheadOf(webhookId));
+  /** Claims beyond the cap; the share keeps a few fast webhooks from holding the leases others need (W5). */
+  #aheadOf(t: Track, now: number): number {
+    const share = Math.floor(this.#o.maxInFlight / Math.max(1, this.#busy));
+    const most = (this.#o.ahead - 1) * this.#o.maxInFlightPerWebhook;
+    return Math.min(most, share, t.pace.ahead(t.out, now));
   }
 
-  /**
-   * Attempts beyond the cap, as far as the receiver's pace allows and within an even share of `maxInFlight` among
-   * the webhooks in flight: 50 webhooks each claimed 7 × their cap ahead (W5) delivered half as fast as at 1 ×, a
-   * few of them holding the leases the others needed to run.
-   */
-  #aheadOf(webhookId: string): number {
-    const share = Math.floor(this.#o.maxInFlight / Math.max(1, this.#inFlight.webhooks));
-    return Math.min(share, this.#answering.ahead(webhookId, this.#inFlightOf(webhookId), this.#o.clock()));
-  }
-
-  /** Attempts handed to the sender (running, or waiting in a sender that queues). */
-  #inFlightOf(webhookId: string): number {
-    return this.#inFlight.of(webhookId);
+  #drained(t: Track): boolean {
+    return t.drainedAt === this.#wakes;
   }
 
   /** This process's share of the webhook's cap. */
-  #limitOf(webhookId: string): number {
-    return this.#o.maxInFlightPerWebhook - (this.#leasedByOthers.get(webhookId) ?? 0);
+  #limit(t: Track): number {
+    return this.#o.maxInFlightPerWebhook - t.others;
   }
 
-  /** Claims of the webhook not yet started: held here, or handed to the sender beyond what it runs at once. */
-  #waitingOf(webhookId: string): number {
-    const queued = Math.max(0, this.#inFlightOf(webhookId) - this.#limitOf(webhookId));
-    return this.#held.count(webhookId) + queued;
-  }
-
-  /** Starts held claims of every webhook, as far as the caps allow. */
-  #startAll(): void {
-    this.#starved = false;
-    for (const webhookId of [...this.#held.webhooks()]) this.#start(webhookId);
-  }
-
-  /** Hands the webhook's held claims to the sender up to its share of the cap (× handAhead); stale ones go back. */
-  #start(webhookId: string): void {
-    if (this.#stopping) return;
-    const limit = this.#limitOf(webhookId);
-    const handed = limit + Math.min((this.#o.handAhead - 1) * limit, this.#aheadOf(webhookId));
-    const stale: ClaimedDelivery[] = [];
-    while (this.#inFlightOf(webhookId) < handed && this.#held.count(webhookId) > 0) {
-      // Only an attempt that would run counts against the process-wide cap; one that would wait does not.
-      if (this.#inFlightOf(webhookId) < limit && this.#inFlight.running >= this.#o.maxInFlight) {
-        this.#starved = true;
-        break;
-      }
-      const held = this.#held.take(webhookId, this.#o.clock(), stale);
-      if (held) this.#launch(held, limit);
+  #track(webhookId: string): Track {
+    let t = this.#tracks.get(webhookId);
+    if (!t) {
+      // Its pace not known yet, a webhook runs one cap ahead: as far as a fresh burst needs.
+      t = { out: 0, others: 0, drainedAt: 0, pace: new Pace(HOLD_MS, this.#o.maxInFlightPerWebhook) };
+      this.#tracks.set(webhookId, t);
     }
-    if (stale.length > 0) this.#release(stale);
+    return t;
   }
 
-  /** Gives back held claims whose time to start passed: due again at once, for this process or another. */
+  /** Once a window, webhooks with nothing out and nothing to remember are forgotten. */
+  #forget(now: number): void {
+    if (now - this.#forgotAt < HOLD_MS) return;
+    this.#forgotAt = now;
+    for (const [webhookId, t] of this.#tracks) {
+      if (t.out === 0 && !this.#drained(t) && t.pace.forgettable(now)) this.#tracks.delete(webhookId);
+    }
+  }
+
+  #submit(claims: ClaimedDelivery[], asked: Map<string, number>, full: boolean, now: number): void {
+    const got = new Map<string, number>();
+    const handed: Handed[] = [];
+    for (const claim of claims) {
+      const t = this.#track(claim.webhook_id);
+      if (t.out++ === 0) {
+        this.#busy++;
+        t.pace.busy(now);
+      }
+      got.set(claim.webhook_id, (got.get(claim.webhook_id) ?? 0) + 1);
+      this.#claims.set(claim.delivery_id, claim);
+      handed.push({ claim, limit: this.#limit(t), startAt: 0, startBy: now + HOLD_MS });
+    }
+    // Less than it asked for: nothing more is due, unless the claim was full (it may have stopped short).
+    for (const [webhookId, room] of asked) {
+      const t = this.#tracks.get(webhookId);
+      if (!t || room <= 0) continue;
+      if ((got.get(webhookId) ?? 0) >= room) t.drainedAt = 0;
+      else if (!full) t.drainedAt = this.#wakes;
+    }
+    if (handed.length > 0) this.#o.sender.submit(handed);
+  }
+
+  /** Results of the sender: outcomes decided and written, claims that never started given back. */
+  #received(sent: Sent[]): void {
+    const unstarted: ClaimedDelivery[] = [];
+    let claimMore = false;
+    const now = this.#o.clock();
+    for (const { claim, outcome } of sent) {
+      if (!this.#claims.delete(claim.delivery_id)) continue; // released at stop: the next process has it
+      const t = this.#track(claim.webhook_id);
+      if (--t.out === 0) {
+        this.#busy--;
+        t.pace.idle();
+      }
+      if (outcome === null) {
+        unstarted.push(claim);
+        continue;
+      }
+      t.pace.ended(now, outcome.error === 'timeout');
+      const decision = decide(
+        outcome,
+        claim.cycle_attempt,
+        outcome.started_at + outcome.duration_ms,
+        this.#o.rules,
+      );
+      this.#o.observer.attemptFinished(outcome, decision);
+      this.#outcomes.add({ claim, outcome, decision });
+      // Claim more once half of what may run ahead is gone, so that claims come in batches.
+      const waiting = Math.max(0, t.out - this.#limit(t));
+      claimMore ||= !this.#drained(t) && waiting < Math.max(1, this.#aheadOf(t, now) / 2);
+    }
+    if (unstarted.length > 0) this.#release(unstarted);
+    if (claimMore && !this.#stopping) this.#wakeup.wake();
+    if (this.#claims.size === 0) this.#allBack?.();
+  }
+
+  /** Gives back claims whose time to start passed: due again at once, for this process or another. */
   #release(claims: ClaimedDelivery[]): void {
+    if (this.#stopped) return;
     this.#o.store.releaseClaims(claims, this.#o.clock()).catch((err: unknown) => {
       // Their leases run out on their own: the deliveries are only late.
-      this.#o.logger.error({ err, count: claims.length }, 'dispatcher: could not release held claims');
-    });
-  }
-
-  /** A claim the sender could not start in time: given back like a stale held claim (a stop gives back the rest). */
-  #handBack(claim: ClaimedDelivery): void {
-    if (this.#handedBack.push(claim) > 1) return;
-    setImmediate(() => {
-      if (this.#stopping) return;
-      this.#release(this.#handedBack.splice(0));
+      this.#o.logger.error({ err, count: claims.length }, 'dispatcher: could not release claims');
     });
   }
 
   /**
-   * How long to sleep after a claim at `claimedAt`. Deliveries due by then and left unclaimed wait for room, which
-   * only a finishing attempt makes (and it wakes the loop), so only later due times count: a backlog that waits
-   * for room must not postpone another webhook's retry that falls due meanwhile.
+   * The sleep after a claim at `claimedAt`: only later due times count, since what was due and left unclaimed waits
+   * for room, which a finishing attempt makes (and wakes the loop for).
    */
   async #delayUntilDue(claimedAt: number): Promise<number> {
     const due = await this.#o.store.nextDueAt(claimedAt);
     if (due === null) return MAX_SLEEP_MS;
     return Math.min(Math.max(due - this.#o.clock(), 0), MAX_SLEEP_MS);
-  }
-
-  #wakeSoon(): void {
-    if (this.#wakeScheduled) return;
-    this.#wakeScheduled = true;
-    setImmediate(() => {
-      this.#wakeScheduled = false;
-      this.#rouse();
-    });
-  }
-
-  #sleep(ms: number): Promise<void> {
-    return this.#stopping ? Promise.resolve() : this.#wakeup.sleep(ms);
-  }
-
-  #launch({ claim, startBy }: Held, limit: number): void {
-    const webhookId = claim.webhook_id;
-    if (this.#inFlightOf(webhookId) === 0) this.#answering.busy(webhookId, this.#o.clock());
-    this.#inFlight.add(webhookId);
-    const run = this.#attempt(claim, { limit, startBy }).finally(() => {
-      this.#running.delete(run);
-      this.#inFlight.remove(webhookId);
-      if (this.#inFlightOf(webhookId) === 0) this.#answering.idle(webhookId);
-      if (this.#starved) this.#startAll();
-      else this.#start(webhookId);
-      // Claim more while the held claims keep the webhook busy.
-      if (this.#refill.needed(webhookId, this.#waitingOf(webhookId), this.#claimAheadOf(webhookId))) {
-        this.#wakeSoon();
-      }
-    });
-    this.#running.set(run, claim);
-  }
-
-  async #attempt(claim: ClaimedDelivery, slot: SendSlot): Promise<void> {
-    const outcome = await this.#o.send(claim, slot).catch((err: unknown): AttemptOutcome => {
-      // A fault of ours (an unreadable sealed secret, say) is logged as an attempt error, never lost.
-      this.#o.logger.error({ err, delivery_id: claim.delivery_id }, 'dispatcher: attempt could not be made');
-      const now = this.#o.clock();
-      return {
-        started_at: now,
-        duration_ms: 0,
-        status_code: null,
-        error: 'internal_error',
-        response_body: null,
-        retry_after: null,
-      };
-    });
-    if (this.#stopped) return; // released at stop: the next process makes this attempt again
-    if (outcome === null) {
-      this.#handBack(claim);
-      return;
-    }
-    this.#answering.ended(claim.webhook_id, this.#o.clock(), outcome.error === 'timeout');
-    const decision = decide(
-      outcome,
-      claim.cycle_attempt,
-      outcome.started_at + outcome.duration_ms,
-      this.#o.rules,
-    );
-    this.#o.observer.attemptFinished(outcome, decision);
-    this.#outcomes.add({ claim, outcome, decision });
   }
 }

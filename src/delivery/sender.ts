@@ -1,149 +1,211 @@
 /**
- * Makes one attempt's request: a signed POST through undici, answer read within the timeout, never a redirect
- * followed. It runs in the sender thread (sender-thread.ts); the attempt's clock and secrets stay with the caller.
+ * The dispatcher's side of the delivery thread (thread.ts), which makes the requests off the main thread: claims go
+ * over in batches, results come back in batches. The clock (so an injected one rules an attempt's times), the
+ * secrets (the sealing key never leaves its SecretBox) and an injected name resolver stay here.
  */
-import { isIP } from 'node:net';
-import { Agent } from 'undici';
-import { createGuardedLookup, type DestinationPolicy, isAllowedAddress } from '../domain/destination.ts';
-import { HEADERS, sign } from '../domain/signature.ts';
+import { Worker } from 'node:worker_threads';
+import type { Logger } from 'pino';
+import type { Clock } from '../domain/clock.ts';
+import type { DestinationPolicy } from '../domain/destination.ts';
+import type { SecretBox } from '../domain/secret-box.ts';
 import type { AttemptOutcome } from '../domain/types.ts';
-import { Deadlines } from './deadlines.ts';
-import { Exchange, type Reply } from './exchange.ts';
+import type { ClaimedDelivery } from '../store/store.ts';
+import type { FromThread, Submitted, ThreadSetup, ToThread } from './thread.ts';
 
-/** What a request needs: the secret already opened, the timestamp taken by the caller's clock. */
-export interface SendRequest {
-  destination_url: string;
-  event_id: string;
-  body: string;
-  /** Seconds, as signed and sent in the timestamp header. */
-  timestamp: string;
-  secret: string | null;
+/** A claim handed over, with the window in which its attempt may start, on the caller's clock. */
+export interface Handed {
+  claim: ClaimedDelivery;
+  /** The webhook's attempts that may run at once (its cap, less what other processes hold). */
+  limit: number;
+  /** Not before (a rate limit's slot). */
+  startAt: number;
+  /** Not after: past it the claim comes back unstarted. */
+  startBy: number;
 }
 
-/** An attempt's outcome but its timing, which the caller measures with its own clock. */
-export type SendResult = Omit<AttemptOutcome, 'started_at' | 'duration_ms'>;
+/** What came of a handed claim: its attempt's outcome, or null when it never started. */
+export interface Sent {
+  claim: ClaimedDelivery;
+  outcome: AttemptOutcome | null;
+}
+
+/** What the dispatcher needs of a sender (tests give it one in process). */
+export interface SenderPort {
+  submit(handed: readonly Handed[]): void;
+  /** Every claim still waiting to start comes back unstarted (a stop). */
+  drop(): void;
+  onResults(handler: (sent: Sent[]) => void): void;
+}
 
 export interface SenderOptions {
   timeoutMs: number;
-  /** The same policy the API checks at save time, applied again at every connection. */
   destinations: DestinationPolicy;
+  secretBox: SecretBox;
   userAgent: string;
+  clock: Clock;
+  logger: Logger;
+  /** Attempts running at once, in all. */
+  maxRunning: number;
 }
 
-/** A destination URL as undici's dispatch takes it, and whether an IP literal in it is allowed. */
-interface Target {
-  origin: string;
-  path: string;
-  allowed: boolean;
-}
-
-export class Sender {
-  readonly #options: SenderOptions;
-  readonly #agent: Agent;
-  readonly #deadlines: Deadlines;
-  /** Parsed once per destination URL: bounded by the webhooks' URLs. */
-  readonly #targets = new Map<string, Target>();
+export class Sender implements SenderPort {
+  readonly #o: SenderOptions;
+  readonly #pending = new Map<number, { claim: ClaimedDelivery; handedAt: number }>();
+  /** Opened secrets by sealed form (decrypting each time cost half of a send); bounded by the webhooks. */
+  readonly #secrets = new Map<string, string>();
+  #handler: (sent: Sent[]) => void = () => {};
+  #worker: Worker | null = null;
+  #next = 1;
 
   constructor(options: SenderOptions) {
-    this.#options = options;
-    this.#deadlines = new Deadlines(options.timeoutMs);
-    // Connections are reused per origin; the guarded lookup re-checks every resolved address at connect time,
-    // so a name that passed when saved cannot be rebound to a private address later.
-    this.#agent = new Agent({
-      keepAliveTimeout: 30_000,
-      connections: 64,
-      ...(options.destinations.allowPrivate
-        ? {}
-        : { connect: { lookup: createGuardedLookup(options.destinations) } }),
-    });
+    this.#o = options;
   }
 
-  /** After the dispatcher's stop: a request still open then was released to the next process, so it is dropped. */
-  async close(): Promise<void> {
-    this.#deadlines.close();
-    await this.#agent.destroy();
+  onResults(handler: (sent: Sent[]) => void): void {
+    this.#handler = handler;
   }
 
-  async send(req: SendRequest): Promise<SendResult> {
-    const headers: Record<string, string> = {
-      'content-type': 'application/json',
-      'user-agent': this.#options.userAgent,
-      [HEADERS.eventId]: req.event_id,
-      [HEADERS.timestamp]: req.timestamp,
-    };
-    if (req.secret !== null) headers[HEADERS.signature] = sign(req.secret, req.timestamp, req.body);
-    const target = this.#target(req.destination_url);
-    if (!target.allowed) return failed('destination_not_allowed');
-    return new Promise((resolve) => {
-      const exchange = new Exchange((answer) => {
-        deadline.release();
-        resolve(resultOf(answer, deadline.expired()));
-      });
-      const deadline = this.#deadlines.start(exchange);
+  /** Starts the thread now, so that the first attempts do not wait for it to load. */
+  start(): void {
+    this.#thread();
+  }
+
+  submit(handed: readonly Handed[]): void {
+    const now = this.#o.clock();
+    const batch: Submitted[] = [];
+    const faulty: Sent[] = [];
+    for (const { claim, limit, startAt, startBy } of handed) {
+      const id = this.#next++;
+      let secrets: string[];
       try {
-        this.#agent.dispatch(
-          { origin: target.origin, path: target.path, method: 'POST', headers, body: req.body },
-          exchange,
-        );
+        secrets = claim.secret_sealed === null ? [] : [this.#secret(claim.secret_sealed)];
       } catch (err) {
-        exchange.onResponseError(null, err as Error);
+        // A fault of ours (an unreadable sealed secret): logged as an attempt error, never lost.
+        this.#o.logger.error({ err, delivery_id: claim.delivery_id }, 'sender: attempt could not be made');
+        faulty.push({ claim, outcome: internalError(now) });
+        continue;
       }
-    });
+      this.#pending.set(id, { claim, handedAt: now });
+      batch.push({
+        id,
+        webhook_id: claim.webhook_id,
+        limit,
+        startIn: Math.max(0, startAt - now),
+        startWithin: startBy - now,
+        destination_url: claim.destination_url,
+        event_id: claim.event_id,
+        body: claim.body,
+        // Signed when handed over: within a second or two of its start, well within a receiver's tolerance.
+        timestamp: String(Math.floor(now / 1000)),
+        secrets,
+        headers: null,
+      });
+    }
+    if (batch.length > 0) this.#thread().postMessage({ kind: 'submit', batch } satisfies ToThread);
+    if (faulty.length > 0) queueMicrotask(() => this.#handler(faulty));
   }
 
-  #target(url: string): Target {
-    let target = this.#targets.get(url);
-    if (!target) {
-      if (this.#targets.size >= 10_000) this.#targets.clear();
-      const parsed = new URL(url);
-      const policy = this.#options.destinations;
-      target = {
-        origin: parsed.origin,
-        path: parsed.pathname + parsed.search,
-        allowed: policy.allowPrivate || literalHostAllowed(parsed.hostname, policy),
-      };
-      this.#targets.set(url, target);
+  drop(): void {
+    this.#worker?.postMessage({ kind: 'drop' } satisfies ToThread);
+  }
+
+  /** After the dispatcher's stop: claims still open were released to the next process, so they are dropped. */
+  async close(): Promise<void> {
+    const worker = this.#worker;
+    this.#worker = null;
+    this.#pending.clear();
+    await worker?.terminate();
+  }
+
+  #secret(sealed: string): string {
+    let plain = this.#secrets.get(sealed);
+    if (plain === undefined) {
+      if (this.#secrets.size >= 10_000) this.#secrets.clear();
+      plain = this.#o.secretBox.open(sealed);
+      this.#secrets.set(sealed, plain);
     }
-    return target;
+    return plain;
+  }
+
+  #thread(): Worker {
+    if (this.#worker) return this.#worker;
+    const { timeoutMs, userAgent, destinations, maxRunning } = this.#o;
+    const setup: ThreadSetup = {
+      timeoutMs,
+      userAgent,
+      allowPrivate: destinations.allowPrivate,
+      cidrs: destinations.allow?.cidrs ?? [],
+      resolvesHere: destinations.lookup !== undefined,
+      maxRunning,
+    };
+    const worker = new Worker(new URL('./thread.ts', import.meta.url), {
+      workerData: setup,
+      // Short-lived garbage: a small young generation keeps the thread's heap at ~25 MB instead of 60 (W1).
+      resourceLimits: { maxYoungGenerationSizeMb: 8 },
+    });
+    worker.on('message', (m: FromThread) => this.#receive(worker, m));
+    // A thread that dies takes its attempts with it: each is an attempt error (retried on schedule); the next
+    // claims start a new thread.
+    const lost = (err: Error) => {
+      if (this.#worker !== worker) return;
+      this.#worker = null;
+      this.#o.logger.error({ err }, 'sender: the delivery thread died');
+      const now = this.#o.clock();
+      const sent = [...this.#pending.values()].map(({ claim }) => ({ claim, outcome: internalError(now) }));
+      this.#pending.clear();
+      if (sent.length > 0) this.#handler(sent);
+    };
+    worker.on('error', lost);
+    worker.on('exit', (code) => lost(new Error(`delivery thread exited with code ${code}`)));
+    this.#worker = worker;
+    return worker;
+  }
+
+  #receive(worker: Worker, m: FromThread): void {
+    if (m.kind === 'lookup') {
+      this.#o.destinations.lookup?.(m.host).then(
+        (addresses) => worker.postMessage({ kind: 'resolved', id: m.id, addresses } satisfies ToThread),
+        (err: Error & { code?: string }) =>
+          worker.postMessage({
+            kind: 'resolved',
+            id: m.id,
+            error: { message: err.message, code: err.code },
+          } satisfies ToThread),
+      );
+      return;
+    }
+    // The attempts end now on this clock; each started when the thread sent it, `took` before.
+    const ended = this.#o.clock();
+    const sent: Sent[] = [];
+    for (const r of m.batch) {
+      const pending = this.#pending.get(r[0]);
+      if (!pending) continue;
+      this.#pending.delete(r[0]);
+      if (r.length === 1) {
+        sent.push({ claim: pending.claim, outcome: null });
+        continue;
+      }
+      const [, status_code, error, response_body, retry_after, took] = r;
+      const started_at = Math.max(pending.handedAt, Math.round(ended - took));
+      const outcome = {
+        started_at,
+        duration_ms: ended - started_at,
+        status_code,
+        error,
+        response_body,
+        retry_after,
+      };
+      sent.push({ claim: pending.claim, outcome });
+    }
+    if (sent.length > 0) this.#handler(sent);
   }
 }
 
-const failed = (error: string): SendResult => ({
+const internalError = (at: number): AttemptOutcome => ({
+  started_at: at,
+  duration_ms: 0,
   status_code: null,
-  error,
+  error: 'internal_error',
   response_body: null,
   retry_after: null,
 });
-
-/** The wheel expires up to a slot late: an answer completed after the deadline is a timeout all the same. */
-function resultOf(answer: Reply | 'timeout', expired: boolean): SendResult {
-  if (answer === 'timeout' || expired) return failed('timeout');
-  if ('error' in answer) return failed(errorCode(answer.error));
-  return { ...answer, error: null };
-}
-
-/** IP literals never reach the lookup hook, so they are judged here. */
-function literalHostAllowed(hostname: string, policy: DestinationPolicy): boolean {
-  const host = hostname.replace(/^\[|\]$/g, '');
-  return isIP(host) === 0 || isAllowedAddress(host, policy.allow);
-}
-
-const ERROR_CODES: Record<string, string> = {
-  ECONNREFUSED: 'connection_refused',
-  ECONNRESET: 'connection_reset',
-  UND_ERR_SOCKET: 'connection_reset',
-  ENOTFOUND: 'dns_error',
-  EAI_AGAIN: 'dns_error',
-  EHOSTUNREACH: 'host_unreachable',
-  ENETUNREACH: 'host_unreachable',
-  destination_not_allowed: 'destination_not_allowed',
-};
-
-function errorCode(err: unknown): string {
-  const e = err as { name?: string; code?: string; cause?: { code?: string } };
-  if (e.name === 'TimeoutError' || e.name === 'AbortError') return 'timeout';
-  const code = e.code ?? e.cause?.code ?? '';
-  if (ERROR_CODES[code]) return ERROR_CODES[code];
-  if (/CERT|TLS|SSL/i.test(code)) return 'tls_error';
-  return 'connection_error';
-}

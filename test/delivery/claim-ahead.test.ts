@@ -1,16 +1,17 @@
 /**
- * The dispatcher claims a busy webhook ahead of its cap and holds those claims until attempts finish: the cap on
- * attempts in flight still holds, a held claim that waited too long is given back rather than attempted, and a
- * stop gives back every held claim.
+ * The dispatcher claims a busy webhook ahead of its cap and its lane holds those claims until attempts finish: the
+ * cap on attempts in flight still holds, a held claim that waited too long is given back rather than attempted, and
+ * a stop gives back every held claim.
  */
 import assert from 'node:assert/strict';
-import { test } from 'node:test';
+import { after, test } from 'node:test';
 import pino from 'pino';
 import { Dispatcher, type DispatcherOptions, HOLD_MS } from '../../src/delivery/dispatcher.ts';
 import type { AttemptOutcome } from '../../src/domain/types.ts';
 import type { ClaimedDelivery } from '../../src/store/store.ts';
 import { INSTANCE, storeWithDeliveries } from '../support/delivery-store.ts';
 import { eventually } from '../support/herald.ts';
+import { LaneSender } from '../support/lane-sender.ts';
 
 const ok = (at: number): AttemptOutcome => ({
   started_at: at,
@@ -21,14 +22,24 @@ const ok = (at: number): AttemptOutcome => ({
   retry_after: null,
 });
 
-const dispatcher = (o: Pick<DispatcherOptions, 'store' | 'send'> & Partial<DispatcherOptions>) =>
-  new Dispatcher({
+type Attempt = (claim: ClaimedDelivery) => Promise<AttemptOutcome>;
+
+/** A dispatcher whose attempts `send` makes, admitted by real lanes on the dispatcher's clock. */
+function dispatcher({
+  send,
+  ...o
+}: Pick<DispatcherOptions, 'store'> & Partial<DispatcherOptions> & { send: Attempt }) {
+  const sender = new LaneSender(send, { clock: o.clock, maxRunning: o.maxInFlight });
+  after(() => sender.close());
+  return new Dispatcher({
     rules: { schedule: [5], maxRetryAfterS: 60 },
     clock: Date.now,
     logger: pino({ level: 'silent' }),
     leaseMs: 60_000,
+    sender,
     ...o,
   });
+}
 
 test('claims run ahead of the cap, attempts never exceed it, and each delivery is attempted once', async () => {
   const store = await storeWithDeliveries(60, Date.now());
@@ -37,7 +48,7 @@ test('claims run ahead of the cap, attempts never exceed it, and each delivery i
   const d = dispatcher({
     store,
     maxInFlightPerWebhook: 4,
-    claimAhead: 3,
+    ahead: 3,
     send: async (claim) => {
       sent.push(claim.delivery_id);
       most = Math.max(most, ++running);
@@ -67,7 +78,7 @@ test('a held claim that waited longer than HOLD_MS is given back and claimed afr
     store,
     clock: () => now,
     maxInFlightPerWebhook: 1,
-    claimAhead: 3,
+    ahead: 3,
     send: (claim) => {
       claims.push(claim);
       if (claims.length > 1) return Promise.resolve(ok(now));
@@ -94,7 +105,7 @@ test('a stop gives back the held claims with those still running: another proces
   const d = dispatcher({
     store,
     maxInFlightPerWebhook: 2,
-    claimAhead: 4,
+    ahead: 4,
     send: () => {
       started++;
       return new Promise(() => {}); // never answers
@@ -121,7 +132,7 @@ test('hanging receivers keep only their cap of claims: a healthy webhook is clai
     clock,
     maxInFlight: 8,
     maxInFlightPerWebhook: 2,
-    claimAhead: 8,
+    ahead: 8,
     send: (claim) => {
       sent.set(claim.webhook_id, (sent.get(claim.webhook_id) ?? 0) + 1);
       if (claim.webhook_id === healthy) return Promise.resolve(ok(Date.now()));
@@ -147,4 +158,37 @@ test('hanging receivers keep only their cap of claims: a healthy webhook is clai
     'each hanging webhook got its cap, no more',
   );
   assert.equal(free.length, 16, "all but the hanging webhooks' 2 + 2 attempts in flight");
+});
+
+test('a claim that got less than it asked for: its attempts ending claim nothing more until new work is queued', async () => {
+  const store = await storeWithDeliveries(3, Date.now());
+  let claims = 0;
+  const counted = new Proxy(store, {
+    get(target, name) {
+      if (name === 'claimDue') {
+        return (...args: Parameters<typeof store.claimDue>) => {
+          claims++;
+          return target.claimDue(...args);
+        };
+      }
+      const value = Reflect.get(target, name);
+      return typeof value === 'function' ? value.bind(target) : value;
+    },
+  });
+  let done = 0;
+  const d = dispatcher({
+    store: counted,
+    send: async () => {
+      done++;
+      return ok(Date.now());
+    },
+  });
+  d.start();
+  await eventually(async () => (done === 3 ? true : undefined), 5000, 'three attempts');
+  await new Promise((resolve) => setTimeout(resolve, 300)); // within the loop's 1 s sleep
+  assert.equal(claims, 1, 'the attempts ending made no claim: nothing more of the webhook was due');
+  d.wake(); // an ingest, say
+  await eventually(async () => (claims === 2 ? true : undefined), 2000, 'a claim for the new work');
+  await d.stop();
+  await store.close();
 });

@@ -1,6 +1,6 @@
 /**
- * The dispatcher hands a busy webhook's next attempts to the sender thread ahead of its cap, and the thread starts
- * each the moment one ends (src/delivery/start-queue.ts). Against a real receiver: the cap still holds at the
+ * The dispatcher hands a busy webhook's next attempts to the delivery thread ahead of its cap, and the webhook's
+ * lane starts each the moment one ends (src/delivery/lanes.ts). Against a real receiver: the cap still holds at the
  * receiver, an attempt's start is when it left, an attempt that could not start in time is claimed afresh rather
  * than made on its old lease, and a stop gives back what was waiting.
  */
@@ -9,7 +9,7 @@ import { randomBytes } from 'node:crypto';
 import { after, before, test } from 'node:test';
 import pino from 'pino';
 import { Dispatcher, type DispatcherOptions, HOLD_MS } from '../../src/delivery/dispatcher.ts';
-import { SenderThread } from '../../src/delivery/sender-thread.ts';
+import { Sender, type SenderPort } from '../../src/delivery/sender.ts';
 import { SecretBox } from '../../src/domain/secret-box.ts';
 import type { Webhook } from '../../src/domain/types.ts';
 import type { SqliteStore } from '../../src/store/sqlite/sqlite-store.ts';
@@ -26,8 +26,7 @@ after(() => receiver.close());
 
 /**
  * `deliveries` events due to each of `webhooks` (by default one, to the receiver, whose record is cleared) and a
- * dispatcher that hands twice the cap to a real sender thread; every claim it sends is recorded, and how many were
- * handed over at once.
+ * dispatcher with a real delivery thread; every claim it hands over is recorded, and how many were out at once.
  */
 async function setUp(
   deliveries: number,
@@ -36,30 +35,43 @@ async function setUp(
 ) {
   receiver.received.length = 0;
   const store = await storeWithDeliveries(deliveries, Date.now(), webhooks);
-  const sender = new SenderThread({
+  const sender = new Sender({
     timeoutMs: 5000,
     destinations: { allowPrivate: true },
     secretBox: new SecretBox(randomBytes(32)),
     userAgent: 'Herald/test',
     clock: Date.now,
+    logger: pino({ level: 'silent' }),
+    maxRunning: o.maxInFlight ?? 512,
   });
   const claims: ClaimedDelivery[] = [];
   const handed = { now: 0, most: 0, by: new Map<string, number>(), mostBy: new Map<string, number>() };
-  const dispatcher = new Dispatcher({
-    store,
-    send: (claim, slot) => {
-      claims.push(claim);
-      const w = claim.webhook_id;
-      handed.most = Math.max(handed.most, ++handed.now);
-      handed.by.set(w, (handed.by.get(w) ?? 0) + 1);
-      handed.mostBy.set(w, Math.max(handed.mostBy.get(w) ?? 0, handed.by.get(w) ?? 0));
-      return sender.send(claim, slot).finally(() => {
-        handed.now--;
-        handed.by.set(w, (handed.by.get(w) ?? 0) - 1);
+  // The real sender, watched: every claim handed over, and how many were out at once, in all and per webhook.
+  const watched: SenderPort = {
+    submit(batch) {
+      for (const { claim } of batch) {
+        claims.push(claim);
+        const w = claim.webhook_id;
+        handed.most = Math.max(handed.most, ++handed.now);
+        handed.by.set(w, (handed.by.get(w) ?? 0) + 1);
+        handed.mostBy.set(w, Math.max(handed.mostBy.get(w) ?? 0, handed.by.get(w) ?? 0));
+      }
+      sender.submit(batch);
+    },
+    drop: () => sender.drop(),
+    onResults(handler) {
+      sender.onResults((sent) => {
+        for (const { claim } of sent) {
+          handed.now--;
+          handed.by.set(claim.webhook_id, (handed.by.get(claim.webhook_id) ?? 0) - 1);
+        }
+        handler(sent);
       });
     },
-    handAhead: 2,
-    dropWaiting: () => sender.dropWaiting(),
+  };
+  const dispatcher = new Dispatcher({
+    store,
+    sender: watched,
     rules: { schedule: [60], maxRetryAfterS: 60 },
     clock: Date.now,
     logger: pino({ level: 'silent' }),
@@ -81,7 +93,7 @@ function answerAfter(delayMs: number) {
 }
 
 /** Starts the dispatcher, waits until every delivery is made, then stops and closes everything. */
-async function deliverAll(o: { store: SqliteStore; sender: SenderThread; dispatcher: Dispatcher }) {
+async function deliverAll(o: { store: SqliteStore; sender: Sender; dispatcher: Dispatcher }) {
   o.dispatcher.start();
   await allDone(o.store);
   await o.dispatcher.stop();
@@ -97,7 +109,7 @@ const allDone = (store: SqliteStore) =>
   );
 
 test('handed twice the cap, the receiver never has more than the cap open, and each delivery arrives once', async () => {
-  const { store, sender, dispatcher } = await setUp(60, { maxInFlightPerWebhook: 4, claimAhead: 4 });
+  const { store, sender, dispatcher } = await setUp(60, { maxInFlightPerWebhook: 4, ahead: 4 });
   const seen = answerAfter(20);
   await deliverAll({ store, sender, dispatcher });
   assert.equal(seen.most, 4, 'the cap was reached and held at the receiver');
@@ -106,7 +118,7 @@ test('handed twice the cap, the receiver never has more than the cap open, and e
 });
 
 test('an attempt that waited in the sender is logged as starting when it left, not when it was handed over', async () => {
-  const { store, sender, dispatcher, claims } = await setUp(3, { maxInFlightPerWebhook: 1, claimAhead: 3 });
+  const { store, sender, dispatcher, claims } = await setUp(3, { maxInFlightPerWebhook: 1, ahead: 3 });
   answerAfter(150);
   dispatcher.start();
   await allDone(store);
@@ -139,8 +151,7 @@ test('a slow receiver is handed ahead only what it starts within half of HOLD_MS
   // 8 × the cap would be 14 waiting behind 2 attempts of 200 ms each, 1.4 s: past HOLD_MS, given back, claimed again.
   const { store, sender, dispatcher, claims } = await setUp(24, {
     maxInFlightPerWebhook: 2,
-    claimAhead: 8,
-    handAhead: 8,
+    ahead: 8,
   });
   answerAfter(200);
   await deliverAll({ store, sender, dispatcher });
@@ -154,8 +165,7 @@ test('a slow receiver is handed ahead only what it starts within half of HOLD_MS
 test('a fast receiver is handed far beyond twice the cap, and still never has more than the cap open', async () => {
   const { store, sender, dispatcher, handed } = await setUp(2000, {
     maxInFlightPerWebhook: 4,
-    claimAhead: 8,
-    handAhead: 8,
+    ahead: 8,
   });
   const seen = answerAfter(1);
   await deliverAll({ store, sender, dispatcher });
@@ -169,7 +179,7 @@ test('fast webhooks share what runs ahead: none is handed more than its cap and 
   // handed up to 16 (the process leases twice maxInFlight).
   const { store, sender, dispatcher, handed } = await setUp(
     500,
-    { maxInFlight: 16, maxInFlightPerWebhook: 4, claimAhead: 8, handAhead: 8 },
+    { maxInFlight: 16, maxInFlightPerWebhook: 4, ahead: 8 },
     Array.from({ length: 4 }, () => ({ destination_url: receiver.url })),
   );
   answerAfter(1);
@@ -179,7 +189,7 @@ test('fast webhooks share what runs ahead: none is handed more than its cap and 
 });
 
 test('an attempt that could not start within HOLD_MS is handed back and claimed afresh, never made on its old lease', async () => {
-  const { store, sender, dispatcher, claims } = await setUp(2, { maxInFlightPerWebhook: 1, claimAhead: 2 });
+  const { store, sender, dispatcher, claims } = await setUp(2, { maxInFlightPerWebhook: 1, ahead: 2 });
   answerAfter(HOLD_MS + 300);
   dispatcher.start();
   await allDone(store);
@@ -199,7 +209,7 @@ test('an attempt that could not start within HOLD_MS is handed back and claimed 
 });
 
 test('a stop gives back the attempts waiting in the sender: none starts, and another process can take them at once', async () => {
-  const { store, sender, dispatcher, claims } = await setUp(10, { maxInFlightPerWebhook: 2, claimAhead: 4 });
+  const { store, sender, dispatcher, claims } = await setUp(10, { maxInFlightPerWebhook: 2, ahead: 4 });
   answerAfter(300);
   dispatcher.start();
   await receiver.waitFor(2);
@@ -213,7 +223,7 @@ test('a stop gives back the attempts waiting in the sender: none starts, and ano
 });
 
 test('attempts waiting behind a hanging receiver stay put: they are not handed back and claimed again every second', async () => {
-  const { store, sender, dispatcher, claims } = await setUp(10, { maxInFlightPerWebhook: 2, claimAhead: 4 });
+  const { store, sender, dispatcher, claims } = await setUp(10, { maxInFlightPerWebhook: 2, ahead: 4 });
   receiver.answer = () => 'hang';
   dispatcher.start();
   await eventually(async () => (claims.length === 4 ? true : undefined), 5000, 'two attempts waiting');
@@ -232,7 +242,7 @@ test('attempts waiting in the sender do not count against the process-wide cap: 
   // Two hanging webhooks run 4 attempts each and have 4 more each waiting in the sender: 8 of the 12 count.
   const { store, sender, dispatcher } = await setUp(
     10,
-    { maxInFlight: 12, maxInFlightPerWebhook: 4, claimAhead: 2 },
+    { maxInFlight: 12, maxInFlightPerWebhook: 4, ahead: 2 },
     [{ destination_url: hanging.url }, { destination_url: hanging.url }, { destination_url: receiver.url }],
   );
   dispatcher.start();

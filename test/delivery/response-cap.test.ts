@@ -8,8 +8,7 @@ import type { AddressInfo } from 'node:net';
 import { test } from 'node:test';
 import { setFlagsFromString } from 'node:v8';
 import { runInNewContext } from 'node:vm';
-import { RESPONSE_BODY_KEPT } from '../../src/delivery/exchange.ts';
-import { Sender } from '../../src/delivery/sender.ts';
+import { Poster, RESPONSE_BODY_KEPT } from '../../src/delivery/poster.ts';
 
 // Collected garbage is not held memory: measure after a collection.
 setFlagsFromString('--expose-gc');
@@ -35,7 +34,7 @@ test('a 32 MiB answer: 4 KiB kept, the rest discarded while streaming', async ()
     pump();
   });
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  const sender = new Sender({
+  const poster = new Poster({
     timeoutMs: 30_000,
     destinations: { allowPrivate: true },
     userAgent: 'Herald/test',
@@ -47,12 +46,13 @@ test('a 32 MiB answer: 4 KiB kept, the rest discarded while streaming', async ()
     peak = Math.max(peak, process.memoryUsage().arrayBuffers - base);
   }, 5);
   try {
-    const outcome = await sender.send({
+    const outcome = await poster.post({
       event_id: 'evt_cap00000000000000000000',
       destination_url: `http://127.0.0.1:${(server.address() as AddressInfo).port}/`,
       body: '{}',
       timestamp: String(Math.floor(Date.now() / 1000)),
-      secret: null,
+      secrets: [],
+      headers: null,
     });
     assert.equal(outcome.status_code, 200);
     assert.equal(outcome.error, null);
@@ -64,7 +64,7 @@ test('a 32 MiB answer: 4 KiB kept, the rest discarded while streaming', async ()
     console.log(`peak external memory while streaming: ${Math.round(peak / 1024)} KiB`);
   } finally {
     clearInterval(sampler);
-    await sender.close();
+    await poster.close();
     server.close();
   }
 });

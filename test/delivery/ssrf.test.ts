@@ -6,11 +6,14 @@
 import assert from 'node:assert/strict';
 import { randomBytes } from 'node:crypto';
 import { after, before, describe, it } from 'node:test';
-import { SenderThread } from '../../src/delivery/sender-thread.ts';
+import pino from 'pino';
+import { Sender } from '../../src/delivery/sender.ts';
 import type { Lookup } from '../../src/domain/destination.ts';
 import { SecretBox } from '../../src/domain/secret-box.ts';
+import type { AttemptOutcome } from '../../src/domain/types.ts';
 import type { ClaimedDelivery } from '../../src/store/store.ts';
 import { eventually, messagePayload, startTestHerald, type TestHerald } from '../support/herald.ts';
+import { attempter } from '../support/lane-sender.ts';
 import { TestReceiver } from '../support/receiver.ts';
 
 const PUBLIC = '93.184.215.14';
@@ -98,19 +101,23 @@ let receiver: TestReceiver;
 let port: string;
 let guarded: TestHerald;
 let instanceId: string;
-let sender: SenderThread;
+let sender: Sender;
+let attempt: (claim: ClaimedDelivery) => Promise<AttemptOutcome | null>;
 before(async () => {
   receiver = await TestReceiver.start();
   port = new URL(receiver.url).port;
   guarded = await startTestHerald({ ALLOW_PRIVATE_DESTINATIONS: 'false' }, { resolve });
   instanceId = await guarded.createInstance('ssrf');
-  sender = new SenderThread({
+  sender = new Sender({
     timeoutMs: 2000,
     destinations: { allowPrivate: false, lookup: resolve },
     secretBox: new SecretBox(randomBytes(32)),
     userAgent: 'Herald/test',
     clock: Date.now,
+    logger: pino({ level: 'silent' }),
+    maxRunning: 512,
   });
+  attempt = attempter(sender);
 });
 after(async () => {
   await sender.close();
@@ -130,7 +137,7 @@ describe('every hostile destination is refused', () => {
       assert.equal(saved.body.error.code, 'destination_not_allowed');
       assert.equal(saved.body.error.details[0].field, 'destination_url');
 
-      const outcome = await sender.send(claimFor(url), { limit: 1, startBy: Date.now() + 1000 });
+      const outcome = await attempt(claimFor(url));
       assert.ok(outcome, 'the attempt was made');
       assert.equal(
         outcome.error,

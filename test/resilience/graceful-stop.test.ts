@@ -9,7 +9,7 @@ import { createServer, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { test } from 'node:test';
+import { after, test } from 'node:test';
 import pino from 'pino';
 import { Dispatcher } from '../../src/delivery/dispatcher.ts';
 import { eventBody } from '../../src/domain/event-body.ts';
@@ -18,6 +18,7 @@ import type { AttemptOutcome } from '../../src/domain/types.ts';
 import { SqliteStore } from '../../src/store/sqlite/sqlite-store.ts';
 import { allDeliveries, instanceWithWebhook } from '../support/child-rig.ts';
 import { eventually, messagePayload } from '../support/herald.ts';
+import { LaneSender } from '../support/lane-sender.ts';
 import { webhookRecord } from '../support/records.ts';
 import { type ChildHerald, spawnHerald } from '../support/spawn.ts';
 
@@ -219,14 +220,16 @@ test('an attempt that outlives the grace period is released: due at once for the
     // A send that ignores every timeout, as a bug in a lower layer would.
     let finishLate: (o: AttemptOutcome) => void = () => {};
     let sent = 0;
+    const sender = new LaneSender(() => {
+      sent++;
+      return new Promise((resolve) => {
+        finishLate = resolve;
+      });
+    });
+    after(() => sender.close());
     const dispatcher = new Dispatcher({
       store,
-      send: () => {
-        sent++;
-        return new Promise((resolve) => {
-          finishLate = resolve;
-        });
-      },
+      sender,
       rules: { schedule: [5], maxRetryAfterS: 60 },
       clock: Date.now,
       logger: pino({ level: 'silent' }),

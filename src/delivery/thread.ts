@@ -1,0 +1,142 @@
+/**
+ * The delivery thread (started by sender.ts): claims wait in their webhook's lane (lanes.ts) until they may start,
+ * each request is made here (poster.ts), and results go back in batches, one message per turn, as tuples (cheaper
+ * to clone than objects, by the thousand per second).
+ */
+import { parentPort, workerData } from 'node:worker_threads';
+import { AddressAllowList, type Cidr } from '../domain/address-allow-list.ts';
+import type { Lookup } from '../domain/destination.ts';
+import { type LaneJob, Lanes } from './lanes.ts';
+import { Poster, type PostRequest } from './poster.ts';
+
+export interface ThreadSetup {
+  timeoutMs: number;
+  userAgent: string;
+  allowPrivate: boolean;
+  cidrs: readonly Cidr[];
+  /** The main thread has its own resolver (tests rebind names with one): names are resolved there. */
+  resolvesHere: boolean;
+  /** Requests running at once, in all. */
+  maxRunning: number;
+}
+
+/** A claim as handed over: when it may start, as milliseconds from when the message is read. */
+export interface Submitted extends PostRequest {
+  id: number;
+  webhook_id: string;
+  limit: number;
+  startIn: number;
+  startWithin: number;
+}
+
+export type ToThread =
+  | { kind: 'submit'; batch: Submitted[] }
+  | { kind: 'drop' }
+  | { kind: 'resolved'; id: number; addresses?: string[]; error?: { message: string; code?: string } };
+
+/** An attempt's outcome, or only the claim's id when it was never started. */
+export type Result =
+  | [
+      id: number,
+      status_code: number | null,
+      error: string | null,
+      response_body: string | null,
+      retry_after: string | null,
+      duration_ms: number,
+    ]
+  | [id: number];
+
+export type FromThread = { kind: 'results'; batch: Result[] } | { kind: 'lookup'; id: number; host: string };
+
+function serve(port: NonNullable<typeof parentPort>, setup: ThreadSetup): void {
+  const resolving = new Map<number, { resolve: (a: string[]) => void; reject: (e: Error) => void }>();
+  let nextLookup = 1;
+  const lookup: Lookup | undefined = setup.resolvesHere
+    ? (host) =>
+        new Promise((resolve, reject) => {
+          const id = nextLookup++;
+          resolving.set(id, { resolve, reject });
+          port.postMessage({ kind: 'lookup', id, host } satisfies FromThread);
+        })
+    : undefined;
+  const poster = new Poster({
+    timeoutMs: setup.timeoutMs,
+    userAgent: setup.userAgent,
+    destinations: { allowPrivate: setup.allowPrivate, allow: new AddressAllowList(setup.cidrs), lookup },
+  });
+
+  let results: Result[] = [];
+  const report = (r: Result) => {
+    // Results of one turn go back in one message.
+    if (results.push(r) > 1) return;
+    setImmediate(() => {
+      port.postMessage({ kind: 'results', batch: results } satisfies FromThread);
+      results = [];
+    });
+  };
+  const unstarted = (requests: Submitted[]) => {
+    for (const r of requests) report([r.id]);
+  };
+
+  const lanes = new Lanes<Submitted>(setup.maxRunning, (request) => {
+    poster
+      .post(request)
+      .then(
+        (o): Result => [request.id, o.status_code, o.error, o.response_body, o.retry_after, o.duration_ms],
+        // A fault of ours (never expected): an attempt error, logged and retried like any, never lost.
+        (): Result => [request.id, null, 'internal_error', null, null, 0],
+      )
+      .then((result) => {
+        report(result);
+        unstarted(lanes.finished(request.webhook_id, performance.now()));
+        schedule();
+      });
+  });
+
+  // One timer for the lanes: a rate limit's next slot, or a waiting claim's window closing (lanes.ts wakeAt).
+  let timer: NodeJS.Timeout | null = null;
+  let timerAt = Number.POSITIVE_INFINITY;
+  const schedule = () => {
+    const next = lanes.wakeAt(performance.now()) ?? Number.POSITIVE_INFINITY;
+    if (next >= timerAt) return;
+    if (timer) clearTimeout(timer);
+    timerAt = next;
+    timer = Number.isFinite(next)
+      ? setTimeout(
+          () => {
+            timer = null;
+            timerAt = Number.POSITIVE_INFINITY;
+            unstarted(lanes.tick(performance.now()));
+            schedule();
+          },
+          Math.max(0, next - performance.now()),
+        )
+      : null;
+  };
+
+  port.on('message', (m: ToThread) => {
+    if (m.kind === 'submit') {
+      const now = performance.now();
+      const jobs = m.batch.map(
+        (r): LaneJob<Submitted> => ({
+          webhookId: r.webhook_id,
+          item: r,
+          limit: r.limit,
+          startAt: now + r.startIn,
+          startBy: now + r.startWithin,
+        }),
+      );
+      unstarted(lanes.submit(jobs, now));
+      schedule();
+    } else if (m.kind === 'drop') {
+      unstarted(lanes.drain());
+    } else {
+      const waiting = resolving.get(m.id);
+      resolving.delete(m.id);
+      if (m.error) waiting?.reject(Object.assign(new Error(m.error.message), { code: m.error.code }));
+      else waiting?.resolve(m.addresses ?? []);
+    }
+  });
+}
+
+if (parentPort) serve(parentPort, workerData as ThreadSetup);

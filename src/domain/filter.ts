@@ -45,9 +45,8 @@ function checkObject(filter: Record<string, unknown>, at: string): FieldError[] 
       if (!Array.isArray(value) || value.length === 0 || !value.every(isObj)) {
         errors.push({ field: `${at}.${key}`, message: 'must be a non-empty array of filter objects' });
       } else {
-        value.forEach((f, i) =>
-          errors.push(...checkObject(f as Record<string, unknown>, `${at}.${key}[${i}]`)),
-        );
+        for (const [i, f] of value.entries())
+          errors.push(...checkObject(f as Record<string, unknown>, `${at}.${key}[${i}]`));
       }
     } else if (key.startsWith('$')) {
       errors.push({

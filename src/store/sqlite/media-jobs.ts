@@ -36,9 +36,10 @@ export class SqliteMediaJobs {
     return jobs;
   }
 
+  /** Its flush is shared with the commits around it: one fsync per download held the media path near 200/s. */
   async settle(job: MediaJob, media: Record<string, unknown>, now: number): Promise<boolean> {
     if (!this.#release(job)) return false;
-    return this.#db.tx(() => {
+    return this.#db.durableTx(() => {
       const row = this.#db.q('SELECT body FROM events WHERE event_id = ?').get(job.event_id);
       // Gone with its instance meanwhile: nothing is left to deliver.
       if (!row) return false;

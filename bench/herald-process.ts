@@ -28,7 +28,10 @@ export interface HeraldProcessOptions {
   role?: Role;
   /** Run it in this network namespace (`ip netns exec`), as if on a host of its own. */
   netns?: string;
-  /** More environment, after the bench's own (e.g. SECRET_KEY, shared by processes of one database). */
+  /**
+   * More environment, after the bench's own (e.g. SECRET_KEY, shared by processes of one database; EM's
+   * ENGINE_MEDIA_HEADERS, the file server's key).
+   */
   env?: Record<string, string>;
 }
 
@@ -47,6 +50,7 @@ export class HeraldProcess {
       HOST: '127.0.0.1',
       DATA_DIR: o.dataDir,
       ADMIN_API_KEY: ADMIN_KEY,
+      // Receivers, and EM's engine file server, listen on 127.0.0.1: deliveries and media downloads go there.
       ALLOW_PRIVATE_DESTINATIONS: 'true',
       // The workloads publish faster than the default per-key budgets allow on purpose.
       RATE_LIMIT_INGEST: '0',

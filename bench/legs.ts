@@ -2,11 +2,12 @@
  * One workload measured on each system in turn (`--systems`), with the same publisher process (loader.ts) and the
  * same receiver: the engine stream (ES1, ES50) and W2. Each system gets a warm-up first (connections opened, code
  * compiled), then the measured events; its figures are prefixed with its name, and the ratios that the issue's
- * targets speak of close the list.
+ * targets speak of close the list. EM (engine-media.ts) runs its two legs on Herald through the same `leg`, with
+ * the few things it changes (LegOptions).
  */
 import { cpuMeter } from './cpu.ts';
 import type { Driven } from './drive.ts';
-import { Loader, type RunSpec, type System } from './loader.ts';
+import { type EngineBodies, Loader, type RunSpec, type System } from './loader.ts';
 import { eventSeries } from './publisher.ts';
 import { waitForArrivals } from './receiver.ts';
 import { latency } from './stats.ts';
@@ -21,24 +22,44 @@ export interface LegSpec {
   schedule: RunSpec['schedule'];
 }
 
-interface Leg {
+/** What a workload changes in a leg besides the spec; ES and W2 change nothing. */
+export interface LegOptions {
+  /** Prefix of the leg's figures instead of the system's name. */
+  name?: string;
+  /** Herald's environment beyond the bench's. */
+  env?: Record<string, string>;
+  /** WAHA's bodies to Herald's engine endpoint instead of Herald's own events (Herald only). */
+  engine?: EngineBodies;
+  /** Processes of the workload's own (EM's file server), measured beside the system's. */
+  processes?: Record<string, number>;
+  /** The receiver counts the measured deliveries by media status, into `Leg.media`. */
+  inspect?: boolean;
+}
+
+export interface Leg {
+  /** Measured events ÷ (first offer → last arrival). */
   eventsPerSecond: number;
+  /** Measured events ÷ (first offer → last acknowledgement). */
+  ackedPerSecond: number;
   arrival: { p50: number; p99: number };
   /** CPU seconds per event by process. */
   cpu: Record<string, number>;
   figures: Figure[];
+  /** Measured deliveries by `payload.media.status`, when inspected. */
+  media: Record<string, number>;
 }
 
 /** Receiver URLs of the workload's webhooks: one path each, so that each delivery is told apart. */
 const webhookUrls = (ctx: RunContext, n: number) =>
   n === 1 ? [ctx.receiver.url] : Array.from({ length: n }, (_, k) => `${ctx.receiver.url}w${k}`);
 
-async function leg(ctx: RunContext, system: System, spec: LegSpec): Promise<Leg> {
-  const name = SYSTEM_LABEL[system];
+export async function leg(ctx: RunContext, system: System, spec: LegSpec, o: LegOptions = {}): Promise<Leg> {
+  const name = o.name ?? SYSTEM_LABEL[system];
   const deliveries = spec.events * spec.webhooks;
-  const running = await startSystem(system, webhookUrls(ctx, spec.webhooks), ctx);
+  const running = await startSystem(system, webhookUrls(ctx, spec.webhooks), { ...ctx, env: o.env });
   try {
-    const loader = await Loader.start(running.target);
+    const { target } = running;
+    const loader = await Loader.start(target.system === 'herald' ? { ...target, engine: o.engine } : target);
     try {
       const prefix = eventSeries();
       const offer = async (from: number, n: number, what: string) => {
@@ -49,14 +70,21 @@ async function leg(ctx: RunContext, system: System, spec: LegSpec): Promise<Leg>
       };
       await ctx.receiver.reset();
       await offer(0, spec.warmup, 'warm-up');
-      await ctx.receiver.reset(true);
-      const meter = cpuMeter({ ...running.processes, publisher: loader.pid, receiver: ctx.receiver.pid });
+      await ctx.receiver.reset(true, o.inspect);
+      const processes = {
+        ...running.processes,
+        ...o.processes,
+        publisher: loader.pid,
+        receiver: ctx.receiver.pid,
+      };
+      const meter = cpuMeter(processes);
       const { driven, lastAt } = await offer(spec.warmup, spec.events, `${spec.events} events`);
       const cpuSeconds = meter();
       const tracked = await ctx.receiver.tracked();
       if (tracked.length < deliveries)
         throw new Error(`${name}: ${tracked.length} of ${deliveries} arrivals tracked`);
-      return summarise(name, spec, { driven, lastAt, prefix, tracked, cpuSeconds });
+      const media = o.inspect ? await ctx.receiver.mediaStatuses() : {};
+      return { ...summarise(name, spec, { driven, lastAt, prefix, tracked, cpuSeconds }), media };
     } finally {
       await loader.stop();
     }
@@ -75,13 +103,14 @@ interface Measured {
   cpuSeconds: Record<string, number>;
 }
 
-function summarise(name: string, spec: LegSpec, m: Measured): Leg {
+function summarise(name: string, spec: LegSpec, m: Measured): Omit<Leg, 'media'> {
   const { driven, lastAt, prefix } = m;
   // Event ids are the prefix and the event's index; the measured events start at `warmup`.
   const sentAt = (id: string) => driven.sentAt[Number(id.slice(prefix.length)) - spec.warmup];
   const arrival = latency(m.tracked.map(([id, at]) => at - sentAt(id)));
   const ack = latency(driven.ackMs);
   const eventsPerSecond = spec.events / ((lastAt - driven.startedAt) / 1000);
+  const ackedPerSecond = spec.events / ((driven.ackedAt - driven.startedAt) / 1000);
   const cpu = Object.fromEntries(Object.entries(m.cpuSeconds).map(([p, s]) => [p, s / spec.events]));
   const total = Object.values(cpu).reduce((a, b) => a + b, 0);
   const figures: Figure[] = [{ name: `${name} events/s`, value: eventsPerSecond, unit: 'rate' }];
@@ -89,10 +118,8 @@ function summarise(name: string, spec: LegSpec, m: Measured): Leg {
     const deliveries = eventsPerSecond * spec.webhooks;
     figures.push({ name: `${name} deliveries/s`, value: deliveries, unit: 'rate' });
   }
-  if (spec.schedule.kind === 'closed') {
-    const acked = spec.events / ((driven.ackedAt - driven.startedAt) / 1000);
-    figures.push({ name: `${name} acknowledged events/s`, value: acked, unit: 'rate' });
-  }
+  if (spec.schedule.kind === 'closed')
+    figures.push({ name: `${name} acknowledged events/s`, value: ackedPerSecond, unit: 'rate' });
   figures.push(
     { name: `${name} publish→202 p50 ms`, value: ack.p50, unit: 'ms' },
     { name: `${name} publish→202 p99 ms`, value: ack.p99, unit: 'ms' },
@@ -103,7 +130,7 @@ function summarise(name: string, spec: LegSpec, m: Measured): Leg {
     ),
     { name: `${name} CPU ms/event, all`, value: total * 1000, unit: 'ms' },
   );
-  return { eventsPerSecond, arrival, cpu, figures };
+  return { eventsPerSecond, ackedPerSecond, arrival, cpu, figures };
 }
 
 /** The workload on each of `ctx.systems`, then Herald's ratios to the baselines that ran beside it. */

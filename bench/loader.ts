@@ -2,7 +2,8 @@
  * The publisher of the engine stream and of W2, in a process of its own so that its CPU is its own: it offers
  * events to one system, closed-loop or paced (drive.ts), and reports when each was offered and acknowledged.
  * - herald: POST /instances/{id}/events, one event per request as an engine's webhook sends it; acknowledged by
- *   the 202.
+ *   the 202. With `engine` (EM), WAHA's own body to POST /instances/{id}/engine/waha instead, with or without a
+ *   file on the engine's file server.
  * - raw: the delivery itself, signed as Herald signs, straight to each webhook's URL at the receiver; acknowledged
  *   by the receiver's 200 (no persistence: the floor the others are measured against).
  * - bullmq: one job per webhook (queue.add, addBulk for several); acknowledged when add() resolves, i.e. when
@@ -13,14 +14,19 @@ import { Queue } from 'bullmq';
 import { type DeliveryJob, JOB_OPTIONS, QUEUE, redisClient } from './bullmq-worker.ts';
 import { closedLoop, type Driven, paced, type Send } from './drive.ts';
 import { Child, serveParent } from './ipc.ts';
-import { deliveryBody } from './payloads.ts';
+import { deliveryBody, wahaMessage } from './payloads.ts';
 import { messageEvent, Publisher } from './publisher.ts';
 import { deliveryAgent, signedPost } from './signed-post.ts';
 
 export type System = 'herald' | 'raw' | 'bullmq';
 
+/** WAHA's bodies instead of Herald's events; `files`: the file server's URL prefix, or null for text only. */
+export interface EngineBodies {
+  files: string | null;
+}
+
 export type Target =
-  | { system: 'herald'; url: string; instanceId: string }
+  | { system: 'herald'; url: string; instanceId: string; engine?: EngineBodies }
   | { system: 'raw'; urls: string[] }
   | { system: 'bullmq'; redisPort: number; urls: string[] };
 
@@ -69,8 +75,15 @@ function sender(target: Target): {
       // W2's 128 connections, as before: more than the closed loop's 64 requests in flight, so that a paced
       // burst behind a slow answer never waits for a connection.
       const publisher = new Publisher(target.url, 128);
+      const { instanceId, engine } = target;
       return {
-        send: (prefix, i) => publisher.publish(target.instanceId, JSON.stringify(messageEvent(prefix, i))),
+        send: engine
+          ? (prefix, i) =>
+              publisher.publishToEngine(
+                instanceId,
+                JSON.stringify(wahaMessage(`${prefix}${i}`, i, engine.files)),
+              )
+          : (prefix, i) => publisher.publish(instanceId, JSON.stringify(messageEvent(prefix, i))),
         close: () => publisher.close(),
       };
     }

@@ -31,3 +31,28 @@ export const deliveryBody = (i: number, timestamp: number, eventId = baselineEve
     timestamp,
     payload: messagePayload(i),
   });
+
+/**
+ * WAHA's webhook body of message `i`, as WAHA sends it to Herald's engine endpoint (README, *Point WAHA at Herald*):
+ * the engine's payload has no from_phone; with `files` (the file server's URL prefix), the message carries a photo
+ * there, WAHA's `{ url, mimetype, filename, error }`, a file of its own per event as WAHA keeps them.
+ */
+export const wahaMessage = (eventId: string, i: number, files: string | null) => {
+  const { from_phone: _, ...message } = messagePayload(i);
+  const media = files && {
+    url: `${files}${eventId}.jpeg`,
+    mimetype: 'image/jpeg',
+    filename: null,
+    error: null,
+  };
+  return {
+    id: eventId,
+    timestamp: Date.now(),
+    event: 'message',
+    session: 'default',
+    engine: 'NOWEB',
+    me: { id: '15550001111@c.us', pushName: 'Bench' },
+    payload: { ...message, to: '15550001111@c.us', ...(media ? { hasMedia: true, media } : {}) },
+    environment: { version: '2025.11.1', engine: 'NOWEB', tier: 'CORE', browser: null },
+  };
+};

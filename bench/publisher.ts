@@ -109,6 +109,11 @@ export class Publisher {
     await this.#post(`/instances/${instanceId}/events`, body, 202);
   }
 
+  /** One WAHA webhook body to the engine endpoint (POST …/engine/waha), as WAHA sends it; `body` is its JSON. */
+  async publishToEngine(instanceId: string, body: string): Promise<void> {
+    await this.#post(`/instances/${instanceId}/engine/waha`, body, 202);
+  }
+
   /**
    * Publishes `events` one request each at `perSecond`, on schedule whatever the answers take; returns each event
    * id's publish time (taken just before its request is sent) and how long its 202 took.

@@ -2,7 +2,8 @@
  * A receiver process: `fast` answers 200 with an empty body once the whole request has arrived, as a real receiver
  * needs the body before answering; `hang` reads the request and never answers (a dead receiver: Herald's timeout
  * ends each attempt). It counts arrivals, and while tracking keeps each event id's first arrival time at each path
- * (a webhook of its own), so that the bench can compute publish→arrival latencies.
+ * (a webhook of its own), so that the bench can compute publish→arrival latencies. While inspecting (EM only: it
+ * costs the receiver a JSON.parse per delivery) it also counts the deliveries by `payload.media.status`.
  */
 import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
@@ -39,9 +40,17 @@ export class Receiver {
     return this.#child.pid;
   }
 
-  /** Counts from zero again; with `track`, also keeps each event id's arrival time until the next reset. */
-  reset(track = false): Promise<Arrivals> {
-    return this.#child.call('reset', track);
+  /**
+   * Counts from zero again; with `track`, also keeps each event id's arrival time until the next reset; with
+   * `inspect`, also counts deliveries by media status.
+   */
+  reset(track = false, inspect = false): Promise<Arrivals> {
+    return this.#child.call('reset', { track, inspect });
+  }
+
+  /** Deliveries since the last reset by `payload.media.status` ("none": no media), when inspecting. */
+  mediaStatuses(): Promise<Record<string, number>> {
+    return this.#child.call('mediaStatuses');
   }
 
   arrivals(): Promise<Arrivals> {
@@ -85,9 +94,14 @@ function main(mode: string, host: string): void {
   let arrivals: Arrivals = { count: 0, firstAt: 0, lastAt: 0 };
   /** By path and event id: one event delivered to 50 webhooks arrives 50 times, each a delivery of its own. */
   let tracked: Map<string, [string, number]> | null = null;
+  let media: Record<string, number> | null = null;
   const server = createServer((req, res) => {
-    req.resume().on('end', () => {
+    const chunks: Buffer[] | null = media ? [] : null;
+    if (chunks) req.on('data', (chunk: Buffer) => chunks.push(chunk));
+    else req.resume();
+    req.on('end', () => {
       const at = wallNow();
+      if (chunks && media) countMedia(media, Buffer.concat(chunks));
       arrivals.count++;
       if (arrivals.firstAt === 0) arrivals.firstAt = at;
       arrivals.lastAt = at;
@@ -103,17 +117,29 @@ function main(mode: string, host: string): void {
     serveParent(
       { host, port: (server.address() as AddressInfo).port },
       {
-        reset: (track) => {
+        reset: (arg) => {
+          const { track, inspect } = arg as { track: boolean; inspect: boolean };
           const before = arrivals;
           arrivals = { count: 0, firstAt: 0, lastAt: 0 };
           tracked = track ? new Map() : null;
+          media = inspect ? {} : null;
           return before;
         },
         arrivals: () => arrivals,
         tracked: () => [...(tracked?.values() ?? [])],
+        mediaStatuses: () => media ?? {},
       },
     );
   });
+}
+
+/** One more delivery of its media's status; a body that is not Herald's JSON counts as "unreadable". */
+function countMedia(counts: Record<string, number>, body: Buffer): void {
+  let status = 'unreadable';
+  try {
+    status = JSON.parse(body.toString('utf8')).payload?.media?.status ?? 'none';
+  } catch {}
+  counts[status] = (counts[status] ?? 0) + 1;
 }
 
 if (import.meta.main) main(process.argv[2], process.argv[3]);

@@ -1,8 +1,8 @@
 /**
  * `npm run bench`: starts what it needs on 127.0.0.1 (Herald in a child process on a temp DATA_DIR or on
  * DATABASE_URL, receivers and the raw baseline in processes of their own, for W2 and the engine stream a publisher
- * process and BullMQ on a redis-server of its own), runs the workloads of issues 6 and 20 and prints a table of
- * medians with each run's figure and the target.
+ * process and BullMQ on a redis-server of its own, for EM an engine file server), runs the workloads of issues 6
+ * and 20 and EM (engine media) and prints a table of medians with each run's figure and the target.
  *
  * Usage: npm run bench -- [--workload W1,W4] [--events N] [--rate R] [--runs 3] [--store sqlite|postgres]
  *                         [--systems raw,herald,bullmq] [--profile DIR]
@@ -78,7 +78,7 @@ if (values.help) {
   console.log(
     `Usage: npm run bench -- [--workload ${WORKLOADS.map((w) => w.id).join(',')}] [--events N] [--rate R] [--runs 3]
                         [--store sqlite|postgres] [--systems raw,herald,bullmq] [--profile DIR]
---systems: what W2 and ES1/ES50 run on (BullMQ-AOF starts a redis-server of its own).`,
+--systems: what W2 and ES1/ES50 run on (BullMQ-AOF starts a redis-server of its own); EM runs on Herald only.`,
   );
   process.exit(0);
 }

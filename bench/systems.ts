@@ -30,15 +30,20 @@ export interface OpenHerald {
   stop(): Promise<void>;
 }
 
-/** A Herald process on fresh data (a temp DATA_DIR, or a scratch PostgreSQL schema), removed by `stop`. */
-export async function openHerald(o: {
+/** How a system is started: on which store, profiled or not, and Herald's environment beyond the bench's. */
+export interface SystemOptions {
   databaseUrl: string | null;
   profileDir?: string;
-}): Promise<OpenHerald> {
+  /** EM: ENGINE_MEDIA_HEADERS, so that Herald can fetch from the bench's file server. */
+  env?: Record<string, string>;
+}
+
+/** A Herald process on fresh data (a temp DATA_DIR, or a scratch PostgreSQL schema), removed by `stop`. */
+export async function openHerald(o: SystemOptions): Promise<OpenHerald> {
   const data = await freshData(o.databaseUrl);
   let herald: HeraldProcess;
   try {
-    herald = await HeraldProcess.start({ ...data, dispatch: true, profileDir: o.profileDir });
+    herald = await HeraldProcess.start({ ...data, dispatch: true, profileDir: o.profileDir, env: o.env });
   } catch (err) {
     await data.remove();
     throw err;
@@ -59,11 +64,7 @@ export async function openHerald(o: {
 }
 
 /** Starts `system` with one webhook per URL in `urls` (all signed with the bench's secret). */
-export async function startSystem(
-  system: System,
-  urls: string[],
-  o: { databaseUrl: string | null; profileDir?: string },
-): Promise<RunningSystem> {
+export async function startSystem(system: System, urls: string[], o: SystemOptions): Promise<RunningSystem> {
   switch (system) {
     case 'raw':
       return { target: { system, urls }, processes: {}, stop: async () => {} };

@@ -1,3 +1,5 @@
+import { FILE_BYTES } from '../src/simulation/media-server.ts';
+import { engineMedia } from './engine-media.ts';
 import { freshData } from './fresh-data.ts';
 import { HeraldProcess } from './herald-process.ts';
 import { onEachSystem } from './legs.ts';
@@ -247,5 +249,12 @@ export const WORKLOADS: Workload[] = [
     id: 'ES50',
     title: (c) => `engine stream: ${engineStream(c, 2_000)}, 50 webhooks (one receiver process, 50 paths)`,
     run: (ctx) => onEachSystem(ctx, streamSpec(ctx, 2_000, 50)),
+  },
+  {
+    id: 'EM',
+    title: (c) =>
+      `engine media: WAHA's bodies to …/engine/waha, ${engineStream(c, 5_000)}, 1 webhook, on Herald only: ` +
+      `text, then each message with a file of ${FILE_BYTES / 1024} KiB on the bench's file server`,
+    run: (ctx) => engineMedia(ctx, streamSpec(ctx, 5_000, 1)),
   },
 ];

@@ -20,8 +20,9 @@ export function installJsonBody(app: FastifyInstance): void {
     } catch {
       return done(new HttpError('invalid_request', 'body: is not valid UTF-8'));
     }
-    if (text.trim() === '')
-      return done(new HttpError('invalid_request', 'body: must be a JSON object, got an empty body'));
+    // No body at all, whatever the Content-Type says (curl with a JSON header and no -d): as if none were sent, so
+    // a POST whose body is optional works, and one that needs fields is told which are missing.
+    if (text.trim() === '') return done(null, undefined);
     if (depthExceeds(text, MAX_JSON_DEPTH)) {
       return done(
         new HttpError('invalid_request', `body: JSON is nested deeper than ${MAX_JSON_DEPTH} levels`),

@@ -27,8 +27,9 @@ export async function buildServer(
   const app = Fastify({
     loggerInstance: logger,
     bodyLimit: 256 * 1024,
-    // Longer than any id, so an overlong one reaches schema validation and gets a 400 naming the parameter.
-    routerOptions: { maxParamLength: 500 },
+    // maxParamLength: longer than any id, so an overlong one reaches schema validation and gets a 400 naming it.
+    // `/instances/` is `/instances`: a trailing slash names the same resource, never an empty id.
+    routerOptions: { maxParamLength: 500, ignoreTrailingSlash: true },
     // Errors of the router itself (a badly encoded path) get the same JSON shape as every other error.
     frameworkErrors: (err, _request, reply) => {
       (reply as FastifyReply).status(400).send(errorBody('invalid_request', `path: ${err.message}`));

@@ -57,7 +57,7 @@ export const Delivery = Type.Object(
     event: Type.String(),
     webhook_id: Type.String(),
     status: Type.Union([Type.Literal('pending'), Type.Literal('delivered'), Type.Literal('failed')]),
-    attempts: Type.Integer(),
+    attempt_count: Type.Integer({ description: 'attempts made so far, over every cycle' }),
     created_at: Time,
     last_attempt_at: Nullable(Time),
     next_attempt_at: Nullable(Time),
@@ -84,11 +84,9 @@ export const Attempt = Type.Object(
   { $id: 'Attempt' },
 );
 
-const { attempts: _attemptCount, ...deliveryFields } = Delivery.properties;
-
-/** A delivery with its exact request body and every attempt: `attempts` is the log here, not a count. */
+/** A delivery with its exact request body and every attempt (`attempt_count` of them). */
 export const DeliveryDetail = Type.Object(
-  { ...deliveryFields, request_body: Type.String(), attempts: Type.Array(Type.Ref('Attempt')) },
+  { ...Delivery.properties, request_body: Type.String(), attempts: Type.Array(Type.Ref('Attempt')) },
   { $id: 'DeliveryDetail' },
 );
 

@@ -89,7 +89,7 @@ test('SIGTERM: the attempts in flight finish and are recorded, nothing more is c
     const early = await allDeliveries(herald, instanceId);
     assert.equal(early.length, 100);
     for (const d of early.filter((x) => first.has(x.event_id))) {
-      assert.deepEqual([d.status, d.attempts], ['delivered', 1], d.event_id);
+      assert.deepEqual([d.status, d.attempt_count], ['delivered', 1], d.event_id);
     }
     await eventually(
       async () => (receiver.arrivals.length >= 100 ? true : undefined),

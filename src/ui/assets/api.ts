@@ -37,7 +37,7 @@ export interface Delivery {
   event: string;
   webhook_id: string;
   status: DeliveryStatus;
-  attempts: number;
+  attempt_count: number;
   created_at: string;
   last_attempt_at: string | null;
   next_attempt_at: string | null;
@@ -58,7 +58,7 @@ export interface Attempt {
   next_attempt_reason: string | null;
 }
 
-export interface DeliveryDetail extends Omit<Delivery, 'attempts'> {
+export interface DeliveryDetail extends Delivery {
   request_body: string;
   attempts: Attempt[];
 }

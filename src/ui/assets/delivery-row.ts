@@ -99,7 +99,7 @@ export function deliveryRow(ctx: RowContext, first: Delivery): Row<Delivery> {
           hook ? shortUrl(hook.destination_url) : d.webhook_id,
         ),
         h('span', { class: 'cell muted' }, formatTime(d.created_at)),
-        h('span', { class: 'cell' }, plural(d.attempts, 'attempt')),
+        h('span', { class: 'cell' }, plural(d.attempt_count, 'attempt')),
         h(
           'span',
           {

@@ -7,6 +7,7 @@ import { installApiDocs } from './docs.ts';
 import { errorBody, installErrorHandling } from './errors.ts';
 import { installJsonBody } from './json-body.ts';
 import { installRateLimit } from './rate-limit.ts';
+import { installRequestLog, requestLogController } from './request-log.ts';
 import { deliveryRoutes } from './routes/deliveries.ts';
 import { eventRoutes } from './routes/events.ts';
 import { healthRoutes } from './routes/health.ts';
@@ -26,6 +27,7 @@ export async function buildServer(
 ): Promise<FastifyInstance> {
   const app = Fastify({
     loggerInstance: logger,
+    logController: requestLogController(),
     bodyLimit: 256 * 1024,
     // maxParamLength: longer than any id, so an overlong one reaches schema validation and gets a 400 naming it.
     // `/instances/` is `/instances`: a trailing slash names the same resource, never an empty id.
@@ -45,6 +47,7 @@ export async function buildServer(
       },
     },
   });
+  installRequestLog(app);
   installJsonBody(app);
   installErrorHandling(app);
   for (const schema of SHARED_SCHEMAS) app.addSchema(schema);

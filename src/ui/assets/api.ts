@@ -96,6 +96,8 @@ export async function call<T>(
   if (!key) throw new ApiError(401, 'unauthorized', 'Sign in first');
   const headers: Record<string, string> = { authorization: `Bearer ${key}` };
   if (body !== undefined) headers['content-type'] = 'application/json';
+  // The page reads every few seconds: Herald logs its reads at debug only (src/api/request-log.ts), its changes at info.
+  if (method === 'GET') headers['x-herald-poll'] = '1';
   let res: Response;
   try {
     res = await fetch(path, { method, headers, body: body === undefined ? undefined : JSON.stringify(body) });

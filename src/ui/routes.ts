@@ -41,4 +41,6 @@ export function uiRoutes(app: FastifyInstance, version: string): void {
   app.get('/src/*', route, (request, reply) =>
     send(request, reply, (request.params as { '*': string })['*']),
   );
+  // The folder itself (`/src/`, which the router reads as `/src`) is no file: a 404 like any other, without a key.
+  app.get('/src', route, (_request, reply) => reply.callNotFound());
 }

@@ -6,11 +6,11 @@
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { AssetFiles } from './assets.ts';
 
-/** Nothing from elsewhere: scripts, styles and requests stay on this origin. Images may also come from the media
- * url an event carries (the delivery detail previews it), which is the session's content, not the page's. */
+/** Nothing from elsewhere: scripts, styles, requests and images stay on this origin (the media preview shows only
+ * Herald's own signed links, loaded from here: media-preview.ts). */
 const CSP = [
   "default-src 'self'",
-  "img-src 'self' http: https: data:",
+  "img-src 'self' data:",
   "object-src 'none'",
   "base-uri 'none'",
   "form-action 'self'",

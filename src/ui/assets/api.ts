@@ -63,6 +63,11 @@ export interface DeliveryDetail extends Delivery {
   attempts: Attempt[];
 }
 
+export interface InstanceKey {
+  key_id: string;
+  created_at: string;
+}
+
 export interface FieldError {
   field: string;
   message: string;
@@ -125,6 +130,9 @@ export interface DeliveryQuery {
   status?: string;
   webhook_id?: string;
   event?: string;
+  event_id?: string;
+  since?: string;
+  until?: string;
   cursor?: string;
   limit: number;
 }
@@ -134,8 +142,12 @@ export const api = {
     call<{ instances: Instance[] }>('GET', '/instances', undefined, key).then((r) => r.instances),
   createInstance: (name: string) => call<{ instance_id: string }>('POST', '/instances', { name }),
   /** 403 for an instance key: how the page tells the two kinds of key apart. */
-  listKeys: (id: string, key?: string) => call('GET', `${ins(id)}/keys`, undefined, key),
+  listKeys: (id: string, key?: string) =>
+    call<{ keys: InstanceKey[] }>('GET', `${ins(id)}/keys`, undefined, key).then((r) => r.keys),
+  createKey: (id: string) => call<{ key_id: string; key: string }>('POST', `${ins(id)}/keys`),
+  revokeKey: (id: string, keyId: string) => call('DELETE', `${ins(id)}/keys/${encodeURIComponent(keyId)}`),
   getInstance: (id: string) => call<{ instance: Instance }>('GET', ins(id)).then((r) => r.instance),
+  deleteInstance: (id: string) => call('DELETE', ins(id)),
   listWebhooks: (id: string) =>
     call<{ webhooks: Webhook[] }>('GET', `${ins(id)}/webhooks`).then((r) => r.webhooks),
   createWebhook: (id: string, body: Record<string, unknown>) =>
@@ -147,6 +159,10 @@ export const api = {
       (r) => r.webhook,
     ),
   deleteWebhook: (id: string, webhookId: string) => call('DELETE', `${ins(id)}/webhooks/${webhookId}`),
+  sendTest: (id: string, webhookId: string, event: string) =>
+    call<{ event_id: string; delivery_id: string }>('POST', `${ins(id)}/webhooks/${webhookId}/test`, {
+      event,
+    }),
   listDeliveries(id: string, q: DeliveryQuery) {
     const params = new URLSearchParams();
     for (const [k, v] of Object.entries(q)) if (v !== undefined && v !== '') params.set(k, String(v));

@@ -6,7 +6,7 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import type { Browser, Locator, Page } from 'playwright-core';
-import { verify } from '../../src/receiver/index.ts';
+import { verify } from '../../packages/receiver/src/index.ts';
 import { ADMIN_KEY, messagePayload, startTestHerald, type TestHerald } from '../support/herald.ts';
 import { TestReceiver } from '../support/receiver.ts';
 import { launch, missingChromium, screenshot, signIn } from './browser.ts';

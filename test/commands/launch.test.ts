@@ -8,6 +8,8 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { test } from 'node:test';
+import { startSummary } from '../../src/commands/serve.ts';
+import { loadConfig } from '../../src/config.ts';
 import { eventually } from '../support/herald.ts';
 
 const ROOT = resolve(import.meta.dirname, '../..');
@@ -60,6 +62,16 @@ test('node src/cli.ts on Node 24 runs the command', () => {
   const r = spawnSync(process.execPath, ['src/cli.ts', '--help'], { cwd: ROOT, encoding: 'utf8' });
   assert.equal(r.status, 0, r.stderr);
   assert.match(r.stdout, /^Usage: herald/);
+});
+
+test('the start summary names the database without its password', () => {
+  const config = loadConfig({
+    DATABASE_URL: 'postgres://herald:s3cret-pw@db.internal:5432/herald',
+    DATA_DIR: '/srv/herald',
+  });
+  const text = startSummary(config, 'http://127.0.0.1:8080', 'all', null);
+  assert.match(text, /^ {2}store {6}PostgreSQL, postgres:\/\/herald@db\.internal:5432\/herald$/m);
+  assert.doesNotMatch(text, /s3cret-pw|Admin API key/);
 });
 
 test('SIGTERM to the bin stops Herald gracefully, once, with exit code 0', async () => {

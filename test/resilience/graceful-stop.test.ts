@@ -181,7 +181,7 @@ test('a second signal during the stop exits at once with 1; the interrupted deli
     herald = await spawnHerald(dataDir, env);
     const [d] = await allDeliveries(herald, instanceId);
     assert.deepEqual(
-      [d.event_id, d.status, d.attempts],
+      [d.event_id, d.status, d.attempt_count],
       [eventId, 'pending', 0],
       'made again when its lease runs out',
     );

@@ -2,7 +2,7 @@
 import { join } from 'node:path';
 import type { FastifyInstance } from 'fastify';
 import pino, { type Logger } from 'pino';
-import { hashKey } from './api/auth.ts';
+import { resolveAdminKey } from './admin-key.ts';
 import { buildHealthServer } from './api/health-server.ts';
 import { buildServer, VERSION } from './api/server.ts';
 import type { Config } from './config.ts';
@@ -11,7 +11,6 @@ import { Sender } from './delivery/sender.ts';
 import { AddressAllowList } from './domain/address-allow-list.ts';
 import { type Clock, systemClock } from './domain/clock.ts';
 import type { DestinationPolicy, Lookup } from './domain/destination.ts';
-import { randomToken } from './domain/ids.ts';
 import { linkKey } from './domain/media-link.ts';
 import type { SecretBox } from './domain/secret-box.ts';
 import { RetentionSweeper } from './maintenance/retention.ts';
@@ -72,7 +71,7 @@ export async function startHerald(config: Config, options: HeraldOptions = {}): 
     await store.close();
     throw err;
   }
-  const { hash: adminKeyHash, generated } = await adminKey(store, config);
+  const { hash: adminKeyHash, generated } = await resolveAdminKey(store, config.adminApiKey);
 
   const destinations: DestinationPolicy = {
     allowPrivate: config.allowPrivateDestinations,
@@ -202,14 +201,4 @@ export async function createStore(config: Config): Promise<Store> {
   // Loaded only when configured, like the S3 media adapter: an embedded Herald need not carry the client.
   const { PostgresStore } = await import('./store/postgres/postgres-store.ts');
   return await PostgresStore.open(config.databaseUrl);
-}
-
-/** ADMIN_API_KEY when set; otherwise the stored hash, or a new key whose hash is stored and which is shown once. */
-async function adminKey(store: Store, config: Config): Promise<{ hash: string; generated: string | null }> {
-  if (config.adminApiKey) return { hash: hashKey(config.adminApiKey), generated: null };
-  const stored = await store.getSetting('admin_key_hash');
-  if (stored) return { hash: stored, generated: null };
-  const key = `hk_admin_${randomToken(32)}`;
-  await store.setSetting('admin_key_hash', hashKey(key));
-  return { hash: hashKey(key), generated: key };
 }

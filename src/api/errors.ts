@@ -1,6 +1,7 @@
 /** Every error leaves the server in one JSON shape (SPEC §4); this file is the only place that builds it. */
 import type { FastifyError, FastifyInstance } from 'fastify';
 import type { FieldError } from '../domain/types.ts';
+import { validationDetails } from './messages.ts';
 
 export const ERROR_STATUS = {
   invalid_request: 400,
@@ -51,18 +52,7 @@ export function errorBody(code: ErrorCode, message: string, details: FieldError[
 
 /** Fastify's own errors (parser, limits, schema validation) mapped to SPEC §4 codes. */
 function fromFastify(err: FastifyError): HttpError {
-  if (err.validation) {
-    return HttpError.invalid(
-      err.validation.map((v) => {
-        const missing = (v.params as { missingProperty?: string }).missingProperty;
-        const extra = (v.params as { additionalProperty?: string }).additionalProperty;
-        const base = fieldPath(v.instancePath);
-        if (missing) return { field: join(base, missing), message: 'is required' };
-        if (extra) return { field: join(base, extra), message: 'is not a known field' };
-        return { field: base || (err.validationContext ?? 'body'), message: ruleOf(v) };
-      }),
-    );
-  }
+  if (err.validation) return HttpError.invalid(validationDetails(err.validation, err.validationContext));
   switch (err.code) {
     case 'FST_ERR_CTP_BODY_TOO_LARGE':
       return new HttpError('payload_too_large', 'request body is larger than the limit for this endpoint');
@@ -81,24 +71,6 @@ function fromFastify(err: FastifyError): HttpError {
   }
   return new HttpError('internal', 'internal error');
 }
-
-/** A regex means little to a reader: a pattern failure states the rule its schema describes. */
-function ruleOf(v: { keyword: string; message?: string; parentSchema?: { description?: string } }): string {
-  const description = v.parentSchema?.description;
-  if (v.keyword === 'pattern' && description) return `must be ${description.split(';')[0]}`;
-  return v.message ?? 'is invalid';
-}
-
-/** "/events/1/payload" → "events[1].payload" */
-function fieldPath(pointer: string): string {
-  return pointer
-    .split('/')
-    .slice(1)
-    .map((p) => p.replace(/~1/g, '/').replace(/~0/g, '~'))
-    .reduce((acc, p) => (/^\d+$/.test(p) ? `${acc}[${p}]` : join(acc, p)), '');
-}
-
-const join = (base: string, name: string) => (base ? `${base}.${name}` : name);
 
 export function installErrorHandling(app: FastifyInstance): void {
   app.setErrorHandler((err: FastifyError, request, reply) => {

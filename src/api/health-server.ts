@@ -6,6 +6,7 @@ import Fastify, { type FastifyBaseLogger, type FastifyInstance } from 'fastify';
 import { installAuth } from './auth.ts';
 import type { ApiContext } from './context.ts';
 import { installErrorHandling } from './errors.ts';
+import { installRequestLog, requestLogController } from './request-log.ts';
 import { healthRoutes } from './routes/health.ts';
 import { metricsRoutes } from './routes/metrics.ts';
 
@@ -14,7 +15,8 @@ export async function buildHealthServer(
   logger: FastifyBaseLogger,
   adminKeyHash: string,
 ): Promise<FastifyInstance> {
-  const app = Fastify({ loggerInstance: logger });
+  const app = Fastify({ loggerInstance: logger, logController: requestLogController() });
+  installRequestLog(app);
   installErrorHandling(app);
   installAuth(app, ctx.store, adminKeyHash);
   healthRoutes(app, ctx);

@@ -27,6 +27,9 @@ export function installJsonBody(app: FastifyInstance): void {
     // Kept only where a signature over the exact bytes is checked (the engine's webhook).
     if (request.routeOptions.config?.rawBody) request.rawBody = raw as Buffer;
     try {
+      // No body at all, whatever the Content-Type says (curl with a JSON header and no -d): as if none were sent, so
+      // a POST whose body is optional works, and one that needs fields is told which are missing.
+      if (isBlank(raw as Buffer)) return done(null, undefined);
       done(null, parseJson(raw as Buffer));
     } catch (err) {
       done(err as HttpError);
@@ -52,6 +55,12 @@ export function parseJson(raw: Buffer): unknown {
   } catch (err) {
     throw new HttpError('invalid_request', `body: malformed JSON (${(err as Error).message})`);
   }
+}
+
+/** Nothing but JSON whitespace: stops at the first other byte, so a large body costs nothing here. */
+function isBlank(raw: Buffer): boolean {
+  for (const byte of raw) if (byte !== 0x20 && byte !== 0x09 && byte !== 0x0a && byte !== 0x0d) return false;
+  return true;
 }
 
 /** Counts bracket depth outside strings, before JSON.parse builds anything. */

@@ -32,7 +32,19 @@ export const Instance = Type.Object(
       }),
     }),
   },
-  { $id: 'Instance' },
+  {
+    $id: 'Instance',
+    examples: [
+      {
+        instance_id: 'ins_01jd5q7h2k9x4m8n3p6r0t1v2a',
+        name: 'Sales line',
+        status: 'WORKING',
+        phone: '15550001111',
+        created_at: '2026-11-21T09:58:12.345Z',
+        counts: { webhooks: 2, failed_deliveries: 1, redeliverable_deliveries: 1 },
+      },
+    ],
+  },
 );
 
 export const Webhook = Type.Object(
@@ -51,8 +63,66 @@ export const Webhook = Type.Object(
     created_at: Time,
     updated_at: Time,
   },
-  { $id: 'Webhook' },
+  {
+    $id: 'Webhook',
+    examples: [
+      {
+        webhook_id: 'whk_01jd5q7j0c3v8n2m5x7z9b4d6f',
+        instance_id: 'ins_01jd5q7h2k9x4m8n3p6r0t1v2a',
+        destination_url: 'https://hooks.example.com/herald',
+        events: ['message', 'message.ack', 'session.status'],
+        ignore_status: true,
+        enabled: true,
+        client_sign_secret_set: true,
+        disabled_reason: null,
+        disabled_at: null,
+        created_at: '2026-11-21T09:59:01.000Z',
+        updated_at: '2026-11-21T09:59:30.000Z',
+      },
+    ],
+  },
 );
+
+const DELIVERY_EXAMPLE = {
+  delivery_id: 'dlv_01jd5q7h3a8b2c4d6e8f0g2h4j',
+  event_id: 'evt_01jd5q7h2k9x4m8n3p6r0t1v2w',
+  event: 'message',
+  webhook_id: 'whk_01jd5q7j0c3v8n2m5x7z9b4d6f',
+  status: 'delivered',
+  attempt_count: 2,
+  created_at: '2026-11-21T10:00:00.000Z',
+  last_attempt_at: '2026-11-21T10:00:05.120Z',
+  next_attempt_at: null,
+  last_status_code: 200,
+  last_error: null,
+  failure_reason: null,
+};
+const ATTEMPTS_EXAMPLE = [
+  {
+    attempt: 1,
+    trigger: 'scheduled',
+    started_at: '2026-11-21T10:00:00.012Z',
+    duration_ms: 8001,
+    status_code: null,
+    error: 'timeout',
+    response_body: null,
+    next_attempt_at: '2026-11-21T10:00:13.013Z',
+    next_attempt_reason: 'schedule',
+    note: null,
+  },
+  {
+    attempt: 2,
+    trigger: 'scheduled',
+    started_at: '2026-11-21T10:00:13.020Z',
+    duration_ms: 41,
+    status_code: 200,
+    error: null,
+    response_body: 'ok',
+    next_attempt_at: null,
+    next_attempt_reason: null,
+    note: null,
+  },
+];
 
 export const Delivery = Type.Object(
   {
@@ -61,7 +131,7 @@ export const Delivery = Type.Object(
     event: Type.String(),
     webhook_id: Type.String(),
     status: Type.Union([Type.Literal('pending'), Type.Literal('delivered'), Type.Literal('failed')]),
-    attempts: Type.Integer(),
+    attempt_count: Type.Integer({ description: 'attempts made so far, over every cycle' }),
     created_at: Time,
     last_attempt_at: Nullable(Time),
     next_attempt_at: Nullable(Time),
@@ -69,7 +139,7 @@ export const Delivery = Type.Object(
     last_error: Nullable(Type.String()),
     failure_reason: Nullable(Type.String()),
   },
-  { $id: 'Delivery' },
+  { $id: 'Delivery', examples: [DELIVERY_EXAMPLE] },
 );
 
 export const Attempt = Type.Object(
@@ -85,15 +155,23 @@ export const Attempt = Type.Object(
     next_attempt_reason: Nullable(Type.String()),
     note: Nullable(Type.String({ description: 'e.g. that the media link in the body had expired' })),
   },
-  { $id: 'Attempt' },
+  { $id: 'Attempt', examples: [ATTEMPTS_EXAMPLE[1]] },
 );
 
-const { attempts: _attemptCount, ...deliveryFields } = Delivery.properties;
-
-/** A delivery with its exact request body and every attempt: `attempts` is the log here, not a count. */
+/** A delivery with its exact request body and every attempt (`attempt_count` of them). */
 export const DeliveryDetail = Type.Object(
-  { ...deliveryFields, request_body: Type.String(), attempts: Type.Array(Type.Ref('Attempt')) },
-  { $id: 'DeliveryDetail' },
+  { ...Delivery.properties, request_body: Type.String(), attempts: Type.Array(Type.Ref('Attempt')) },
+  {
+    $id: 'DeliveryDetail',
+    examples: [
+      {
+        ...DELIVERY_EXAMPLE,
+        request_body:
+          '{"event_id":"evt_01jd5q7h2k9x4m8n3p6r0t1v2w","event":"message","instance_id":"ins_01jd5q7h2k9x4m8n3p6r0t1v2a","timestamp":1795341600000,"payload":{"id":"false_15557654321@c.us_3EB0C767D26A1D8F4A2B","from":"15557654321@c.us","from_phone":"15557654321","fromMe":false,"body":"Hi! Is my order on its way?","hasMedia":false}}',
+        attempts: ATTEMPTS_EXAMPLE,
+      },
+    ],
+  },
 );
 
 export const ErrorResponse = Type.Object(

@@ -7,6 +7,7 @@ import { installApiDocs } from './docs.ts';
 import { errorBody, installErrorHandling } from './errors.ts';
 import { installJsonBody } from './json-body.ts';
 import { installRateLimit } from './rate-limit.ts';
+import { installRequestLog, requestLogController } from './request-log.ts';
 import { deliveryRoutes } from './routes/deliveries.ts';
 import { engineRoutes } from './routes/engine.ts';
 import { eventRoutes } from './routes/events.ts';
@@ -27,9 +28,11 @@ export async function buildServer(
 ): Promise<FastifyInstance> {
   const app = Fastify({
     loggerInstance: logger,
+    logController: requestLogController(),
     bodyLimit: 256 * 1024,
-    // Longer than any id, so an overlong one reaches schema validation and gets a 400 naming the parameter.
-    routerOptions: { maxParamLength: 500 },
+    // maxParamLength: longer than any id, so an overlong one reaches schema validation and gets a 400 naming it.
+    // `/instances/` is `/instances`: a trailing slash names the same resource, never an empty id.
+    routerOptions: { maxParamLength: 500, ignoreTrailingSlash: true },
     // Errors of the router itself (a badly encoded path) get the same JSON shape as every other error.
     frameworkErrors: (err, _request, reply) => {
       (reply as FastifyReply).status(400).send(errorBody('invalid_request', `path: ${err.message}`));
@@ -45,6 +48,7 @@ export async function buildServer(
       },
     },
   });
+  installRequestLog(app);
   installJsonBody(app);
   installErrorHandling(app);
   for (const schema of SHARED_SCHEMAS) app.addSchema(schema);

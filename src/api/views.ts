@@ -37,7 +37,7 @@ export const deliveryView = (d: Delivery) => ({
   event: d.event,
   webhook_id: d.webhook_id,
   status: d.status,
-  attempts: d.attempts,
+  attempt_count: d.attempts,
   created_at: iso(d.created_at),
   last_attempt_at: isoOrNull(d.last_attempt_at),
   next_attempt_at: isoOrNull(d.next_attempt_at),

@@ -1,8 +1,8 @@
 /** `herald receiver`: the reference receiver (SPEC §10) as a command, with ways to misbehave on purpose. */
 import type { AddressInfo } from 'node:net';
 import { parseArgs } from 'node:util';
+import { createReferenceReceiver } from '../../packages/receiver/src/reference-server.ts';
 import { seededRandom } from '../domain/random.ts';
-import { createReferenceReceiver } from '../receiver/reference-server.ts';
 import { parseDuration, parseNumber } from './args.ts';
 import type { Command } from './command.ts';
 

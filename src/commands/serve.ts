@@ -1,7 +1,8 @@
 /** `herald serve`: runs Herald in this process (all roles, or only the API or only delivery) until a signal stops it. */
+import { resolve } from 'node:path';
 import { parseArgs } from 'node:util';
 import { ROLES, type Role, STOP_MARGIN_MS, startHerald } from '../app.ts';
-import { loadConfig } from '../config.ts';
+import { type Config, loadConfig } from '../config.ts';
 import { SecretKeyMismatch } from '../secret-key.ts';
 import { type Command, UsageError } from './command.ts';
 
@@ -38,6 +39,34 @@ function role(args: string[], databaseUrl: string | null): Role {
   return value as Role;
 }
 
+/** Where the database is, as an operator names it: never a password. */
+function storeName(config: Config): string {
+  if (!config.databaseUrl) return `SQLite, ${resolve(config.dataDir, 'herald.db')}`;
+  const url = new URL(config.databaseUrl);
+  url.password = '';
+  return `PostgreSQL, ${url.toString()}`;
+}
+
+/**
+ * What a person needs after `npm start`, in a few lines that request logs do not bury (one line per request at
+ * info, none for the page's refreshes): where Herald listens, what it stores where, and a generated admin key.
+ */
+export function startSummary(config: Config, url: string, role: Role, generatedKey: string | null): string {
+  const lines = [
+    `Herald is listening on ${url}${ROLE_NOTE[role]}`,
+    `  store      ${storeName(config)}`,
+    `  data dir   ${resolve(config.dataDir)}`,
+  ];
+  if (role !== 'worker') lines.push(`  session    ${url}/   API docs ${url}/docs`);
+  if (generatedKey) {
+    lines.push(
+      `Admin API key (shown once, only its hash is stored): ${generatedKey}`,
+      '  Lost it? Start with ADMIN_API_KEY set, or run "herald admin-key" to issue a new one.',
+    );
+  }
+  return lines.join('\n');
+}
+
 async function run(args: string[]): Promise<void> {
   const config = loadConfig(process.env);
   const r = role(args, config.databaseUrl);
@@ -47,10 +76,7 @@ async function run(args: string[]): Promise<void> {
     console.error(`herald: could not start: ${err.message}`);
     return process.exit(1);
   });
-  console.log(`Herald is listening on ${herald.url}${ROLE_NOTE[r]}`);
-  if (herald.generatedAdminKey) {
-    console.log(`Admin API key (shown once, only its hash is stored): ${herald.generatedAdminKey}`);
-  }
+  console.log(startSummary(config, herald.url, r, herald.generatedAdminKey));
   let stopping = false;
   const stop = async (signal: string) => {
     if (stopping) {

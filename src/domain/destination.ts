@@ -28,42 +28,68 @@ const MAX_LENGTH = 2048;
 
 // Two lists on purpose: a BlockList matches IPv4 addresses against IPv6 rules via ::ffff:a.b.c.d,
 // so ::/8 in a shared list would refuse every IPv4 address.
-const blockedV4 = new BlockList();
-for (const [net, prefix] of [
-  ['0.0.0.0', 8],
-  ['10.0.0.0', 8],
-  ['100.64.0.0', 10],
-  ['127.0.0.0', 8],
-  ['169.254.0.0', 16],
-  ['172.16.0.0', 12],
-  ['192.0.0.0', 24],
-  ['192.168.0.0', 16],
-  ['198.18.0.0', 15],
+/** Each range with what it is, so a refusal can say why: "loopback, 127.0.0.0/8". */
+const V4_RANGES: [string, number, string][] = [
+  ['0.0.0.0', 8, '"this network"'],
+  ['10.0.0.0', 8, 'private'],
+  ['100.64.0.0', 10, 'carrier-grade NAT'],
+  ['127.0.0.0', 8, 'loopback'],
+  ['169.254.0.0', 16, 'link-local, where cloud metadata services live'],
+  ['172.16.0.0', 12, 'private'],
+  ['192.0.0.0', 24, 'IETF protocol assignments'],
+  ['192.168.0.0', 16, 'private'],
+  ['198.18.0.0', 15, 'benchmarking'],
   // Beyond SPEC §6's list, other special-purpose blocks that no webhook receiver lives in:
-  ['192.0.2.0', 24], // TEST-NET-1 (documentation)
-  ['192.88.99.0', 24], // deprecated 6to4 relay anycast
-  ['198.51.100.0', 24], // TEST-NET-2
-  ['203.0.113.0', 24], // TEST-NET-3
-  ['224.0.0.0', 4],
-  ['240.0.0.0', 4], // also covers 255.255.255.255
-] as const) {
-  blockedV4.addSubnet(net, prefix, 'ipv4');
+  ['192.0.2.0', 24, 'documentation'], // TEST-NET-1
+  ['192.88.99.0', 24, 'deprecated 6to4 relay'],
+  ['198.51.100.0', 24, 'documentation'], // TEST-NET-2
+  ['203.0.113.0', 24, 'documentation'], // TEST-NET-3
+  ['224.0.0.0', 4, 'multicast'],
+  ['240.0.0.0', 4, 'reserved'], // also covers 255.255.255.255
+];
+const V6_RANGES: [string, number, string][] = [
+  ['::', 8, 'unspecified, loopback or IPv4-compatible'], // includes ::/128, ::1 and ::a.b.c.d
+  ['fc00::', 7, 'unique local (private)'],
+  ['fe80::', 10, 'link-local'],
+  ['ff00::', 8, 'multicast'],
+  ['100::', 64, 'discard-only'],
+  ['64:ff9b:1::', 48, 'local-use NAT64'], // translated by a private network's own gateway
+  ['2001::', 32, 'Teredo'], // the tunnelled address is obfuscated, so it cannot be judged
+  ['2001:2::', 48, 'benchmarking'],
+  ['2001:db8::', 32, 'documentation'],
+  ['3fff::', 20, 'documentation'],
+];
+// Two lists on purpose: a BlockList matches IPv4 addresses against IPv6 rules via ::ffff:a.b.c.d,
+// so ::/8 in a shared list would refuse every IPv4 address.
+const blockList = (ranges: [string, number, string][], type: 'ipv4' | 'ipv6') => {
+  const list = new BlockList();
+  for (const [net, prefix] of ranges) list.addSubnet(net, prefix, type);
+  return list;
+};
+const blockedV4 = blockList(V4_RANGES, 'ipv4');
+const blockedV6 = blockList(V6_RANGES, 'ipv6');
+
+/** What a refused address is, e.g. "loopback, 127.0.0.0/8" (only called for a refused one). */
+function rangeOf(ip: string): string {
+  const bare = ip.split('%')[0];
+  const v4 = isIP(bare) === 4 ? bare : carriedIPv4(bare);
+  const [ranges, type, address] =
+    v4 !== null ? [V4_RANGES, 'ipv4' as const, v4] : [V6_RANGES, 'ipv6' as const, bare];
+  const found = ranges.find((r) => blockList([r], type).check(address, type));
+  return found ? `${found[2]}, ${found[0]}/${found[1]}` : 'not public';
 }
-const blockedV6 = new BlockList();
-for (const [net, prefix] of [
-  ['::', 8], // includes ::/128, ::1 and IPv4-compatible ::a.b.c.d
-  ['fc00::', 7],
-  ['fe80::', 10],
-  ['ff00::', 8],
-  ['100::', 64], // discard-only
-  ['64:ff9b:1::', 48], // local-use NAT64: translated by a private network's own gateway
-  ['2001::', 32], // Teredo: the tunnelled address is obfuscated, so it cannot be judged
-  ['2001:2::', 48], // benchmarking
-  ['2001:db8::', 32], // documentation
-  ['3fff::', 20], // documentation
-] as const) {
-  blockedV6.addSubnet(net, prefix, 'ipv6');
-}
+
+/** How an operator lets such an address through, said in every refusal. */
+const HOW_TO_ALLOW =
+  'to send to it, set ALLOW_PRIVATE_DESTINATIONS=true (development) or add it to ALLOWED_DESTINATION_CIDRS';
+
+const notPublic = (what: string, ip: string) =>
+  `${what} is not a globally reachable address (${rangeOf(ip)}); ${HOW_TO_ALLOW}`;
+
+/** localhost is refused even with ALLOW_PRIVATE_DESTINATIONS: the name is this machine, whatever it resolves to. */
+const localhostRefusal = (host: string) =>
+  `${host} is never allowed (it names Herald's own machine); use its address, e.g. 127.0.0.1, with ` +
+  'ALLOW_PRIVATE_DESTINATIONS=true or ALLOWED_DESTINATION_CIDRS';
 
 const problem = (code: DestinationProblem['code'], message: string): DestinationProblem => ({
   field: 'destination_url',
@@ -162,12 +188,12 @@ export async function checkDestination(
   if (syntax) return syntax;
   const host = normaliseHost(new URL(raw as string).hostname);
   // localhost names are refused even when private destinations are allowed.
-  if (isLocalhostName(host)) return problem('destination_not_allowed', `${host} is not allowed`);
+  if (isLocalhostName(host)) return problem('destination_not_allowed', localhostRefusal(host));
   if (policy.allowPrivate) return null;
   if (isIP(host)) {
     return isAllowedAddress(host, policy.allow)
       ? null
-      : problem('destination_not_allowed', `${host} is not a globally reachable address`);
+      : problem('destination_not_allowed', notPublic(host, host));
   }
   const lookup = policy.lookup ?? defaultLookup;
   let addresses: string[];
@@ -180,10 +206,7 @@ export async function checkDestination(
   const bad = addresses.find((a) => !isAllowedAddress(a, policy.allow));
   return bad === undefined
     ? null
-    : problem(
-        'destination_not_allowed',
-        `${host} resolves to ${bad}, which is not a globally reachable address`,
-      );
+    : problem('destination_not_allowed', notPublic(`${host} resolves to ${bad}, which`, bad));
 }
 
 async function defaultLookup(hostname: string): Promise<string[]> {
@@ -213,7 +236,7 @@ export function createGuardedLookup(policy: Omit<DestinationPolicy, 'allowPrivat
     const answer = (addresses: LookupAddress[]) => {
       const bad = addresses.find((a) => !isAllowedAddress(a.address, policy.allow));
       if (bad) {
-        callback(notAllowed(`${host} resolves to ${bad.address}, which is not a globally reachable address`));
+        callback(notAllowed(notPublic(`${host} resolves to ${bad.address}, which`, bad.address)));
       } else if (addresses.length === 0) {
         callback(
           Object.assign(new Error(`getaddrinfo ENOTFOUND ${host}`), { code: 'ENOTFOUND', hostname: host }),
@@ -225,7 +248,7 @@ export function createGuardedLookup(policy: Omit<DestinationPolicy, 'allowPrivat
       }
     };
     if (isLocalhostName(host)) {
-      process.nextTick(callback, notAllowed(`${host} is not allowed`));
+      process.nextTick(callback, notAllowed(localhostRefusal(host)));
       return;
     }
     const family = isIP(host);

@@ -94,6 +94,10 @@ export interface DeliveryFilter {
   event?: string;
   /** The deliveries of one event (one per webhook it was routed to). */
   event_id?: string;
+  /** Created at or after (epoch ms). */
+  since?: number;
+  /** Created before (epoch ms). */
+  until?: number;
   limit: number;
   cursor?: string;
 }

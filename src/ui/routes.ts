@@ -6,11 +6,11 @@
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { AssetFiles } from './assets.ts';
 
-/** Nothing from elsewhere: scripts, styles and requests stay on this origin. Images may also come from the media
- * url an event carries (the delivery detail previews it), which is the session's content, not the page's. */
+/** Nothing from elsewhere: scripts, styles, requests and images stay on this origin (the media preview shows only
+ * Herald's own signed links, loaded from here: media-preview.ts). */
 const CSP = [
   "default-src 'self'",
-  "img-src 'self' http: https: data:",
+  "img-src 'self' data:",
   "object-src 'none'",
   "base-uri 'none'",
   "form-action 'self'",
@@ -41,4 +41,6 @@ export function uiRoutes(app: FastifyInstance, version: string): void {
   app.get('/src/*', route, (request, reply) =>
     send(request, reply, (request.params as { '*': string })['*']),
   );
+  // The folder itself (`/src/`, which the router reads as `/src`) is no file: a 404 like any other, without a key.
+  app.get('/src', route, (_request, reply) => reply.callNotFound());
 }

@@ -10,7 +10,7 @@ before(async () => {
 });
 after(() => h.close());
 
-const DELIVERY_FIELDS = `delivery_id event_id event webhook_id status attempts created_at last_attempt_at
+const DELIVERY_FIELDS = `delivery_id event_id event webhook_id status attempt_count created_at last_attempt_at
   next_attempt_at last_status_code last_error failure_reason`.split(/\s+/);
 const ISO = /^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z$/;
 
@@ -75,7 +75,7 @@ describe('list', () => {
         event: 'message',
         webhook_id: id,
         status: 'delivered',
-        attempts: 1,
+        attempt_count: 1,
         next_attempt_at: null,
         last_status_code: 200,
         last_error: null,
@@ -109,11 +109,52 @@ describe('list', () => {
       'limit=0',
       'limit=201',
       'cursor=x',
+      'since=yesterday',
+      'until=2026-13-01T00:00:00Z',
     ]) {
       const res = await api('GET', `/instances/${ins}/deliveries?${q}`);
       assert.equal(res.status, 400, q);
       assert.match(res.body.error.message, new RegExp(q.split('=')[0]), q);
     }
+  });
+
+  test('filters by a date range: since (created at or after) and until (created before)', async (t) => {
+    const ins = await h.createInstance();
+    await hook(t, ins);
+    for (let i = 0; i < 4; i++) {
+      await publish(ins, `m${i}`);
+      // Distinct creation times, so that each bound splits the log somewhere.
+      const last = (await list(ins))[0].created_at;
+      await eventually(async () => (new Date().toISOString() > last ? true : undefined));
+    }
+    const all = await settled(ins);
+    const times = all.map((d) => d.created_at as string).sort();
+    const ids = (q: string) => list(ins, q).then((ds) => ds.map((d) => d.delivery_id).sort());
+    const expect = (keep: (created: string) => boolean) =>
+      all
+        .filter((d) => keep(d.created_at))
+        .map((d) => d.delivery_id)
+        .sort();
+    const [, second, third] = times;
+    assert.deepEqual(
+      await ids(`&since=${second}`),
+      expect((c) => c >= second),
+    );
+    assert.deepEqual(
+      await ids(`&until=${third}`),
+      expect((c) => c < third),
+    );
+    assert.deepEqual(
+      await ids(`&since=${second}&until=${third}`),
+      expect((c) => c >= second && c < third),
+    );
+    assert.equal((await ids(`&since=${second}&until=${third}`)).length, 1);
+    // Any RFC 3339 offset names the same instant.
+    const plusTwo = new Date(Date.parse(second) + 2 * 3600_000).toISOString().replace('Z', '+02:00');
+    assert.deepEqual(
+      await ids(`&since=${encodeURIComponent(plusTwo)}`),
+      expect((c) => c >= second),
+    );
   });
 
   test('limit and cursor walk every delivery exactly once', async (t) => {
@@ -163,7 +204,7 @@ test('detail: the exact request body and every attempt', async (t) => {
   const [d] = await settled(ins);
   const got = await detail(ins, d.delivery_id);
 
-  assert.deepEqual(Object.keys(got).sort(), [...DELIVERY_FIELDS, 'request_body'].sort());
+  assert.deepEqual(Object.keys(got).sort(), [...DELIVERY_FIELDS, 'attempts', 'request_body'].sort());
   for (const x of r.received) assert.ok(Buffer.from(got.request_body).equals(x.rawBody));
   assert.equal(got.status, 'delivered');
   assert.equal(got.last_status_code, 201);
@@ -174,6 +215,7 @@ test('detail: the exact request body and every attempt', async (t) => {
     { status_code: 201, error: null, response_body: 'thanks', next_attempt_reason: null },
   ];
   assert.equal(got.attempts.length, 3);
+  assert.equal(got.attempt_count, 3, 'the detail counts its attempts as the list does');
   got.attempts.forEach((a: any, i: number) => {
     const { started_at, duration_ms, next_attempt_at, ...rest } = a;
     assert.deepEqual(rest, { attempt: i + 1, trigger: 'scheduled', note: null, ...expected[i] });
@@ -192,7 +234,7 @@ describe('redeliver one', () => {
     const w = await hook(t, ins, { status: 500 });
     const event_id = await publish(ins);
     const [d] = await settled(ins);
-    assert.deepEqual([d.status, d.attempts, d.failure_reason], ['failed', 6, 'attempts_exhausted']);
+    assert.deepEqual([d.status, d.attempt_count, d.failure_reason], ['failed', 6, 'attempts_exhausted']);
     w.r.answer = () => ({ status: 200 });
     return { ins, ...w, event_id, d };
   }
@@ -209,7 +251,7 @@ describe('redeliver one', () => {
       [d.delivery_id, 'pending', null],
     );
     const [done] = await settled(ins);
-    assert.deepEqual([done.status, done.attempts, done.last_status_code], ['delivered', 7, 200]);
+    assert.deepEqual([done.status, done.attempt_count, done.last_status_code], ['delivered', 7, 200]);
     assert.equal(r.received.length, 7);
     for (const x of r.received) {
       assert.equal(x.body.event_id, event_id);
@@ -229,7 +271,7 @@ describe('redeliver one', () => {
     await publish(ins);
     const ds = await eventually(async () => {
       const all = await list(ins);
-      return all.every((x) => x.attempts === 1) ? all : undefined;
+      return all.every((x) => x.attempt_count === 1) ? all : undefined;
     });
     const of = (w: { id: string }) => ds.find((x) => x.webhook_id === w.id).delivery_id;
     const cases: [string, string][] = [
@@ -305,7 +347,7 @@ test('bulk redeliver: failed deliveries of enabled webhooks in range', async (t)
   });
   const again = (await settled(ins)).filter((d) => d.webhook_id === b.id);
   assert.deepEqual(
-    again.map((d) => [d.status, d.attempts, d.failure_reason]),
+    again.map((d) => [d.status, d.attempt_count, d.failure_reason]),
     [0, 1].map(() => ['failed', 12, 'attempts_exhausted']),
   );
   assert.equal(b.r.received.length, 24);

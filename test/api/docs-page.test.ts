@@ -1,125 +1,114 @@
 /**
- * The /docs page in a real Chromium (driven over the DevTools protocol with Node's own WebSocket): with a key it
- * renders every operation of /openapi.json, with a wrong key it says so, and it requests nothing from elsewhere.
+ * /docs in real Chromium: Swagger UI renders every operation of /openapi.json from Herald's own origin, reuses the
+ * key the session page keeps in the tab (no second sign-in), asks with the same sign-in when there is none, and
+ * "Try it out" calls the API with that key.
  */
 import assert from 'node:assert/strict';
-import { type ChildProcess, spawn } from 'node:child_process';
-import { existsSync, mkdtempSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
 import { after, before, test } from 'node:test';
-import { ADMIN_KEY, eventually, startTestHerald, type TestHerald } from '../support/herald.ts';
+import type { Browser, Page } from 'playwright-core';
+import { ADMIN_KEY, startTestHerald, type TestHerald } from '../support/herald.ts';
+import { launch, missingChromium, screenshot, signIn } from '../ui/browser.ts';
 
-const CHROMIUM = '/usr/bin/chromium';
-const skip = existsSync(CHROMIUM) ? false : `no Chromium at ${CHROMIUM}`;
+const skip = missingChromium() ?? false;
 let h: TestHerald;
-let browser: ChildProcess;
-let profile = '';
-let ws: WebSocket;
-let nextId = 0;
-const pending = new Map<number, (msg: any) => void>();
-const requested: string[] = [];
-
-function send(method: string, params: object = {}, sessionId?: string): Promise<any> {
-  const id = ++nextId;
-  ws.send(JSON.stringify({ id, method, params, sessionId }));
-  return new Promise((resolve, reject) =>
-    pending.set(id, (msg) =>
-      msg.error ? reject(new Error(JSON.stringify(msg.error))) : resolve(msg.result),
-    ),
-  );
-}
-
-async function openPage(url: string): Promise<(expression: string) => Promise<any>> {
-  const { targetId } = await send('Target.createTarget', { url: 'about:blank' });
-  const { sessionId } = await send('Target.attachToTarget', { targetId, flatten: true });
-  await send('Network.enable', {}, sessionId);
-  await send('Page.navigate', { url }, sessionId);
-  const evaluate = async (expression: string) =>
-    (await send('Runtime.evaluate', { expression, awaitPromise: true, returnByValue: true }, sessionId))
-      .result.value;
-  await eventually(async () => ((await evaluate('document.readyState')) === 'complete' ? true : undefined));
-  return evaluate;
-}
+let browser: Browser;
 
 before(async () => {
   if (skip) return;
   h = await startTestHerald();
-  profile = mkdtempSync(join(tmpdir(), 'herald-chromium-'));
-  browser = spawn(
-    CHROMIUM,
-    [
-      '--headless=new',
-      '--no-sandbox',
-      '--disable-gpu',
-      '--remote-debugging-port=0',
-      `--user-data-dir=${profile}`,
-    ],
-    { stdio: ['ignore', 'ignore', 'pipe'] },
-  );
-  let stderr = '';
-  browser.stderr?.setEncoding('utf8').on('data', (s: string) => {
-    stderr += s;
-  });
-  const endpoint = await eventually(
-    async () => /DevTools listening on (ws:\S+)/.exec(stderr)?.[1],
-    20_000,
-    'Chromium',
-  );
-  ws = new WebSocket(endpoint);
-  await new Promise((resolve) => ws.addEventListener('open', resolve, { once: true }));
-  ws.addEventListener('message', (e) => {
-    const msg = JSON.parse(String(e.data));
-    if (msg.id) pending.get(msg.id)?.(msg);
-    if (msg.method === 'Network.requestWillBeSent') requested.push(msg.params.request.url);
-  });
+  await h.createInstance('Docs line');
+  browser = await launch();
 });
-
 after(async () => {
-  ws?.close();
-  browser?.kill();
+  await browser?.close();
   await h?.close();
-  if (profile) rmSync(profile, { recursive: true, force: true });
 });
 
-test('with a key, the page renders every operation; with a wrong one it says the key is unknown', {
-  skip,
-}, async () => {
-  const evaluate = await openPage(`${h.url}/docs`);
-  const submit = (key: string) =>
-    evaluate(`document.getElementById('key').value = ${JSON.stringify(key)};
-              document.getElementById('auth').requestSubmit(); true`);
-
-  await submit('not-a-key');
-  const refused = await eventually(async () => {
-    const text: string = await evaluate(`document.getElementById('status').textContent`);
-    return text.includes('401') ? text : undefined;
+async function newPage(): Promise<{ page: Page; offOrigin: string[]; problems: string[] }> {
+  const page = await browser.newPage({ viewport: { width: 1280, height: 900 } });
+  page.setDefaultTimeout(20_000);
+  const offOrigin: string[] = [];
+  const problems: string[] = [];
+  page.on('request', (r) => {
+    if (!r.url().startsWith(h.url)) offOrigin.push(r.url());
   });
-  assert.match(refused, /not known/);
+  page.on('pageerror', (e) => problems.push(e.message));
+  page.on('console', (m) => {
+    if (m.type() === 'error') problems.push(m.text());
+  });
+  return { page, offOrigin, problems };
+}
 
-  await submit(ADMIN_KEY);
+async function operationCount(): Promise<number> {
   const spec = (await h.request('GET', '/openapi.json')).body;
-  const operations = Object.values(spec.paths as Record<string, object>).reduce(
+  return Object.values(spec.paths as Record<string, object>).reduce(
     (n, ops) => n + Object.keys(ops).length,
     0,
   );
-  const shown = await eventually(async () => {
-    const summaries: string[] = await evaluate(
-      `[...document.querySelectorAll('#api details > summary')].map((s) => s.textContent)`,
-    );
-    return summaries.length > operations ? summaries : undefined;
-  });
+}
+
+test('signed in on the session page, /docs renders every operation without asking for the key again', {
+  skip,
+}, async () => {
+  const { page, offOrigin, problems } = await newPage();
+  await signIn(page, h.url, ADMIN_KEY);
+  await page.getByRole('link', { name: 'API reference' }).click();
+  await page.waitForURL('**/docs');
+  await page.locator('.opblock').first().waitFor();
+  assert.equal(await page.getByLabel('API key').count(), 0, 'no second sign-in');
+  assert.equal(await page.locator('.opblock-tag-section .opblock').count(), await operationCount());
+  const summaries = await page.locator('.opblock-summary-path').allInnerTexts();
   assert.ok(
-    shown.some(
-      (s) => s.startsWith('POST') && s.includes('/instances/{instance_id}/webhooks/{webhook_id}/test'),
-    ),
+    summaries.some((s) => s.replace(/\u200b/g, '') === '/instances/{instance_id}/webhooks/{webhook_id}/test'),
   );
-  assert.ok(shown.some((s) => s.startsWith('GET') && s.includes('/metrics')));
-  assert.ok(shown.includes('Webhook'), 'the shared schemas are listed too');
-  const origin = new URL(h.url).origin;
-  assert.deepEqual(
-    requested.filter((u) => !u.startsWith(origin) && u !== 'about:blank'),
-    [],
-    'nothing requested from another origin',
+  // The deliveries Herald sends are described too (OpenAPI webhooks).
+  await page.getByText('A delivery, as your endpoint receives it').waitFor();
+  await screenshot(page, 'docs-01-reference');
+
+  // Try it out: GET /instances with the session's key, answered 200 with the instance.
+  const list = page.locator('.opblock-get', {
+    has: page.locator('.opblock-summary-path[data-path="/instances"]'),
+  });
+  await list.locator('.opblock-summary').click();
+  await list.getByRole('button', { name: 'Try it out' }).click();
+  await list.getByRole('button', { name: 'Execute' }).click();
+  const live = list.locator('.live-responses-table tbody .response-col_status').first();
+  await live.waitFor();
+  assert.equal((await live.innerText()).trim(), '200');
+  assert.match(
+    await list.locator('.live-responses-table tbody .microlight').first().innerText(),
+    /Docs line/,
   );
+  await screenshot(page, 'docs-02-try-it-out');
+
+  assert.deepEqual(offOrigin, [], 'nothing requested from another origin');
+  assert.deepEqual(problems, [], 'no script error and no CSP violation');
+  await page.close();
+});
+
+test('without a key /docs asks with the sign-in; a wrong key is refused, a right one shows the reference', {
+  skip,
+}, async () => {
+  const { page } = await newPage();
+  await page.goto(`${h.url}/docs`);
+  await page.getByLabel('API key').fill('not-a-key-at-all');
+  await page.getByLabel('API key').press('Enter');
+  await page.getByText('This key is unknown or has been revoked').waitFor();
+  await page.getByLabel('API key').fill(ADMIN_KEY);
+  await page.getByLabel('API key').press('Enter');
+  await page.locator('.opblock').first().waitFor();
+  assert.equal(await page.locator('.opblock-tag-section .opblock').count(), await operationCount());
+  await page.close();
+});
+
+test('the page and Swagger UI come from this origin, with a CSP and without a key', { skip }, async () => {
+  const r = await h.request('GET', '/docs', { key: null });
+  assert.equal(r.status, 200);
+  assert.match(r.headers.get('content-security-policy') ?? '', /^default-src 'self'; img-src 'self' data:;/);
+  assert.doesNotMatch(r.body, /(src|href)\s*=\s*["']?(https?:)?\/\//i, 'nothing from another origin');
+  for (const file of ['swagger-ui-bundle.js', 'swagger-ui.css']) {
+    assert.equal((await h.request('GET', `/docs/vendor/${file}`, { key: null })).status, 200, file);
+  }
+  assert.equal((await h.request('GET', '/docs/vendor/package.json', { key: null })).status, 404);
+  assert.equal((await h.request('GET', '/docs/vendor/..%2Fpackage.json', { key: null })).status, 404);
 });

@@ -106,8 +106,15 @@ describe('request bodies', () => {
     }
   });
 
-  it('an empty JSON body → 400, not 500', async () => {
-    assertError(await post({ rawBody: '' }), 400, 'invalid_request', /^body: /);
+  it('an empty body with a JSON content type is no body: the required fields are named (400, not 500)', async () => {
+    assertError(await post({ rawBody: '' }), 400, 'invalid_request', /^destination_url: is required/);
+    assertError(await post({ rawBody: ' \n' }), 400, 'invalid_request', /^destination_url: is required/);
+  });
+
+  it('an empty body with a JSON content type is accepted where the body is optional', async () => {
+    const r = await h.request('POST', `/instances/${instanceId}/deliveries/redeliver`, { rawBody: '' });
+    assert.equal(r.status, 202);
+    assert.equal(r.body.redelivered, 0);
   });
 
   it('invalid UTF-8 → 400', async () => {
@@ -245,7 +252,7 @@ describe('messages name the field and the rule', () => {
 
   it('names a wrongly typed field', async () => {
     const r = await h.request('POST', webhooks, { body: { ...HOOK, ignore_status: 'true' } });
-    assertError(r, 400, 'invalid_request', /^ignore_status: must be boolean/);
+    assertError(r, 400, 'invalid_request', 'ignore_status: must be true or false');
   });
 
   it('a malformed id or query value states the rule, not a regular expression', async () => {
@@ -267,6 +274,44 @@ describe('messages name the field and the rule', () => {
     for (const [method, path, body, message] of cases) {
       assertError(await h.request(method, path, { body }), 400, 'invalid_request', message);
     }
+  });
+
+  it("says the validator's rules as sentences: the values allowed, what to choose", async () => {
+    const cases: [string, string, unknown, string][] = [
+      [
+        'GET',
+        `/instances/${instanceId}/deliveries?status=done`,
+        undefined,
+        'status: must be one of pending, delivered, failed',
+      ],
+      ['POST', webhooks, { ...HOOK, events: [] }, 'events: choose at least one event kind'],
+      ['POST', `/instances/${instanceId}/events/batch`, { events: [] }, 'events: choose at least one event'],
+      [
+        'POST',
+        webhooks,
+        { ...HOOK, client_sign_secret: 'x'.repeat(1025) },
+        'client_sign_secret: must be at most 1024 characters',
+      ],
+      [
+        'POST',
+        `/instances/${instanceId}/deliveries/redeliver`,
+        { since: 'yesterday' },
+        'since: must be an RFC 3339 date-time such as 2026-01-31T12:00:00Z',
+      ],
+    ];
+    for (const [method, path, body, message] of cases) {
+      const r = await h.request(method, path, { body });
+      assertError(r, 400, 'invalid_request', message);
+      assert.doesNotMatch(JSON.stringify(r.body), /must NOT|equal to constant|anyOf/);
+    }
+  });
+
+  it('a trailing slash names the same resource, never a malformed id', async () => {
+    const list = await h.request('GET', '/instances/');
+    assert.equal(list.status, 200);
+    assert.ok(list.body.instances.some((i: any) => i.instance_id === instanceId));
+    assert.equal((await h.request('GET', `/instances/${instanceId}/`)).body.instance.instance_id, instanceId);
+    assert.equal((await h.request('GET', `${webhooks}/`)).status, 200);
   });
 
   it('a body that is not an object names the body', async () => {

@@ -265,7 +265,7 @@ describe('instances', () => {
 
   it('refuses a create body with a bad or unknown field', async () => {
     for (const [body, message] of [
-      [{ name: 42 }, /^name: must be string$/],
+      [{ name: 42 }, /^name: must be a string$/],
       [{ name: 'x'.repeat(201) }, /^name: .*200/],
       [{ nmae: 'x' }, /^nmae: is not a known field$/],
     ] as const) {
@@ -301,7 +301,7 @@ describe('instances', () => {
     await h.publish(id, STATUS_EVENT);
     await eventually(async () => {
       const r = await h.request('GET', `/instances/${id}/deliveries`);
-      return r.body.deliveries.every((d: any) => d.attempts >= 1) ? true : undefined;
+      return r.body.deliveries.every((d: any) => d.attempt_count >= 1) ? true : undefined;
     });
     for (const [webhook, enabled] of [
       [on, false],

@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import { after, before, test } from 'node:test';
+import { verify } from '../../packages/receiver/src/verify.ts';
 import { samplePayload } from '../../src/domain/samples.ts';
-import { verify } from '../../src/receiver/verify.ts';
 import { eventually, startTestHerald, type TestHerald } from '../support/herald.ts';
 import { TestReceiver } from '../support/receiver.ts';
 

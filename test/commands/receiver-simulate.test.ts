@@ -112,14 +112,14 @@ test('a receiver failing on purpose makes Herald retry until each delivery gets 
     const deliveries = await eventually(
       async () => {
         const r = await herald.request('GET', `/instances/${ins}/deliveries`);
-        const all = r.body.deliveries as { status: string; attempts: number }[];
+        const all = r.body.deliveries as { status: string; attempt_count: number }[];
         return all.length === 10 && all.every((d) => d.status === 'delivered') ? all : undefined;
       },
       30_000,
       'every delivery delivered',
     );
     assert.ok(
-      deliveries.some((d) => d.attempts > 1),
+      deliveries.some((d) => d.attempt_count > 1),
       'some deliveries needed a retry',
     );
     assert.match(flaky.output(), / 500 {2}message\.ack +evt_\S+ {2}verified {2}\(failed on purpose\)/);

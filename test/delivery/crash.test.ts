@@ -160,7 +160,7 @@ test('SIGTERM: exits 0 after recording the attempts in flight; a restart deliver
     const early = await deliveries(r);
     for (const d of early.filter((x) => beforeStop.has(x.event_id))) {
       assert.equal(d.status, 'delivered', `${d.event_id} arrived before the stop but is ${d.status}`);
-      assert.equal(d.attempts, 1);
+      assert.equal(d.attempt_count, 1);
     }
     await eventually(
       async () => ((await deliveries(r)).every((d) => d.status === 'delivered') ? true : undefined),

@@ -2,7 +2,7 @@
 import assert from 'node:assert/strict';
 import { createHmac } from 'node:crypto';
 import { after, before, describe, test } from 'node:test';
-import { verify } from '../../src/receiver/verify.ts';
+import { verify } from '../../packages/receiver/src/verify.ts';
 import { startTestHerald, type TestHerald } from '../support/herald.ts';
 import type { Received } from '../support/receiver.ts';
 import { delivery, getWebhook, hook, publish, settled } from './helpers.ts';

@@ -186,7 +186,7 @@ describe('DNS rebinding: public when saved, private when sent', () => {
       const delivery = await eventually(async () => {
         const r = await h.request('GET', `/instances/${ins}/deliveries?webhook_id=${whk}`);
         const d = r.body.deliveries[0];
-        return d?.attempts >= 1 ? d : undefined;
+        return d?.attempt_count >= 1 ? d : undefined;
       });
       assert.equal(delivery.last_error, 'destination_not_allowed');
       assert.equal(delivery.last_status_code, null);

@@ -103,18 +103,34 @@ describe('checkDestination refuses hostile destinations', () => {
 
   it('names the rule in its messages', async () => {
     const message = async (url: string) => (await checkDestination(url, strict()))?.message;
+    const allow =
+      'to send to it, set ALLOW_PRIVATE_DESTINATIONS=true (development) or add it to ALLOWED_DESTINATION_CIDRS';
     assert.equal(
       await message('http://127.0.0.1/'),
-      'destination_url: 127.0.0.1 is not a globally reachable address',
+      `destination_url: 127.0.0.1 is not a globally reachable address (loopback, 127.0.0.0/8); ${allow}`,
     );
     assert.equal(
       await message('http://2130706433/'),
-      'destination_url: 127.0.0.1 is not a globally reachable address',
+      `destination_url: 127.0.0.1 is not a globally reachable address (loopback, 127.0.0.0/8); ${allow}`,
     );
-    assert.equal(await message('http://localhost./'), 'destination_url: localhost is not allowed');
+    assert.equal(
+      await message('http://[::ffff:169.254.169.254]/'),
+      'destination_url: ::ffff:a9fe:a9fe is not a globally reachable address ' +
+        `(link-local, where cloud metadata services live, 169.254.0.0/16); ${allow}`,
+    );
+    assert.equal(
+      await message('http://[fd00::1]/'),
+      `destination_url: fd00::1 is not a globally reachable address (unique local (private), fc00::/7); ${allow}`,
+    );
+    assert.equal(
+      await message('http://localhost./'),
+      "destination_url: localhost is never allowed (it names Herald's own machine); use its address, e.g. " +
+        '127.0.0.1, with ALLOW_PRIVATE_DESTINATIONS=true or ALLOWED_DESTINATION_CIDRS',
+    );
     assert.equal(
       await message('https://example.test/hook'),
-      'destination_url: example.test resolves to 10.0.0.5, which is not a globally reachable address',
+      'destination_url: example.test resolves to 10.0.0.5, which is not a globally reachable address ' +
+        `(private, 10.0.0.0/8); ${allow}`,
     );
   });
 

@@ -67,7 +67,11 @@ test('counters match the deliveries made: delivered, gone, attempts exhausted; l
   );
   const log = await eventually(async () => {
     const r = await h.request('GET', `/instances/${ins}/deliveries?limit=200`);
-    const all = r.body.deliveries as { status: string; attempts: number; failure_reason: string | null }[];
+    const all = r.body.deliveries as {
+      status: string;
+      attempt_count: number;
+      failure_reason: string | null;
+    }[];
     return all.length === 7 && all.every((d) => d.status !== 'pending') ? all : undefined;
   });
   const text = await scrape();
@@ -83,7 +87,7 @@ test('counters match the deliveries made: delivered, gone, attempts exhausted; l
     3,
     'the 3 attempts of RETRY_SCHEDULE 0.05,0.05',
   );
-  const attempts = log.reduce((sum, d) => sum + d.attempts, 0);
+  const attempts = log.reduce((sum, d) => sum + d.attempt_count, 0);
   assert.equal(value(text, 'herald_attempt_duration_seconds_count'), attempts);
   assert.equal(value(text, 'herald_events_ingested_total', 'event="message"'), 5);
   assert.equal(value(text, 'herald_events_ingested_total', 'event="message.ack"'), 1);

@@ -8,13 +8,13 @@ import type { AddressInfo } from 'node:net';
 import { after, before, test } from 'node:test';
 import express from 'express';
 import Fastify, { type FastifyInstance } from 'fastify';
-import { sign } from '../../src/domain/signature.ts';
 import {
   type HeraldDelivery,
   heraldExpress,
   heraldFastify,
   heraldNodeHandler,
-} from '../../src/receiver/index.ts';
+} from '../../packages/receiver/src/index.ts';
+import { sign } from '../../src/domain/signature.ts';
 import { eventually, messagePayload, startTestHerald, type TestHerald } from '../support/herald.ts';
 
 const SECRET = 'whsec_adapters';

@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
-import { MemoryDedupe } from '../../src/receiver/dedupe.ts';
+import { MemoryDedupe } from '../../packages/receiver/src/dedupe.ts';
 
 function clock(start = 1_000_000) {
   let t = start;

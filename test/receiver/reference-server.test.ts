@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import type { AddressInfo } from 'node:net';
 import { after, before, test } from 'node:test';
-import { createReferenceReceiver } from '../../src/receiver/reference-server.ts';
+import { createReferenceReceiver } from '../../packages/receiver/src/reference-server.ts';
 import { signedPost } from '../support/signed-post.ts';
 
 const SECRET = 'whsec_reference';

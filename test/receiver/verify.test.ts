@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
+import { type VerifyResult, verify } from '../../packages/receiver/src/verify.ts';
 import { sign } from '../../src/domain/signature.ts';
-import { type VerifyResult, verify } from '../../src/receiver/verify.ts';
 
 const SECRET = 'whsec_test';
 const TS = 1700000000;

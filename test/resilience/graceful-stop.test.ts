@@ -90,7 +90,7 @@ test('SIGTERM: the attempts in flight finish and are recorded, nothing more is c
     const early = await allDeliveries(herald, instanceId);
     assert.equal(early.length, 100);
     for (const d of early.filter((x) => first.has(x.event_id))) {
-      assert.deepEqual([d.status, d.attempts], ['delivered', 1], d.event_id);
+      assert.deepEqual([d.status, d.attempt_count], ['delivered', 1], d.event_id);
     }
     await eventually(
       async () => (receiver.arrivals.length >= 100 ? true : undefined),
@@ -182,7 +182,7 @@ test('a second signal during the stop exits at once with 1; the interrupted deli
     herald = await spawnHerald(dataDir, env);
     const [d] = await allDeliveries(herald, instanceId);
     assert.deepEqual(
-      [d.event_id, d.status, d.attempts],
+      [d.event_id, d.status, d.attempt_count],
       [eventId, 'pending', 0],
       'made again when its lease runs out',
     );

@@ -7,7 +7,7 @@ import { execFile } from 'node:child_process';
 import { existsSync } from 'node:fs';
 import { after, before, describe, it } from 'node:test';
 import { promisify } from 'node:util';
-import { verify } from '../../src/receiver/index.ts';
+import { verify } from '../../packages/receiver/src/index.ts';
 import { curlCommand, shellQuote } from '../../src/ui/assets/curl.ts';
 import { TestReceiver } from '../support/receiver.ts';
 

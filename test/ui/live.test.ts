@@ -4,11 +4,19 @@
  * nothing from anywhere but Herald.
  */
 import assert from 'node:assert/strict';
+import { createServer } from 'node:http';
+import type { AddressInfo } from 'node:net';
 import { after, before, describe, it } from 'node:test';
 import type { Browser, Page } from 'playwright-core';
 import { ADMIN_KEY, messagePayload, startTestHerald, type TestHerald } from '../support/herald.ts';
 import { TestReceiver } from '../support/receiver.ts';
 import { launch, missingChromium, screenshot, signIn } from './browser.ts';
+
+/** A 1×1 PNG. */
+const PNG = Buffer.from(
+  'iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mNk+M9QDwADhgGAWjR9awAAAABJRU5ErkJggg==',
+  'base64',
+);
 
 describe('session page: live, paged and portable', { skip: missingChromium() ?? false }, () => {
   let h: TestHerald;
@@ -85,7 +93,7 @@ describe('session page: live, paged and portable', { skip: missingChromium() ?? 
     const row = page.locator(`li.delivery[data-delivery-id="${oldest.delivery_id}"]`);
     await row.getByRole('button', { name: /message/ }).click();
     await row.locator('.delivery-detail').getByText('HTTP 200').first().waitFor();
-    await row.locator('pre.body').scrollIntoViewIfNeeded();
+    await row.locator('pre[data-body="pretty"]').scrollIntoViewIfNeeded();
     const scroll = await page.evaluate(() => window.scrollY);
     assert.ok(scroll > 0);
 
@@ -112,7 +120,7 @@ describe('session page: live, paged and portable', { skip: missingChromium() ?? 
     const ids = (await h.request('GET', `/instances/${ins}/deliveries?limit=10`)).body.deliveries;
     const row = page.locator(`li.delivery[data-delivery-id="${ids[9].delivery_id}"]`);
     await row.getByRole('button', { name: /message/ }).click();
-    await row.locator('pre.body').waitFor();
+    await row.locator('pre[data-body="pretty"]').waitFor();
     await row.evaluate((el) => el.scrollIntoView({ block: 'start' }));
     const top = await row.evaluate((el) => el.getBoundingClientRect().top);
     for (let i = 0; i < 3; i++) await h.publish(ins, { event: 'message', payload: messagePayload() });
@@ -147,41 +155,72 @@ describe('session page: live, paged and portable', { skip: missingChromium() ?? 
     await row.getByRole('button', { name: /message/ }).click();
   });
 
-  it('previews an image sent with a message, and links other media', async () => {
-    const media = (url: string, mimetype: string) => ({
-      status: 'ready',
-      mimetype,
-      media_id: 'med_0123456789abcdef0123',
-      url,
-      expires_at: '2099-01-01T00:00:00.000Z',
+  it("previews Herald's own media links only; a url from elsewhere is shown, never fetched", async () => {
+    // Herald's own: an upload, referenced by media_id, delivered with Herald's signed link.
+    const upload = await h.request('POST', `/instances/${ins}/media`, {
+      rawBody: PNG,
+      contentType: 'image/png',
     });
-    // Same-origin files stand in for the media store, so nothing leaves 127.0.0.1.
-    const image = `${h.url}/src/ui/assets/icon.svg`;
-    for (const [url, type] of [
-      [image, 'image/svg+xml'],
-      [`${h.url}/src/ui/assets/base.css`, 'application/pdf'],
-    ]) {
-      await h.publish(ins, {
-        event: 'message',
-        payload: messagePayload({ hasMedia: true, media: media(url, type), body: type }),
-      });
+    assert.equal(upload.status, 201, JSON.stringify(upload.body));
+    await h.publish(ins, {
+      event: 'message',
+      payload: messagePayload({ hasMedia: true, media: { media_id: upload.body.media_id }, body: 'own' }),
+    });
+    // Elsewhere: an address only the admin's network could reach (here a server on 127.0.0.1 that counts asks).
+    let asked = 0;
+    const intranet = createServer((_req, res) => {
+      asked++;
+      res.end();
+    });
+    await new Promise<void>((done) => intranet.listen(0, '127.0.0.1', done));
+    const foreign = `http://127.0.0.1:${(intranet.address() as AddressInfo).port}/admin/secret.png`;
+    await h.publish(ins, {
+      event: 'message',
+      payload: messagePayload({
+        hasMedia: true,
+        media: {
+          status: 'ready',
+          mimetype: 'image/png',
+          media_id: 'med_0123456789abcdef0123',
+          url: foreign,
+          expires_at: '2099-01-01T00:00:00.000Z',
+        },
+        body: 'foreign',
+      }),
+    });
+    try {
+      const [other, own] = (await h.request('GET', `/instances/${ins}/deliveries?limit=2`)).body.deliveries;
+      const ownRow = page.locator(`li.delivery[data-delivery-id="${own.delivery_id}"]`);
+      await ownRow.getByRole('button', { name: /message/ }).click();
+      await ownRow.getByRole('img', { name: 'Image sent with the message (image/png)' }).waitFor();
+      await page.waitForFunction(
+        (id) =>
+          (document.querySelector(`[data-delivery-id="${id}"] .media img`) as HTMLImageElement)
+            ?.naturalWidth > 0,
+        own.delivery_id,
+      );
+      const src = await ownRow.locator('.media img').getAttribute('src');
+      assert.match(
+        src ?? '',
+        new RegExp(`^/media/${upload.body.media_id}\\?expires=\\d+&sig=`),
+        'loaded from this origin',
+      );
+      await screenshot(page, '21-media-preview');
+
+      const otherRow = page.locator(`li.delivery[data-delivery-id="${other.delivery_id}"]`);
+      await otherRow.getByRole('button', { name: /message/ }).click();
+      await otherRow.getByText('stored elsewhere, not previewed').waitFor();
+      assert.equal(await otherRow.locator('.media img, .media a').count(), 0, 'neither an image nor a link');
+      assert.match(await otherRow.locator('.media').innerText(), new RegExp(foreign.replaceAll('.', '\\.')));
+      // An <img> that slipped through would be refused by the page's CSP too.
+      const csp = (await h.request('GET', '/', { key: null })).headers.get('content-security-policy') ?? '';
+      assert.match(csp, /img-src 'self' data:(;|$)/);
+      assert.doesNotMatch(csp, /http:|https:/);
+      await refreshed(2);
+      assert.equal(asked, 0, 'the foreign address was never asked');
+    } finally {
+      intranet.close();
     }
-    const [pdf, img] = (await h.request('GET', `/instances/${ins}/deliveries?limit=2`)).body.deliveries;
-    const imgRow = page.locator(`li.delivery[data-delivery-id="${img.delivery_id}"]`);
-    await imgRow.getByRole('button', { name: /message/ }).click();
-    const preview = imgRow.getByRole('img', { name: 'Image sent with the message (image/svg+xml)' });
-    await preview.waitFor();
-    await page.waitForFunction(
-      (id) =>
-        (document.querySelector(`[data-delivery-id="${id}"] .media img`) as HTMLImageElement)?.naturalWidth >
-        0,
-      img.delivery_id,
-    );
-    await screenshot(page, '21-media-preview');
-    const pdfRow = page.locator(`li.delivery[data-delivery-id="${pdf.delivery_id}"]`);
-    await pdfRow.getByRole('button', { name: /message/ }).click();
-    await pdfRow.getByRole('link', { name: 'Open media (application/pdf)' }).waitFor();
-    assert.equal(await pdfRow.locator('.media img').count(), 0);
   });
 
   it('reads on a phone-width screen without sideways scrolling', async () => {
@@ -194,7 +233,7 @@ describe('session page: live, paged and portable', { skip: missingChromium() ?? 
     await signIn(phone, h.url, ADMIN_KEY, `/ui/instances/${ins}`);
     const first = phone.locator('li.delivery').first();
     await first.getByRole('button', { name: /message/ }).click();
-    await first.locator('pre.body').waitFor();
+    await first.locator('pre[data-body="pretty"]').waitFor();
     const overflow = await phone.evaluate(() => document.documentElement.scrollWidth - window.innerWidth);
     assert.ok(overflow <= 0, `page is ${overflow}px wider than the screen`);
     await phone.screenshot({ path: 'test-output/screenshots/22-phone-top.png' });

@@ -6,8 +6,8 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import type { Browser, Locator, Page } from 'playwright-core';
+import { verify } from '../../packages/receiver/src/index.ts';
 import { EVENT_KINDS } from '../../src/domain/event-kinds.ts';
-import { verify } from '../../src/receiver/index.ts';
 import { ADMIN_KEY, messagePayload, startTestHerald, type TestHerald } from '../support/herald.ts';
 import { TestReceiver } from '../support/receiver.ts';
 import { launch, missingChromium, screenshot, signIn } from './browser.ts';
@@ -105,7 +105,14 @@ describe('session page: the main flow', { skip: missingChromium() ?? false }, ()
     await row.getByRole('button', { name: /message/ }).click();
     const detail = row.locator('.delivery-detail');
     await detail.getByText('HTTP 200').first().waitFor();
-    assert.equal(await detail.locator('pre.body').innerText(), sent.rawBody.toString('utf8'));
+    // The body indented for reading, and the exact bytes (what the signature covers) one click away.
+    const raw = sent.rawBody.toString('utf8');
+    assert.equal(
+      await detail.locator('pre[data-body="pretty"]').innerText(),
+      JSON.stringify(JSON.parse(raw), null, 2),
+    );
+    await detail.getByText('Exact bytes sent').click();
+    assert.equal(await detail.locator('pre[data-body="exact"]').innerText(), raw);
     assert.match(await detail.innerText(), new RegExp(`X-Service-Event-Id: ${published.body.event_id}`));
     await detail.getByRole('button', { name: 'Copy as curl' }).click();
     await page.getByText('curl command copied').waitFor();

@@ -19,6 +19,8 @@ const ListQuery = Type.Object(
     webhook_id: Type.Optional(IdParam('webhook id', 'whk')),
     event: Type.Optional(Type.String()),
     event_id: Type.Optional(IdParam('event id', 'evt')),
+    since: Type.Optional(Type.String({ format: 'date-time', description: 'deliveries created at or after' })),
+    until: Type.Optional(Type.String({ format: 'date-time', description: 'deliveries created before' })),
     limit: Type.Optional(
       Type.String({
         pattern: '^(?:[1-9]\\d?|1\\d\\d|200)$',
@@ -74,6 +76,8 @@ export function deliveryRoutes(app: FastifyInstance, ctx: ApiContext): void {
         webhook_id: q.webhook_id,
         event: q.event,
         event_id: q.event_id,
+        since: q.since === undefined ? undefined : parseTime('since', q.since),
+        until: q.until === undefined ? undefined : parseTime('until', q.until),
         limit: q.limit ? Number(q.limit) : 50,
         cursor: q.cursor,
       });

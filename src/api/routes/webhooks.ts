@@ -17,7 +17,10 @@ import { loadInstance } from './instances.ts';
 const WebhookBody = Type.Object(
   {
     destination_url: Type.String({ description: 'absolute http(s) URL, at most 2048 characters' }),
-    events: Type.Array(Type.String(), { minItems: 1, description: 'event kinds, or ["*"] for all' }),
+    events: Type.Array(Type.String({ title: 'event kind' }), {
+      minItems: 1,
+      description: 'event kinds, or ["*"] for all',
+    }),
     client_sign_secret: Type.Optional(Type.String({ maxLength: 1024 })),
     ignore_status: Type.Optional(Type.Boolean()),
     clear_client_sign: Type.Optional(Type.Boolean({ description: 'PATCH only: remove the stored secret' })),

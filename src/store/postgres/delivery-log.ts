@@ -29,6 +29,8 @@ export class PostgresDeliveryLog {
         AND (${f.webhook_id ?? null}::text IS NULL OR webhook_id = ${f.webhook_id ?? null}::text)
         AND (${f.event ?? null}::text IS NULL OR event = ${f.event ?? null}::text)
         AND (${f.event_id ?? null}::text IS NULL OR event_id = ${f.event_id ?? null}::text)
+        AND (${f.since ?? null}::bigint IS NULL OR created_at >= ${f.since ?? null}::bigint)
+        AND (${f.until ?? null}::bigint IS NULL OR created_at < ${f.until ?? null}::bigint)
         AND (${cursor}::bigint IS NULL OR seq < ${cursor}::bigint)
       ORDER BY seq DESC LIMIT ${f.limit + 1}::integer`;
     const page = rows.slice(0, f.limit);

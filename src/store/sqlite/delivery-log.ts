@@ -32,6 +32,8 @@ export class SqliteDeliveryLog {
     add('webhook_id = ?', f.webhook_id);
     add('event = ?', f.event);
     add('event_id = ?', f.event_id);
+    add('created_at >= ?', f.since);
+    add('created_at < ?', f.until);
     add('seq < ?', f.cursor === undefined ? undefined : Number(f.cursor));
     const rows = this.#db
       .q(`SELECT * FROM deliveries WHERE ${where.join(' AND ')} ORDER BY seq DESC LIMIT ?`)

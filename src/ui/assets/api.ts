@@ -37,7 +37,7 @@ export interface Delivery {
   event: string;
   webhook_id: string;
   status: DeliveryStatus;
-  attempts: number;
+  attempt_count: number;
   created_at: string;
   last_attempt_at: string | null;
   next_attempt_at: string | null;
@@ -58,9 +58,14 @@ export interface Attempt {
   next_attempt_reason: string | null;
 }
 
-export interface DeliveryDetail extends Omit<Delivery, 'attempts'> {
+export interface DeliveryDetail extends Delivery {
   request_body: string;
   attempts: Attempt[];
+}
+
+export interface InstanceKey {
+  key_id: string;
+  created_at: string;
 }
 
 export interface FieldError {
@@ -96,6 +101,8 @@ export async function call<T>(
   if (!key) throw new ApiError(401, 'unauthorized', 'Sign in first');
   const headers: Record<string, string> = { authorization: `Bearer ${key}` };
   if (body !== undefined) headers['content-type'] = 'application/json';
+  // The page reads every few seconds: Herald logs its reads at debug only (src/api/request-log.ts), its changes at info.
+  if (method === 'GET') headers['x-herald-poll'] = '1';
   let res: Response;
   try {
     res = await fetch(path, { method, headers, body: body === undefined ? undefined : JSON.stringify(body) });
@@ -123,6 +130,9 @@ export interface DeliveryQuery {
   status?: string;
   webhook_id?: string;
   event?: string;
+  event_id?: string;
+  since?: string;
+  until?: string;
   cursor?: string;
   limit: number;
 }
@@ -132,8 +142,12 @@ export const api = {
     call<{ instances: Instance[] }>('GET', '/instances', undefined, key).then((r) => r.instances),
   createInstance: (name: string) => call<{ instance_id: string }>('POST', '/instances', { name }),
   /** 403 for an instance key: how the page tells the two kinds of key apart. */
-  listKeys: (id: string, key?: string) => call('GET', `${ins(id)}/keys`, undefined, key),
+  listKeys: (id: string, key?: string) =>
+    call<{ keys: InstanceKey[] }>('GET', `${ins(id)}/keys`, undefined, key).then((r) => r.keys),
+  createKey: (id: string) => call<{ key_id: string; key: string }>('POST', `${ins(id)}/keys`),
+  revokeKey: (id: string, keyId: string) => call('DELETE', `${ins(id)}/keys/${encodeURIComponent(keyId)}`),
   getInstance: (id: string) => call<{ instance: Instance }>('GET', ins(id)).then((r) => r.instance),
+  deleteInstance: (id: string) => call('DELETE', ins(id)),
   listWebhooks: (id: string) =>
     call<{ webhooks: Webhook[] }>('GET', `${ins(id)}/webhooks`).then((r) => r.webhooks),
   createWebhook: (id: string, body: Record<string, unknown>) =>
@@ -145,6 +159,10 @@ export const api = {
       (r) => r.webhook,
     ),
   deleteWebhook: (id: string, webhookId: string) => call('DELETE', `${ins(id)}/webhooks/${webhookId}`),
+  sendTest: (id: string, webhookId: string, event: string) =>
+    call<{ event_id: string; delivery_id: string }>('POST', `${ins(id)}/webhooks/${webhookId}/test`, {
+      event,
+    }),
   listDeliveries(id: string, q: DeliveryQuery) {
     const params = new URLSearchParams();
     for (const [k, v] of Object.entries(q)) if (v !== undefined && v !== '') params.set(k, String(v));

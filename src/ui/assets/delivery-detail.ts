@@ -1,6 +1,6 @@
 /**
- * One delivery opened: its attempts (time, duration, result, response excerpt, next attempt and why), the exact
- * request body, the headers, a copy-as-curl, and a media preview when the message carries one.
+ * One delivery opened: its attempts (time, duration, result, response excerpt, next attempt and why), the request
+ * body (indented, and its exact bytes), the headers, a copy-as-curl, and a media preview of Herald's own media.
  */
 import type { Attempt, DeliveryDetail, Webhook } from './api.ts';
 import { curlCommand } from './curl.ts';
@@ -63,7 +63,10 @@ function attemptsTable(attempts: Attempt[]): HTMLElement {
 
 function statusLine(d: DeliveryDetail): string {
   if (d.status === 'delivered') return `Delivered ${formatTime(d.last_attempt_at)}.`;
-  if (d.status === 'failed') return `Failed: ${failureText(d.failure_reason)}.`;
+  if (d.status === 'failed') {
+    const last = resultOf({ status_code: d.last_status_code, error: d.last_error });
+    return `Failed: ${failureText(d.failure_reason)}. Last result: ${last}${d.last_error ? ` (${d.last_error})` : ''}.`;
+  }
   if (d.next_attempt_at)
     return `Next attempt ${relative(d.next_attempt_at)} (${formatTime(d.next_attempt_at)}).`;
   return 'Attempt in progress.';
@@ -134,6 +137,15 @@ function curlBlock(d: DeliveryDetail, webhook: Webhook | undefined): HTMLElement
   );
 }
 
+/** The body indented for reading; the exact bytes stay one click away (they are what is signed). */
+function pretty(body: string): string {
+  try {
+    return JSON.stringify(JSON.parse(body), null, 2);
+  } catch {
+    return body;
+  }
+}
+
 export function deliveryDetail(d: DeliveryDetail, webhook: Webhook | undefined): (Node | null)[] {
   const bodyId = uid('body');
   return [
@@ -154,8 +166,18 @@ export function deliveryDetail(d: DeliveryDetail, webhook: Webhook | undefined):
     mediaPreview(d.request_body),
     h('h4', {}, 'Request headers'),
     headersBlock(d, webhook),
-    h('h4', { id: bodyId }, 'Request body (exact bytes sent)'),
-    h('pre', { class: 'code body', 'aria-labelledby': bodyId }, d.request_body),
+    h('h4', { id: bodyId }, 'Request body'),
+    h(
+      'pre',
+      { class: 'code body', 'aria-labelledby': bodyId, 'data-body': 'pretty' },
+      pretty(d.request_body),
+    ),
+    h(
+      'details',
+      { class: 'exact' },
+      h('summary', {}, 'Exact bytes sent (what the signature covers)'),
+      h('pre', { class: 'code body', 'data-body': 'exact' }, d.request_body),
+    ),
     curlBlock(d, webhook),
   ];
 }

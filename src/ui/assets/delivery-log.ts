@@ -1,6 +1,7 @@
 /**
- * The delivery log (seed §1, SPEC §8): newest first, filtered by status, webhook and event kind, paged; each
- * delivery opens to its detail; Redeliver on a failed one, Redeliver all failed with the count first.
+ * The delivery log (seed §1, SPEC §8): newest first, filtered by status, webhook, event kind, event id and a range
+ * of dates, paged; each delivery opens to its detail; Redeliver on a failed one, Redeliver all failed with the
+ * count first.
  * Refreshes keep filters, page, open deliveries and focus: rows are updated in place by delivery id.
  */
 import { EVENT_KINDS } from '../../domain/event-kinds.ts';
@@ -65,8 +66,26 @@ export function deliveryLog(instanceId: string, refreshAll: () => Promise<void>)
     [['', 'All events'], ...EVENT_KINDS.map((k): [string, string] => [k, k])],
     reload,
   );
-  const filter = (el: HTMLSelectElement, text: string) =>
-    h('div', { class: 'field compact' }, h('label', { for: el.id }, text), el);
+  const filter = (el: HTMLElement, text: string, field = '') =>
+    h('div', { class: 'field compact', 'data-field': field || null }, h('label', { for: el.id }, text), el);
+  // The deliveries of one event: an id from a receiver's log (X-Service-Event-Id) finds what became of it.
+  const eventId = h('input', {
+    id: uid('filter'),
+    name: 'event_id',
+    type: 'search',
+    placeholder: 'evt_…',
+    autocomplete: 'off',
+    spellcheck: 'false',
+    class: 'mono',
+  });
+  eventId.addEventListener('change', reload);
+  // Dates in the browser's time zone, sent as UTC instants: "from" is inclusive, "to" exclusive.
+  const since = h('input', { id: uid('filter'), name: 'since', type: 'datetime-local', step: 1 });
+  const until = h('input', { id: uid('filter'), name: 'until', type: 'datetime-local', step: 1 });
+  since.addEventListener('change', reload);
+  until.addEventListener('change', reload);
+  const instant = (el: HTMLInputElement) => (el.value ? new Date(el.value).toISOString() : undefined);
+  const zone = Intl.DateTimeFormat().resolvedOptions().timeZone;
 
   const list = h('ul', { class: 'deliveries', 'aria-label': 'Deliveries, newest first' });
   const empty = h('p', { class: 'empty', hidden: true });
@@ -82,8 +101,13 @@ export function deliveryLog(instanceId: string, refreshAll: () => Promise<void>)
     if (nextCursor) cursors.push(nextCursor);
     void refresh();
   });
-  const redeliverAll = h('button', { type: 'button', class: 'button secondary' });
+  const redeliverAll = h('button', {
+    type: 'button',
+    class: 'button secondary',
+    'aria-describedby': 'redeliver-all-why',
+  });
   redeliverAll.addEventListener('click', redeliverAllFailed);
+  const redeliverAllWhy = h('span', { class: 'why-disabled', id: 'redeliver-all-why', hidden: true });
 
   async function redeliverAllFailed() {
     const n = counts.redeliverable_deliveries;
@@ -133,6 +157,9 @@ export function deliveryLog(instanceId: string, refreshAll: () => Promise<void>)
         status: status.value || undefined,
         webhook_id: webhook.value || undefined,
         event: event.value || undefined,
+        event_id: eventId.value.trim() || undefined,
+        since: instant(since),
+        until: instant(until),
         cursor: cursors[cursors.length - 1],
         limit: PAGE_SIZE,
       });
@@ -143,7 +170,8 @@ export function deliveryLog(instanceId: string, refreshAll: () => Promise<void>)
         if (open.has(d.delivery_id) && d.status === 'pending') rows.get(d.delivery_id)?.update(d);
       }
       nextCursor = page.next_cursor;
-      const filtered = status.value || webhook.value || event.value;
+      const filtered =
+        status.value || webhook.value || event.value || eventId.value || since.value || until.value;
       empty.textContent = filtered
         ? 'No delivery matches these filters.'
         : 'No deliveries yet. Events published to this session appear here.';
@@ -161,13 +189,26 @@ export function deliveryLog(instanceId: string, refreshAll: () => Promise<void>)
     el: h(
       'section',
       { class: 'panel', 'aria-labelledby': 'log-title' },
-      h('div', { class: 'panel-head' }, h('h2', { id: 'log-title' }, 'Delivery log'), redeliverAll),
       h(
         'div',
-        { class: 'filters', role: 'group', 'aria-label': 'Filters' },
+        { class: 'panel-head' },
+        h('h2', { id: 'log-title' }, 'Delivery log'),
+        h('div', { class: 'head-action' }, redeliverAll, redeliverAllWhy),
+      ),
+      h(
+        'form',
+        {
+          class: 'filters',
+          role: 'search',
+          'aria-label': 'Filters',
+          onsubmit: (e: Event) => e.preventDefault(),
+        },
         filter(status, 'Status'),
         filter(webhook, 'Webhook'),
         filter(event, 'Event'),
+        filter(eventId, 'Event id', 'event_id'),
+        filter(since, `From (${zone})`, 'since'),
+        filter(until, `To (${zone})`, 'until'),
       ),
       error,
       h('div', { class: 'card flush' }, list, empty),
@@ -185,7 +226,12 @@ export function deliveryLog(instanceId: string, refreshAll: () => Promise<void>)
         redeliverAll.replaceChildren('Redeliver all failed ', h('span', { class: 'count' }, String(n)));
       });
       redeliverAll.disabled = n === 0;
-      redeliverAll.title = n === 0 ? 'No failed delivery of an enabled webhook' : '';
+      // Said as text, not only on hover: touch screens have no hover.
+      redeliverAllWhy.hidden = n > 0;
+      redeliverAllWhy.textContent =
+        c.failed_deliveries > 0
+          ? 'The failed deliveries belong to disabled webhooks: enable them first'
+          : 'No failed delivery to redeliver';
     },
     refresh,
   };

@@ -1,12 +1,12 @@
 /**
- * One delivery of the log: a summary line (status, event, webhook, time, attempts, last result, Redeliver) and,
- * when opened, its detail, reloaded as the delivery changes. Open rows are remembered by the log, so a row that
- * leaves the page and comes back (paging, filters) opens again.
+ * One delivery of the log: a summary line (status, event, webhook, time, attempts, last result, Redeliver), for a
+ * failed one the reason in full, and, when opened, its detail, reloaded as the delivery changes. Open rows are
+ * remembered by the log, so a row that leaves the page and comes back (paging, filters) opens again.
  */
 import { type ApiError, api, type Delivery, type DeliveryStatus, type Webhook } from './api.ts';
 import { deliveryDetail } from './delivery-detail.ts';
 import { fill, h, keepingFocus } from './dom.ts';
-import { formatTime, lastResult, plural, shortUrl } from './format.ts';
+import { failureText, formatShortTime, formatTime, lastResult, plural, shortUrl } from './format.ts';
 import type { Row } from './keyed-list.ts';
 
 const STATUS_LABEL: Record<DeliveryStatus, string> = {
@@ -26,9 +26,11 @@ export interface RowContext {
 
 export function deliveryRow(ctx: RowContext, first: Delivery): Row<Delivery> {
   const detailId = `detail-${first.delivery_id}`;
+  const blockedId = `blocked-${first.delivery_id}`;
   const summary = h('div', { class: 'delivery-summary' });
+  const failure = h('p', { class: 'failure small', hidden: true });
   const detail = h('div', { class: 'delivery-detail', id: detailId, hidden: true });
-  const el = h('li', { class: 'delivery', 'data-delivery-id': first.delivery_id }, summary, detail);
+  const el = h('li', { class: 'delivery', 'data-delivery-id': first.delivery_id }, summary, failure, detail);
   let current = first;
   let detailSig = '';
 
@@ -54,21 +56,27 @@ export function deliveryRow(ctx: RowContext, first: Delivery): Row<Delivery> {
     }
   }
 
-  /** A failed delivery of a disabled webhook cannot be redelivered (SPEC §8): the button says why instead. */
-  function redeliverButton(hook: Webhook | undefined) {
+  /**
+   * A failed delivery of a disabled webhook cannot be redelivered (SPEC §8): the button is disabled and says why in
+   * text beside it (a tooltip is never seen on a touch screen).
+   */
+  function redeliverAction(hook: Webhook | undefined) {
     const blocked = hook !== undefined && !hook.enabled;
-    return h(
-      'button',
-      {
-        type: 'button',
-        class: 'button secondary small',
-        'data-focus': 'redeliver',
-        disabled: blocked,
-        title: blocked ? 'The webhook is disabled: enable it to redeliver' : null,
-        onclick: () => ctx.redeliver(current),
-      },
-      'Redeliver',
-    );
+    return [
+      h(
+        'button',
+        {
+          type: 'button',
+          class: 'button secondary small',
+          'data-focus': 'redeliver',
+          disabled: blocked,
+          'aria-describedby': blocked ? blockedId : null,
+          onclick: () => ctx.redeliver(current),
+        },
+        'Redeliver',
+      ),
+      blocked ? h('span', { class: 'why-disabled', id: blockedId }, 'Enable the webhook to redeliver') : null,
+    ];
   }
 
   function render(d: Delivery) {
@@ -98,8 +106,12 @@ export function deliveryRow(ctx: RowContext, first: Delivery): Row<Delivery> {
           { class: 'cell webhook-cell mono muted', title: hook?.destination_url ?? d.webhook_id },
           hook ? shortUrl(hook.destination_url) : d.webhook_id,
         ),
-        h('span', { class: 'cell muted' }, formatTime(d.created_at)),
-        h('span', { class: 'cell' }, plural(d.attempts, 'attempt')),
+        h(
+          'time',
+          { class: 'cell time muted', datetime: d.created_at, title: formatTime(d.created_at) },
+          formatShortTime(d.created_at),
+        ),
+        h('span', { class: 'cell' }, plural(d.attempt_count, 'attempt')),
         h(
           'span',
           {
@@ -107,9 +119,15 @@ export function deliveryRow(ctx: RowContext, first: Delivery): Row<Delivery> {
           },
           lastResult(d),
         ),
-        h('span', { class: 'cell action' }, d.status === 'failed' ? redeliverButton(hook) : null),
+        h('span', { class: 'cell action' }, d.status === 'failed' ? redeliverAction(hook) : null),
       ),
     );
+    // The reason in full, whatever the column widths: the row is where a person first looks.
+    failure.hidden = d.status !== 'failed';
+    failure.textContent =
+      d.status === 'failed'
+        ? `Failed: ${failureText(d.failure_reason)}. Last result: ${lastResult(d)}${d.last_error ? ` (${d.last_error})` : ''}.`
+        : '';
   }
 
   render(first);

@@ -1,28 +1,36 @@
 /** How times, results and states read on the page: one place, so every panel says them alike. */
 import type { Attempt, Delivery } from './api.ts';
 
+/** Day, time and zone, always: a log read tomorrow, or by a colleague elsewhere, must still say when. */
 const timeFormat = new Intl.DateTimeFormat(undefined, {
+  weekday: 'short',
+  year: 'numeric',
   month: 'short',
   day: 'numeric',
   hour: '2-digit',
   minute: '2-digit',
   second: '2-digit',
+  timeZoneName: 'short',
 });
 
-const clockFormat = new Intl.DateTimeFormat(undefined, {
+/** The same in a list's narrow column: day, time and zone, without weekday and year. */
+const shortFormat = new Intl.DateTimeFormat(undefined, {
+  month: 'short',
+  day: 'numeric',
   hour: '2-digit',
   minute: '2-digit',
   second: '2-digit',
+  timeZoneName: 'short',
 });
 
-/** A time of today shows the clock only; an older one its date too. */
+/** "Tue, Nov 25, 2026, 04:25:13 GMT+1", or "—" for no time. */
 export function formatTime(iso: string | null): string {
   if (!iso) return '—';
-  const date = new Date(iso);
-  return date.toDateString() === new Date().toDateString()
-    ? clockFormat.format(date)
-    : timeFormat.format(date);
+  return timeFormat.format(new Date(iso));
 }
+
+/** "Nov 25, 04:25:13 GMT+1". */
+export const formatShortTime = (iso: string) => shortFormat.format(new Date(iso));
 
 /** "in 12 s", "3 min ago": relative to now, for due times and the age of things. */
 export function relative(iso: string, now = Date.now()): string {
@@ -65,6 +73,11 @@ export function failureText(reason: string | null): string {
       return 'the receiver answered 410 Gone, so the webhook was disabled';
     case 'webhook_disabled':
       return 'the webhook was disabled while retries were pending';
+    case 'destination_not_allowed':
+      return (
+        'the destination is not allowed: its address is not globally reachable, so nothing was sent. Change the ' +
+        'webhook’s URL, or allow the address with ALLOW_PRIVATE_DESTINATIONS or ALLOWED_DESTINATION_CIDRS'
+      );
     default:
       return reason ?? '';
   }

@@ -28,6 +28,7 @@ function render(): void {
   }
   nav.replaceChildren(
     h('a', { href: '/', class: 'nav-link' }, 'Instances'),
+    h('a', { href: '/docs', class: 'nav-link' }, 'API reference'),
     h('span', { class: 'role' }, sessionKey.role() === 'admin' ? 'Admin key' : 'Instance key'),
     h('button', { type: 'button', class: 'button secondary small', onclick: signOut }, 'Sign out'),
   );

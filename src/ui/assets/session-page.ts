@@ -1,16 +1,22 @@
 /**
  * The session page `/ui/instances/{instance_id}` (SPEC §9): the session's status and phone, its webhooks and its
- * delivery log, all refreshed together every few seconds from the public API.
+ * delivery log, all refreshed together every few seconds from the public API; for the admin key also the
+ * instance's keys and deleting the instance.
  */
 import { type ApiError, api, type Instance } from './api.ts';
 import { deliveryLog } from './delivery-log.ts';
+import { confirmAction } from './dialog.ts';
 import { h } from './dom.ts';
 import { formatPhone, plural, sessionLabel, sessionTone } from './format.ts';
+import { keysPanel } from './instance-keys.ts';
+import { notify } from './notices.ts';
 import { Poller } from './poller.ts';
+import { sessionKey } from './session-key.ts';
 import { webhooksPanel } from './webhooks-panel.ts';
 
-function sessionHeader() {
+function sessionHeader(onDelete: (() => void) | null) {
   const name = h('h1', {}, '…');
+  const crumb = h('span', { 'aria-current': 'page' }, '…');
   const id = h('p', { class: 'mono muted small' });
   const status = h('span', { class: 'badge muted' });
   const phone = h('span', {});
@@ -22,7 +28,13 @@ function sessionHeader() {
     h(
       'div',
       {},
-      h('p', { class: 'crumb small' }, h('a', { href: '/' }, 'Instances'), ' / session'),
+      h(
+        'nav',
+        { class: 'crumb small', 'aria-label': 'Breadcrumb' },
+        h('a', { href: '/' }, 'Instances'),
+        ' / ',
+        crumb,
+      ),
       name,
       id,
     ),
@@ -34,11 +46,19 @@ function sessionHeader() {
       h('div', {}, h('dt', {}, 'Deliveries'), h('dd', {}, summary)),
     ),
     live,
+    onDelete
+      ? h(
+          'button',
+          { type: 'button', class: 'button danger-quiet small delete-instance', onclick: onDelete },
+          'Delete instance',
+        )
+      : null,
   );
   return {
     el,
     update(i: Instance) {
       name.textContent = i.name || 'Unnamed session';
+      crumb.textContent = i.name || i.instance_id;
       document.title = `${i.name || i.instance_id} · Herald`;
       id.textContent = i.instance_id;
       status.textContent = sessionLabel(i.status);
@@ -54,8 +74,29 @@ function sessionHeader() {
   };
 }
 
+/** Deleting an instance takes its webhooks, keys and delivery log with it: asked first, naming what goes. */
+async function deleteInstance(instanceId: string, name: string): Promise<void> {
+  const ok = await confirmAction(
+    `Delete ${name}?`,
+    `The instance ${instanceId}, its webhooks (pending retries included), its instance keys and its delivery log are deleted. This cannot be undone.`,
+    'Delete instance',
+    true,
+  );
+  if (!ok) return;
+  try {
+    await api.deleteInstance(instanceId);
+    Poller.stopAll();
+    location.assign('/');
+  } catch (err) {
+    notify((err as ApiError).message, 'bad');
+  }
+}
+
 export function sessionPageView(instanceId: string): HTMLElement {
-  const header = sessionHeader();
+  const admin = sessionKey.role() === 'admin';
+  let instanceName = instanceId;
+  const header = sessionHeader(admin ? () => void deleteInstance(instanceId, instanceName) : null);
+  const keys = admin ? keysPanel(instanceId) : null;
   const problem = h('p', { class: 'banner bad', role: 'alert', hidden: true });
   const refresh = () => poller.now();
   const webhooks = webhooksPanel(instanceId, refresh);
@@ -68,6 +109,7 @@ export function sessionPageView(instanceId: string): HTMLElement {
         api.listWebhooks(instanceId),
       ]);
       header.update(instance);
+      instanceName = instance.name || instance.instance_id;
       webhooks.update(hooks);
       log.setContext(hooks, instance.counts);
       await log.refresh();
@@ -86,6 +128,7 @@ export function sessionPageView(instanceId: string): HTMLElement {
     }
   });
   void poller.now();
+  void keys?.refresh();
 
-  return h('div', { class: 'page session' }, problem, header.el, webhooks.el, log.el);
+  return h('div', { class: 'page session' }, problem, header.el, webhooks.el, log.el, keys?.el);
 }

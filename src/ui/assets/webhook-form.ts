@@ -104,7 +104,7 @@ export function openWebhookForm(instanceId: string, current: Webhook | null, onS
       ? h(
           'p',
           { class: 'help' },
-          'Saving replaces the whole configuration: the destination, the events and the status setting below are sent as shown.',
+          'Saving replaces the whole configuration: the destination, the events and the stories setting below are sent as shown.',
         )
       : h('p', { class: 'help' }, 'A new webhook starts disabled: enable it when the receiver is ready.'),
     h('div', { class: 'form-error', role: 'alert' }),
@@ -129,11 +129,12 @@ export function openWebhookForm(instanceId: string, current: Webhook | null, onS
     h(
       'div',
       { class: 'field', 'data-field': 'ignore_status' },
+      h('label', { class: 'check', for: ignoreId }, ignore, h('span', {}, 'Skip stories (status@broadcast)')),
       h(
-        'label',
-        { class: 'check', for: ignoreId },
-        ignore,
-        h('span', {}, 'Skip status/story updates (chat status@broadcast)'),
+        'p',
+        { class: 'help' },
+        'Stories are status posts, which engines send as messages of the chat status@broadcast. Unticked, they are ' +
+          'delivered with the message events. (Unrelated to session.status, the session’s own state.)',
       ),
     ),
     h(

@@ -1,10 +1,14 @@
-/** The webhooks of the session: what each receives, whether it is enabled and why not, and the actions on it. */
+/**
+ * The webhooks of the session: what each receives, whether it is enabled and why not, and the actions on it (edit,
+ * send a test, enable or disable, delete).
+ */
 import { type ApiError, api, type Webhook } from './api.ts';
 import { confirmAction } from './dialog.ts';
 import { fill, h, keepingFocus } from './dom.ts';
 import { formatTime, shortUrl } from './format.ts';
 import { KeyedList, type Row } from './keyed-list.ts';
 import { notify } from './notices.ts';
+import { openSendTest } from './send-test.ts';
 import { openWebhookForm } from './webhook-form.ts';
 
 export interface WebhooksPanel {
@@ -83,7 +87,7 @@ export function webhooksPanel(instanceId: string, refresh: () => Promise<void>):
             { class: 'meta muted small' },
             w.client_sign_secret_set ? 'Signed' : 'Unsigned',
             ' · ',
-            w.ignore_status ? 'Skips status updates' : 'Includes status updates',
+            w.ignore_status ? 'Skips stories (status@broadcast)' : 'Includes stories (status@broadcast)',
             ' · ',
             h('span', { class: 'mono' }, w.webhook_id),
           ),
@@ -99,6 +103,18 @@ export function webhooksPanel(instanceId: string, refresh: () => Promise<void>):
                 onclick: () => openWebhookForm(instanceId, current, () => void refresh()),
               },
               'Edit',
+            ),
+            h(
+              'button',
+              {
+                type: 'button',
+                class: 'button secondary',
+                'data-focus': 'test',
+                disabled: !w.enabled,
+                'aria-describedby': w.enabled ? null : `test-why-${w.webhook_id}`,
+                onclick: () => openSendTest(instanceId, current, () => void refresh()),
+              },
+              'Send test',
             ),
             w.enabled
               ? h(
@@ -134,6 +150,14 @@ export function webhooksPanel(instanceId: string, refresh: () => Promise<void>):
               'Delete',
             ),
           ),
+          // Why Send test is disabled, in text (a tooltip is never seen on a touch screen).
+          w.enabled
+            ? null
+            : h(
+                'p',
+                { class: 'why-disabled', id: `test-why-${w.webhook_id}` },
+                'Send test needs the webhook enabled: a disabled webhook receives nothing.',
+              ),
         ),
       );
     };

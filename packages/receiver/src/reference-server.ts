@@ -1,11 +1,10 @@
 /**
- * The reference receiver (SPEC §10): verifies each delivery (401 on a bad signature or a timestamp more than
+ * The reference receiver: verifies each delivery (401 on a bad signature or a timestamp more than
  * 300 s away), ignores an event_id it has already processed, answers 2xx, and prints one line per delivery.
  * It can also misbehave on purpose (fail a share of deliveries, answer slowly) so that retries can be watched.
  */
 import { createServer, type Server } from 'node:http';
 import { setTimeout as sleep } from 'node:timers/promises';
-import type { Random } from '../domain/random.ts';
 import { readRawBody, writeReceipt } from './adapters/node-http.ts';
 import { type DedupeStore, MemoryDedupe } from './dedupe.ts';
 import { checkDelivery } from './receive.ts';
@@ -23,7 +22,7 @@ export interface ReferenceReceiverOptions {
   /** Wait this long before answering a verified delivery (Herald gives up after 8 s). */
   delayMs?: number;
   /** Decides which deliveries fail; seeded in tests. Default Math.random. */
-  random?: Random;
+  random?: () => number;
 }
 
 export function createReferenceReceiver(options: ReferenceReceiverOptions = {}): Server {

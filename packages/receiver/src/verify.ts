@@ -1,9 +1,9 @@
 /**
  * Verification of Herald's signed deliveries, for use in a receiver's own code.
- * Depends only on node built-ins and ../domain/signature.ts so it can be copied or imported standalone.
+ * Depends only on Node's built-ins and signature.ts.
  */
 import { timingSafeEqual } from 'node:crypto';
-import { HEADERS, SIGNATURE_VERSION, sign } from '../domain/signature.ts';
+import { HEADERS, SIGNATURE_VERSION, sign } from './signature.ts';
 
 const EVENT_ID_HEADER = HEADERS.eventId;
 const TIMESTAMP_HEADER = HEADERS.timestamp;

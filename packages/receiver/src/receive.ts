@@ -3,8 +3,9 @@
  * parse the body, ignore an event_id already processed, hand the event to the receiver's code. The adapters
  * (adapters/*.ts) only read the raw body and write the answer this returns.
  */
-import { HEADERS } from '../domain/signature.ts';
+
 import type { DedupeStore } from './dedupe.ts';
+import { HEADERS } from './signature.ts';
 import { type HeaderInput, type VerifyFailure, verify } from './verify.ts';
 
 /** The delivery request body (seed §2.2, SPEC §8). */

@@ -1,0 +1,5027 @@
+/**
+ * Herald's HTTP API as TypeScript types: generated from /openapi.json by openapi-typescript. Do not edit; run
+ * `npm run generate:client` (a test fails when this file and the API differ).
+ */
+export interface paths {
+    "/healthz": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** Liveness: the process answers */
+        get: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path?: never;
+                cookie?: never;
+            };
+            requestBody?: never;
+            responses: {
+                /** @description OK */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        /**
+                         * @example {
+                         *       "success": true,
+                         *       "status": "ok"
+                         *     }
+                         */
+                        "application/json": {
+                            /** @enum {string} */
+                            status: "ok";
+                            /** @enum {boolean} */
+                            success: true;
+                        };
+                    };
+                };
+                /** @description Internal error (details are in Herald’s log, never in the answer) */
+                500: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        /**
+                         * @example {
+                         *       "success": false,
+                         *       "error": {
+                         *         "code": "internal",
+                         *         "message": "internal error",
+                         *         "details": []
+                         *       }
+                         *     }
+                         */
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+            };
+        };
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/instances": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** List instances */
+        get: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path?: never;
+                cookie?: never;
+            };
+            requestBody?: never;
+            responses: {
+                /** @description OK */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        /**
+                         * @example {
+                         *       "success": true,
+                         *       "instances": [
+                         *         {
+                         *           "instance_id": "ins_01jd5q7h2k9x4m8n3p6r0t1v2a",
+                         *           "name": "Sales line",
+                         *           "status": "WORKING",
+                         *           "phone": "15550001111",
+                         *           "created_at": "2026-11-21T09:58:12.345Z",
+                         *           "counts": {
+                         *             "webhooks": 2,
+                         *             "failed_deliveries": 1,
+                         *             "redeliverable_deliveries": 1
+                         *           }
+                         *         }
+                         *       ]
+                         *     }
+                         */
+                        "application/json": {
+                            instances: components["schemas"]["Instance"][];
+                            /** @enum {boolean} */
+                            success: true;
+                        };
+                    };
+                };
+                /** @description Invalid request: the message names the field and the rule */
+                400: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        /**
+                         * @example {
+                         *       "success": false,
+                         *       "error": {
+                         *         "code": "invalid_request",
+                         *         "message": "events: choose at least one event kind",
+                         *         "details": [
+                         *           {
+                         *             "field": "events",
+                         *             "message": "choose at least one event kind"
+                         *           }
+                         *         ]
+                         *       }
+                         *     }
+                         */
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description Missing or unknown API key */
+                401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        /**
+                         * @example {
+                         *       "success": false,
+                         *       "error": {
+                         *         "code": "unauthorized",
+                         *         "message": "missing or unknown API key",
+                         *         "details": []
+                         *       }
+                         *     }
+                         */
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description The key may not do this (an instance key outside its instance, or an admin operation) */
+                403: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        /**
+                         * @example {
+                         *       "success": false,
+                         *       "error": {
+                         *         "code": "forbidden",
+                         *         "message": "this key belongs to another instance",
+                         *         "details": []
+                         *       }
+                         *     }
+                         */
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description No such resource (or no such route) */
+                404: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        /**
+                         * @example {
+                         *       "success": false,
+                         *       "error": {
+                         *         "code": "not_found",
+                         *         "message": "webhook whk_01jd5q7h2k9x4m8n3p6r0t1v2w does not exist",
+                         *         "details": []
+                         *       }
+                         *     }
+                         */
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description Conflict with what is stored; the message says why */
+                409: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        /**
+                         * @example {
+                         *       "success": false,
+                         *       "error": {
+                         *         "code": "conflict",
+                         *         "message": "delivery is delivered; only failed deliveries can be redelivered",
+                         *         "details": []
+                         *       }
+                         *     }
+                         */
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description Rate limited: retry after the Retry-After header */
+                429: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        /**
+                         * @example {
+                         *       "success": false,
+                         *       "error": {
+                         *         "code": "rate_limited",
+                         *         "message": "too many requests for this key; retry after 1 s",
+                         *         "details": []
+                         *       }
+                         *     }
+                         */
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description Internal error (details are in Herald’s log, never in the answer) */
+                500: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        /**
+                         * @example {
+                         *       "success": false,
+                         *       "error": {
+                         *         "code": "internal",
+                         *         "message": "internal error",
+                         *         "details": []
+                         *       }
+                         *     }
+                         */
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+            };
+        };
+        put?: never;
+        /** Create an instance (admin) */
+        post: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path?: never;
+                cookie?: never;
+            };
+            requestBody: {
+                content: {
+                    "application/json": {
+                        name?: string;
+                    };
+                };
+            };
+            responses: {
+                /** @description Created */
+                201: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        /**
+                         * @example {
+                         *       "success": true,
+                         *       "instance_id": "ins_01jd5q7h2k9x4m8n3p6r0t1v2a"
+                         *     }
+                         */
+                        "application/json": {
+                            instance_id: string;
+                            /** @enum {boolean} */
+                            success: true;
+                        };
+                    };
+                };
+                /** @description Invalid request: the message names the field and the rule */
+                400: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        /**
+                         * @example {
+                         *       "success": false,
+                         *       "error": {
+                         *         "code": "invalid_request",
+                         *         "message": "events: choose at least one event kind",
+                         *         "details": [
+                         *           {
+                         *             "field": "events",
+                         *             "message": "choose at least one event kind"
+                         *           }
+                         *         ]
+                         *       }
+                         *     }
+                         */
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description Missing or unknown API key */
+                401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        /**
+                         * @example {
+                         *       "success": false,
+                         *       "error": {
+                         *         "code": "unauthorized",
+                         *         "message": "missing or unknown API key",
+                         *         "details": []
+                         *       }
+                         *     }
+                         */
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description The key may not do this (an instance key outside its instance, or an admin operation) */
+                403: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        /**
+                         * @example {
+                         *       "success": false,
+                         *       "error": {
+                         *         "code": "forbidden",
+                         *         "message": "this key belongs to another instance",
+                         *         "details": []
+                         *       }
+                         *     }
+                         */
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description No such resource (or no such route) */
+                404: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        /**
+                         * @example {
+                         *       "success": false,
+                         *       "error": {
+                         *         "code": "not_found",
+                         *         "message": "webhook whk_01jd5q7h2k9x4m8n3p6r0t1v2w does not exist",
+                         *         "details": []
+                         *       }
+                         *     }
+                         */
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description Conflict with what is stored; the message says why */
+                409: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        /**
+                         * @example {
+                         *       "success": false,
+                         *       "error": {
+                         *         "code": "conflict",
+                         *         "message": "delivery is delivered; only failed deliveries can be redelivered",
+                         *         "details": []
+                         *       }
+                         *     }
+                         */
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description Request body too large */
+                413: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        /**
+                         * @example {
+                         *       "success": false,
+                         *       "error": {
+                         *         "code": "payload_too_large",
+                         *         "message": "request body is larger than the limit for this endpoint",
+                         *         "details": []
+                         *       }
+                         *     }
+                         */
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description The body is not JSON (Content-Type: application/json) */
+                415: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        /**
+                         * @example {
+                         *       "success": false,
+                         *       "error": {
+                         *         "code": "unsupported_media_type",
+                         *         "message": "request body must be JSON with Content-Type: application/json",
+                         *         "details": []
+                         *       }
+                         *     }
+                         */
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description Rate limited: retry after the Retry-After header */
+                429: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        /**
+                         * @example {
+                         *       "success": false,
+                         *       "error": {
+                         *         "code": "rate_limited",
+                         *         "message": "too many requests for this key; retry after 1 s",
+                         *         "details": []
+                         *       }
+                         *     }
+                         */
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description Internal error (details are in Herald’s log, never in the answer) */
+                500: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        /**
+                         * @example {
+                         *       "success": false,
+                         *       "error": {
+                         *         "code": "internal",
+                         *         "message": "internal error",
+                         *         "details": []
+                         *       }
+                         *     }
+                         */
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+            };
+        };
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/instances/{instance_id}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** Get an instance: session status and phone */
+        get: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path: {
+                    /** @description ins_ followed by 1 to 100 letters, digits, _ or -; the instance id */
+                    instance_id: string;
+                };
+                cookie?: never;
+            };
+            requestBody?: never;
+            responses: {
+                /** @description OK */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        /**
+                         * @example {
+                         *       "success": true,
+                         *       "instance": {
+                         *         "instance_id": "ins_01jd5q7h2k9x4m8n3p6r0t1v2a",
+                         *         "name": "Sales line",
+                         *         "status": "WORKING",
+                         *         "phone": "15550001111",
+                         *         "created_at": "2026-11-21T09:58:12.345Z",
+                         *         "counts": {
+                         *           "webhooks": 2,
+                         *           "failed_deliveries": 1,
+                         *           "redeliverable_deliveries": 1
+                         *         }
+                         *       }
+                         *     }
+                         */
+                        "application/json": {
+                            instance: components["schemas"]["Instance"];
+                            /** @enum {boolean} */
+                            success: true;
+                        };
+                    };
+                };
+                /** @description Invalid request: the message names the field and the rule */
+                400: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        /**
+                         * @example {
+                         *       "success": false,
+                         *       "error": {
+                         *         "code": "invalid_request",
+                         *         "message": "events: choose at least one event kind",
+                         *         "details": [
+                         *           {
+                         *             "field": "events",
+                         *             "message": "choose at least one event kind"
+                         *           }
+                         *         ]
+                         *       }
+                         *     }
+                         */
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description Missing or unknown API key */
+                401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        /**
+                         * @example {
+                         *       "success": false,
+                         *       "error": {
+                         *         "code": "unauthorized",
+                         *         "message": "missing or unknown API key",
+                         *         "details": []
+                         *       }
+                         *     }
+                         */
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description The key may not do this (an instance key outside its instance, or an admin operation) */
+                403: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        /**
+                         * @example {
+                         *       "success": false,
+                         *       "error": {
+                         *         "code": "forbidden",
+                         *         "message": "this key belongs to another instance",
+                         *         "details": []
+                         *       }
+                         *     }
+                         */
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description No such resource (or no such route) */
+                404: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        /**
+                         * @example {
+                         *       "success": false,
+                         *       "error": {
+                         *         "code": "not_found",
+                         *         "message": "webhook whk_01jd5q7h2k9x4m8n3p6r0t1v2w does not exist",
+                         *         "details": []
+                         *       }
+                         *     }
+                         */
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description Conflict with what is stored; the message says why */
+                409: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        /**
+                         * @example {
+                         *       "success": false,
+                         *       "error": {
+                         *         "code": "conflict",
+                         *         "message": "delivery is delivered; only failed deliveries can be redelivered",
+                         *         "details": []
+                         *       }
+                         *     }
+                         */
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description Rate limited: retry after the Retry-After header */
+                429: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        /**
+                         * @example {
+                         *       "success": false,
+                         *       "error": {
+                         *         "code": "rate_limited",
+                         *         "message": "too many requests for this key; retry after 1 s",
+                         *         "details": []
+                         *       }
+                         *     }
+                         */
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description Internal error (details are in Herald’s log, never in the answer) */
+                500: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        /**
+                         * @example {
+                         *       "success": false,
+                         *       "error": {
+                         *         "code": "internal",
+                         *         "message": "internal error",
+                         *         "details": []
+                         *       }
+                         *     }
+                         */
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+            };
+        };
+        put?: never;
+        post?: never;
+        /** Delete an instance with its webhooks, keys and deliveries (admin) */
+        delete: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path: {
+                    /** @description ins_ followed by 1 to 100 letters, digits, _ or -; the instance id */
+                    instance_id: string;
+                };
+                cookie?: never;
+            };
+            requestBody?: never;
+            responses: {
+                /** @description OK */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        /**
+                         * @example {
+                         *       "success": true
+                         *     }
+                         */
+                        "application/json": {
+                            /** @enum {boolean} */
+                            success: true;
+                        };
+                    };
+                };
+                /** @description Invalid request: the message names the field and the rule */
+                400: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        /**
+                         * @example {
+                         *       "success": false,
+                         *       "error": {
+                         *         "code": "invalid_request",
+                         *         "message": "events: choose at least one event kind",
+                         *         "details": [
+                         *           {
+                         *             "field": "events",
+                         *             "message": "choose at least one event kind"
+                         *           }
+                         *         ]
+                         *       }
+                         *     }
+                         */
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description Missing or unknown API key */
+                401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        /**
+                         * @example {
+                         *       "success": false,
+                         *       "error": {
+                         *         "code": "unauthorized",
+                         *         "message": "missing or unknown API key",
+                         *         "details": []
+                         *       }
+                         *     }
+                         */
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description The key may not do this (an instance key outside its instance, or an admin operation) */
+                403: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        /**
+                         * @example {
+                         *       "success": false,
+                         *       "error": {
+                         *         "code": "forbidden",
+                         *         "message": "this key belongs to another instance",
+                         *         "details": []
+                         *       }
+                         *     }
+                         */
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description No such resource (or no such route) */
+                404: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        /**
+                         * @example {
+                         *       "success": false,
+                         *       "error": {
+                         *         "code": "not_found",
+                         *         "message": "webhook whk_01jd5q7h2k9x4m8n3p6r0t1v2w does not exist",
+                         *         "details": []
+                         *       }
+                         *     }
+                         */
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description Conflict with what is stored; the message says why */
+                409: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        /**
+                         * @example {
+                         *       "success": false,
+                         *       "error": {
+                         *         "code": "conflict",
+                         *         "message": "delivery is delivered; only failed deliveries can be redelivered",
+                         *         "details": []
+                         *       }
+                         *     }
+                         */
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description Rate limited: retry after the Retry-After header */
+                429: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        /**
+                         * @example {
+                         *       "success": false,
+                         *       "error": {
+                         *         "code": "rate_limited",
+                         *         "message": "too many requests for this key; retry after 1 s",
+                         *         "details": []
+                         *       }
+                         *     }
+                         */
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description Internal error (details are in Herald’s log, never in the answer) */
+                500: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        /**
+                         * @example {
+                         *       "success": false,
+                         *       "error": {
+                         *         "code": "internal",
+                         *         "message": "internal error",
+                         *         "details": []
+                         *       }
+                         *     }
+                         */
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+            };
+        };
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/instances/{instance_id}/deliveries": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** The delivery log, newest first, with filters */
+        get: {
+            parameters: {
+                query?: {
+                    /** @description the next_cursor of a previous page */
+                    cursor?: string;
+                    event?: string;
+                    /** @description evt_ followed by 1 to 100 letters, digits, _ or -; the event id */
+                    event_id?: string;
+                    /** @description an integer from 1 to 200; default 50 */
+                    limit?: string;
+                    /** @description deliveries created at or after */
+                    since?: string;
+                    status?: "pending" | "delivered" | "failed";
+                    /** @description deliveries created before */
+                    until?: string;
+                    /** @description whk_ followed by 1 to 100 letters, digits, _ or -; the webhook id */
+                    webhook_id?: string;
+                };
+                header?: never;
+                path: {
+                    /** @description ins_ followed by 1 to 100 letters, digits, _ or -; the instance id */
+                    instance_id: string;
+                };
+                cookie?: never;
+            };
+            requestBody?: never;
+            responses: {
+                /** @description OK */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        /**
+                         * @example {
+                         *       "success": true,
+                         *       "deliveries": [
+                         *         {
+                         *           "delivery_id": "dlv_01jd5q7h3a8b2c4d6e8f0g2h4j",
+                         *           "event_id": "evt_01jd5q7h2k9x4m8n3p6r0t1v2w",
+                         *           "event": "message",
+                         *           "webhook_id": "whk_01jd5q7j0c3v8n2m5x7z9b4d6f",
+                         *           "status": "delivered",
+                         *           "attempt_count": 2,
+                         *           "created_at": "2026-11-21T10:00:00.000Z",
+                         *           "last_attempt_at": "2026-11-21T10:00:05.120Z",
+                         *           "next_attempt_at": null,
+                         *           "last_status_code": 200,
+                         *           "last_error": null,
+                         *           "failure_reason": null
+                         *         }
+                         *       ],
+                         *       "next_cursor": null
+                         *     }
+                         */
+                        "application/json": {
+                            deliveries: components["schemas"]["Delivery"][];
+                            next_cursor: string | null;
+                            /** @enum {boolean} */
+                            success: true;
+                        };
+                    };
+                };
+                /** @description Invalid request: the message names the field and the rule */
+                400: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        /**
+                         * @example {
+                         *       "success": false,
+                         *       "error": {
+                         *         "code": "invalid_request",
+                         *         "message": "events: choose at least one event kind",
+                         *         "details": [
+                         *           {
+                         *             "field": "events",
+                         *             "message": "choose at least one event kind"
+                         *           }
+                         *         ]
+                         *       }
+                         *     }
+                         */
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description Missing or unknown API key */
+                401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        /**
+                         * @example {
+                         *       "success": false,
+                         *       "error": {
+                         *         "code": "unauthorized",
+                         *         "message": "missing or unknown API key",
+                         *         "details": []
+                         *       }
+                         *     }
+                         */
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description The key may not do this (an instance key outside its instance, or an admin operation) */
+                403: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        /**
+                         * @example {
+                         *       "success": false,
+                         *       "error": {
+                         *         "code": "forbidden",
+                         *         "message": "this key belongs to another instance",
+                         *         "details": []
+                         *       }
+                         *     }
+                         */
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description No such resource (or no such route) */
+                404: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        /**
+                         * @example {
+                         *       "success": false,
+                         *       "error": {
+                         *         "code": "not_found",
+                         *         "message": "webhook whk_01jd5q7h2k9x4m8n3p6r0t1v2w does not exist",
+                         *         "details": []
+                         *       }
+                         *     }
+                         */
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description Conflict with what is stored; the message says why */
+                409: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        /**
+                         * @example {
+                         *       "success": false,
+                         *       "error": {
+                         *         "code": "conflict",
+                         *         "message": "delivery is delivered; only failed deliveries can be redelivered",
+                         *         "details": []
+                         *       }
+                         *     }
+                         */
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description Rate limited: retry after the Retry-After header */
+                429: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        /**
+                         * @example {
+                         *       "success": false,
+                         *       "error": {
+                         *         "code": "rate_limited",
+                         *         "message": "too many requests for this key; retry after 1 s",
+                         *         "details": []
+                         *       }
+                         *     }
+                         */
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description Internal error (details are in Herald’s log, never in the answer) */
+                500: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        /**
+                         * @example {
+                         *       "success": false,
+                         *       "error": {
+                         *         "code": "internal",
+                         *         "message": "internal error",
+                         *         "details": []
+                         *       }
+                         *     }
+                         */
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+            };
+        };
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/instances/{instance_id}/deliveries/{delivery_id}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** A delivery with its request body and every attempt */
+        get: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path: {
+                    /** @description dlv_ followed by 1 to 100 letters, digits, _ or -; the delivery id */
+                    delivery_id: string;
+                    /** @description ins_ followed by 1 to 100 letters, digits, _ or -; the instance id */
+                    instance_id: string;
+                };
+                cookie?: never;
+            };
+            requestBody?: never;
+            responses: {
+                /** @description OK */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        /**
+                         * @example {
+                         *       "success": true,
+                         *       "delivery": {
+                         *         "delivery_id": "dlv_01jd5q7h3a8b2c4d6e8f0g2h4j",
+                         *         "event_id": "evt_01jd5q7h2k9x4m8n3p6r0t1v2w",
+                         *         "event": "message",
+                         *         "webhook_id": "whk_01jd5q7j0c3v8n2m5x7z9b4d6f",
+                         *         "status": "delivered",
+                         *         "attempt_count": 2,
+                         *         "created_at": "2026-11-21T10:00:00.000Z",
+                         *         "last_attempt_at": "2026-11-21T10:00:05.120Z",
+                         *         "next_attempt_at": null,
+                         *         "last_status_code": 200,
+                         *         "last_error": null,
+                         *         "failure_reason": null,
+                         *         "request_body": "{\"event_id\":\"evt_01jd5q7h2k9x4m8n3p6r0t1v2w\",\"event\":\"message\",\"instance_id\":\"ins_01jd5q7h2k9x4m8n3p6r0t1v2a\",\"timestamp\":1795341600000,\"payload\":{\"id\":\"false_15557654321@c.us_3EB0C767D26A1D8F4A2B\",\"from\":\"15557654321@c.us\",\"from_phone\":\"15557654321\",\"fromMe\":false,\"body\":\"Hi! Is my order on its way?\",\"hasMedia\":false}}",
+                         *         "attempts": [
+                         *           {
+                         *             "attempt": 1,
+                         *             "trigger": "scheduled",
+                         *             "started_at": "2026-11-21T10:00:00.012Z",
+                         *             "duration_ms": 8001,
+                         *             "status_code": null,
+                         *             "error": "timeout",
+                         *             "response_body": null,
+                         *             "next_attempt_at": "2026-11-21T10:00:13.013Z",
+                         *             "next_attempt_reason": "schedule",
+                         *             "note": null
+                         *           },
+                         *           {
+                         *             "attempt": 2,
+                         *             "trigger": "scheduled",
+                         *             "started_at": "2026-11-21T10:00:13.020Z",
+                         *             "duration_ms": 41,
+                         *             "status_code": 200,
+                         *             "error": null,
+                         *             "response_body": "ok",
+                         *             "next_attempt_at": null,
+                         *             "next_attempt_reason": null,
+                         *             "note": null
+                         *           }
+                         *         ]
+                         *       }
+                         *     }
+                         */
+                        "application/json": {
+                            delivery: components["schemas"]["DeliveryDetail"];
+                            /** @enum {boolean} */
+                            success: true;
+                        };
+                    };
+                };
+                /** @description Invalid request: the message names the field and the rule */
+                400: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        /**
+                         * @example {
+                         *       "success": false,
+                         *       "error": {
+                         *         "code": "invalid_request",
+                         *         "message": "events: choose at least one event kind",
+                         *         "details": [
+                         *           {
+                         *             "field": "events",
+                         *             "message": "choose at least one event kind"
+                         *           }
+                         *         ]
+                         *       }
+                         *     }
+                         */
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description Missing or unknown API key */
+                401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        /**
+                         * @example {
+                         *       "success": false,
+                         *       "error": {
+                         *         "code": "unauthorized",
+                         *         "message": "missing or unknown API key",
+                         *         "details": []
+                         *       }
+                         *     }
+                         */
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description The key may not do this (an instance key outside its instance, or an admin operation) */
+                403: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        /**
+                         * @example {
+                         *       "success": false,
+                         *       "error": {
+                         *         "code": "forbidden",
+                         *         "message": "this key belongs to another instance",
+                         *         "details": []
+                         *       }
+                         *     }
+                         */
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description No such resource (or no such route) */
+                404: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        /**
+                         * @example {
+                         *       "success": false,
+                         *       "error": {
+                         *         "code": "not_found",
+                         *         "message": "webhook whk_01jd5q7h2k9x4m8n3p6r0t1v2w does not exist",
+                         *         "details": []
+                         *       }
+                         *     }
+                         */
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description Conflict with what is stored; the message says why */
+                409: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        /**
+                         * @example {
+                         *       "success": false,
+                         *       "error": {
+                         *         "code": "conflict",
+                         *         "message": "delivery is delivered; only failed deliveries can be redelivered",
+                         *         "details": []
+                         *       }
+                         *     }
+                         */
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description Rate limited: retry after the Retry-After header */
+                429: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        /**
+                         * @example {
+                         *       "success": false,
+                         *       "error": {
+                         *         "code": "rate_limited",
+                         *         "message": "too many requests for this key; retry after 1 s",
+                         *         "details": []
+                         *       }
+                         *     }
+                         */
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description Internal error (details are in Herald’s log, never in the answer) */
+                500: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        /**
+                         * @example {
+                         *       "success": false,
+                         *       "error": {
+                         *         "code": "internal",
+                         *         "message": "internal error",
+                         *         "details": []
+                         *       }
+                         *     }
+                         */
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+            };
+        };
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/instances/{instance_id}/deliveries/{delivery_id}/redeliver": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /** Redeliver a failed delivery */
+        post: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path: {
+                    /** @description dlv_ followed by 1 to 100 letters, digits, _ or -; the delivery id */
+                    delivery_id: string;
+                    /** @description ins_ followed by 1 to 100 letters, digits, _ or -; the instance id */
+                    instance_id: string;
+                };
+                cookie?: never;
+            };
+            requestBody?: never;
+            responses: {
+                /** @description Accepted */
+                202: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        /**
+                         * @example {
+                         *       "success": true,
+                         *       "delivery": {
+                         *         "delivery_id": "dlv_01jd5q7h3a8b2c4d6e8f0g2h4j",
+                         *         "event_id": "evt_01jd5q7h2k9x4m8n3p6r0t1v2w",
+                         *         "event": "message",
+                         *         "webhook_id": "whk_01jd5q7j0c3v8n2m5x7z9b4d6f",
+                         *         "status": "delivered",
+                         *         "attempt_count": 2,
+                         *         "created_at": "2026-11-21T10:00:00.000Z",
+                         *         "last_attempt_at": "2026-11-21T10:00:05.120Z",
+                         *         "next_attempt_at": null,
+                         *         "last_status_code": 200,
+                         *         "last_error": null,
+                         *         "failure_reason": null
+                         *       },
+                         *       "warnings": [
+                         *         "string"
+                         *       ]
+                         *     }
+                         */
+                        "application/json": {
+                            delivery: components["schemas"]["Delivery"];
+                            /** @enum {boolean} */
+                            success: true;
+                            /** @description e.g. that the media link has expired */
+                            warnings: string[];
+                        };
+                    };
+                };
+                /** @description Invalid request: the message names the field and the rule */
+                400: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        /**
+                         * @example {
+                         *       "success": false,
+                         *       "error": {
+                         *         "code": "invalid_request",
+                         *         "message": "events: choose at least one event kind",
+                         *         "details": [
+                         *           {
+                         *             "field": "events",
+                         *             "message": "choose at least one event kind"
+                         *           }
+                         *         ]
+                         *       }
+                         *     }
+                         */
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description Missing or unknown API key */
+                401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        /**
+                         * @example {
+                         *       "success": false,
+                         *       "error": {
+                         *         "code": "unauthorized",
+                         *         "message": "missing or unknown API key",
+                         *         "details": []
+                         *       }
+                         *     }
+                         */
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description The key may not do this (an instance key outside its instance, or an admin operation) */
+                403: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        /**
+                         * @example {
+                         *       "success": false,
+                         *       "error": {
+                         *         "code": "forbidden",
+                         *         "message": "this key belongs to another instance",
+                         *         "details": []
+                         *       }
+                         *     }
+                         */
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description No such resource (or no such route) */
+                404: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        /**
+                         * @example {
+                         *       "success": false,
+                         *       "error": {
+                         *         "code": "not_found",
+                         *         "message": "webhook whk_01jd5q7h2k9x4m8n3p6r0t1v2w does not exist",
+                         *         "details": []
+                         *       }
+                         *     }
+                         */
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description Conflict with what is stored; the message says why */
+                409: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        /**
+                         * @example {
+                         *       "success": false,
+                         *       "error": {
+                         *         "code": "conflict",
+                         *         "message": "delivery is delivered; only failed deliveries can be redelivered",
+                         *         "details": []
+                         *       }
+                         *     }
+                         */
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description Rate limited: retry after the Retry-After header */
+                429: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        /**
+                         * @example {
+                         *       "success": false,
+                         *       "error": {
+                         *         "code": "rate_limited",
+                         *         "message": "too many requests for this key; retry after 1 s",
+                         *         "details": []
+                         *       }
+                         *     }
+                         */
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description Internal error (details are in Herald’s log, never in the answer) */
+                500: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        /**
+                         * @example {
+                         *       "success": false,
+                         *       "error": {
+                         *         "code": "internal",
+                         *         "message": "internal error",
+                         *         "details": []
+                         *       }
+                         *     }
+                         */
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+            };
+        };
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/instances/{instance_id}/deliveries/redeliver": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /** Redeliver every failed delivery in a range */
+        post: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path: {
+                    /** @description ins_ followed by 1 to 100 letters, digits, _ or -; the instance id */
+                    instance_id: string;
+                };
+                cookie?: never;
+            };
+            requestBody: {
+                content: {
+                    "application/json": {
+                        /**
+                         * Format: date-time
+                         * @description deliveries created at or after
+                         */
+                        since?: string;
+                        /**
+                         * Format: date-time
+                         * @description deliveries created before
+                         */
+                        until?: string;
+                        /** @description whk_ followed by 1 to 100 letters, digits, _ or -; the webhook id */
+                        webhook_id?: string;
+                    };
+                };
+            };
+            responses: {
+                /** @description Accepted */
+                202: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        /**
+                         * @example {
+                         *       "success": true,
+                         *       "redelivered": 1
+                         *     }
+                         */
+                        "application/json": {
+                            redelivered: number;
+                            /** @enum {boolean} */
+                            success: true;
+                        };
+                    };
+                };
+                /** @description Invalid request: the message names the field and the rule */
+                400: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        /**
+                         * @example {
+                         *       "success": false,
+                         *       "error": {
+                         *         "code": "invalid_request",
+                         *         "message": "events: choose at least one event kind",
+                         *         "details": [
+                         *           {
+                         *             "field": "events",
+                         *             "message": "choose at least one event kind"
+                         *           }
+                         *         ]
+                         *       }
+                         *     }
+                         */
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description Missing or unknown API key */
+                401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        /**
+                         * @example {
+                         *       "success": false,
+                         *       "error": {
+                         *         "code": "unauthorized",
+                         *         "message": "missing or unknown API key",
+                         *         "details": []
+                         *       }
+                         *     }
+                         */
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description The key may not do this (an instance key outside its instance, or an admin operation) */
+                403: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        /**
+                         * @example {
+                         *       "success": false,
+                         *       "error": {
+                         *         "code": "forbidden",
+                         *         "message": "this key belongs to another instance",
+                         *         "details": []
+                         *       }
+                         *     }
+                         */
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description No such resource (or no such route) */
+                404: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        /**
+                         * @example {
+                         *       "success": false,
+                         *       "error": {
+                         *         "code": "not_found",
+                         *         "message": "webhook whk_01jd5q7h2k9x4m8n3p6r0t1v2w does not exist",
+                         *         "details": []
+                         *       }
+                         *     }
+                         */
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description Conflict with what is stored; the message says why */
+                409: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        /**
+                         * @example {
+                         *       "success": false,
+                         *       "error": {
+                         *         "code": "conflict",
+                         *         "message": "delivery is delivered; only failed deliveries can be redelivered",
+                         *         "details": []
+                         *       }
+                         *     }
+                         */
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description Request body too large */
+                413: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        /**
+                         * @example {
+                         *       "success": false,
+                         *       "error": {
+                         *         "code": "payload_too_large",
+                         *         "message": "request body is larger than the limit for this endpoint",
+                         *         "details": []
+                         *       }
+                         *     }
+                         */
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description The body is not JSON (Content-Type: application/json) */
+                415: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        /**
+                         * @example {
+                         *       "success": false,
+                         *       "error": {
+                         *         "code": "unsupported_media_type",
+                         *         "message": "request body must be JSON with Content-Type: application/json",
+                         *         "details": []
+                         *       }
+                         *     }
+                         */
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description Rate limited: retry after the Retry-After header */
+                429: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        /**
+                         * @example {
+                         *       "success": false,
+                         *       "error": {
+                         *         "code": "rate_limited",
+                         *         "message": "too many requests for this key; retry after 1 s",
+                         *         "details": []
+                         *       }
+                         *     }
+                         */
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description Internal error (details are in Herald’s log, never in the answer) */
+                500: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        /**
+                         * @example {
+                         *       "success": false,
+                         *       "error": {
+                         *         "code": "internal",
+                         *         "message": "internal error",
+                         *         "details": []
+                         *       }
+                         *     }
+                         */
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+            };
+        };
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/instances/{instance_id}/events": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /** Publish an event (the session engine); 202 once stored */
+        post: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path: {
+                    /** @description ins_ followed by 1 to 100 letters, digits, _ or -; the instance id */
+                    instance_id: string;
+                };
+                cookie?: never;
+            };
+            requestBody: {
+                content: {
+                    "application/json": {
+                        /** @description event kind from the catalog */
+                        event: string;
+                        /** @description evt_ followed by 1 to 100 letters, digits, _ or -; the idempotency key */
+                        event_id?: string;
+                        payload: {
+                            [key: string]: unknown;
+                        };
+                        /** @description milliseconds since the epoch; default now */
+                        timestamp?: number;
+                    };
+                };
+            };
+            responses: {
+                /** @description Accepted */
+                202: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        /**
+                         * @example {
+                         *       "success": true,
+                         *       "event_id": "evt_01jd5q7h2k9x4m8n3p6r0t1v2w",
+                         *       "deliveries": 1
+                         *     }
+                         */
+                        "application/json": {
+                            deliveries: number;
+                            event_id: string;
+                            /** @enum {boolean} */
+                            success: true;
+                        };
+                    };
+                };
+                /** @description Invalid request: the message names the field and the rule */
+                400: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        /**
+                         * @example {
+                         *       "success": false,
+                         *       "error": {
+                         *         "code": "invalid_request",
+                         *         "message": "events: choose at least one event kind",
+                         *         "details": [
+                         *           {
+                         *             "field": "events",
+                         *             "message": "choose at least one event kind"
+                         *           }
+                         *         ]
+                         *       }
+                         *     }
+                         */
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description Missing or unknown API key */
+                401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        /**
+                         * @example {
+                         *       "success": false,
+                         *       "error": {
+                         *         "code": "unauthorized",
+                         *         "message": "missing or unknown API key",
+                         *         "details": []
+                         *       }
+                         *     }
+                         */
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description The key may not do this (an instance key outside its instance, or an admin operation) */
+                403: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        /**
+                         * @example {
+                         *       "success": false,
+                         *       "error": {
+                         *         "code": "forbidden",
+                         *         "message": "this key belongs to another instance",
+                         *         "details": []
+                         *       }
+                         *     }
+                         */
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description No such resource (or no such route) */
+                404: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        /**
+                         * @example {
+                         *       "success": false,
+                         *       "error": {
+                         *         "code": "not_found",
+                         *         "message": "webhook whk_01jd5q7h2k9x4m8n3p6r0t1v2w does not exist",
+                         *         "details": []
+                         *       }
+                         *     }
+                         */
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description Conflict with what is stored; the message says why */
+                409: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        /**
+                         * @example {
+                         *       "success": false,
+                         *       "error": {
+                         *         "code": "conflict",
+                         *         "message": "delivery is delivered; only failed deliveries can be redelivered",
+                         *         "details": []
+                         *       }
+                         *     }
+                         */
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description Request body too large */
+                413: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        /**
+                         * @example {
+                         *       "success": false,
+                         *       "error": {
+                         *         "code": "payload_too_large",
+                         *         "message": "request body is larger than the limit for this endpoint",
+                         *         "details": []
+                         *       }
+                         *     }
+                         */
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description The body is not JSON (Content-Type: application/json) */
+                415: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        /**
+                         * @example {
+                         *       "success": false,
+                         *       "error": {
+                         *         "code": "unsupported_media_type",
+                         *         "message": "request body must be JSON with Content-Type: application/json",
+                         *         "details": []
+                         *       }
+                         *     }
+                         */
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description Rate limited: retry after the Retry-After header */
+                429: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        /**
+                         * @example {
+                         *       "success": false,
+                         *       "error": {
+                         *         "code": "rate_limited",
+                         *         "message": "too many requests for this key; retry after 1 s",
+                         *         "details": []
+                         *       }
+                         *     }
+                         */
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description Internal error (details are in Herald’s log, never in the answer) */
+                500: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        /**
+                         * @example {
+                         *       "success": false,
+                         *       "error": {
+                         *         "code": "internal",
+                         *         "message": "internal error",
+                         *         "details": []
+                         *       }
+                         *     }
+                         */
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+            };
+        };
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/instances/{instance_id}/events/batch": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /** Publish up to 1000 events at once, all or nothing */
+        post: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path: {
+                    /** @description ins_ followed by 1 to 100 letters, digits, _ or -; the instance id */
+                    instance_id: string;
+                };
+                cookie?: never;
+            };
+            requestBody: {
+                content: {
+                    "application/json": {
+                        events: {
+                            /** @description event kind from the catalog */
+                            event: string;
+                            /** @description evt_ followed by 1 to 100 letters, digits, _ or -; the idempotency key */
+                            event_id?: string;
+                            payload: {
+                                [key: string]: unknown;
+                            };
+                            /** @description milliseconds since the epoch; default now */
+                            timestamp?: number;
+                        }[];
+                    };
+                };
+            };
+            responses: {
+                /** @description Accepted */
+                202: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        /**
+                         * @example {
+                         *       "success": true,
+                         *       "results": [
+                         *         {
+                         *           "event_id": "evt_01jd5q7h2k9x4m8n3p6r0t1v2w",
+                         *           "deliveries": 1
+                         *         }
+                         *       ]
+                         *     }
+                         */
+                        "application/json": {
+                            results: {
+                                deliveries: number;
+                                event_id: string;
+                            }[];
+                            /** @enum {boolean} */
+                            success: true;
+                        };
+                    };
+                };
+                /** @description Invalid request: the message names the field and the rule */
+                400: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        /**
+                         * @example {
+                         *       "success": false,
+                         *       "error": {
+                         *         "code": "invalid_request",
+                         *         "message": "events: choose at least one event kind",
+                         *         "details": [
+                         *           {
+                         *             "field": "events",
+                         *             "message": "choose at least one event kind"
+                         *           }
+                         *         ]
+                         *       }
+                         *     }
+                         */
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description Missing or unknown API key */
+                401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        /**
+                         * @example {
+                         *       "success": false,
+                         *       "error": {
+                         *         "code": "unauthorized",
+                         *         "message": "missing or unknown API key",
+                         *         "details": []
+                         *       }
+                         *     }
+                         */
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description The key may not do this (an instance key outside its instance, or an admin operation) */
+                403: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        /**
+                         * @example {
+                         *       "success": false,
+                         *       "error": {
+                         *         "code": "forbidden",
+                         *         "message": "this key belongs to another instance",
+                         *         "details": []
+                         *       }
+                         *     }
+                         */
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description No such resource (or no such route) */
+                404: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        /**
+                         * @example {
+                         *       "success": false,
+                         *       "error": {
+                         *         "code": "not_found",
+                         *         "message": "webhook whk_01jd5q7h2k9x4m8n3p6r0t1v2w does not exist",
+                         *         "details": []
+                         *       }
+                         *     }
+                         */
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description Conflict with what is stored; the message says why */
+                409: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        /**
+                         * @example {
+                         *       "success": false,
+                         *       "error": {
+                         *         "code": "conflict",
+                         *         "message": "delivery is delivered; only failed deliveries can be redelivered",
+                         *         "details": []
+                         *       }
+                         *     }
+                         */
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description Request body too large */
+                413: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        /**
+                         * @example {
+                         *       "success": false,
+                         *       "error": {
+                         *         "code": "payload_too_large",
+                         *         "message": "request body is larger than the limit for this endpoint",
+                         *         "details": []
+                         *       }
+                         *     }
+                         */
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description The body is not JSON (Content-Type: application/json) */
+                415: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        /**
+                         * @example {
+                         *       "success": false,
+                         *       "error": {
+                         *         "code": "unsupported_media_type",
+                         *         "message": "request body must be JSON with Content-Type: application/json",
+                         *         "details": []
+                         *       }
+                         *     }
+                         */
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description Rate limited: retry after the Retry-After header */
+                429: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        /**
+                         * @example {
+                         *       "success": false,
+                         *       "error": {
+                         *         "code": "rate_limited",
+                         *         "message": "too many requests for this key; retry after 1 s",
+                         *         "details": []
+                         *       }
+                         *     }
+                         */
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description Internal error (details are in Herald’s log, never in the answer) */
+                500: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        /**
+                         * @example {
+                         *       "success": false,
+                         *       "error": {
+                         *         "code": "internal",
+                         *         "message": "internal error",
+                         *         "details": []
+                         *       }
+                         *     }
+                         */
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+            };
+        };
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/instances/{instance_id}/keys": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** List instance keys, without their secret part (admin) */
+        get: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path: {
+                    /** @description ins_ followed by 1 to 100 letters, digits, _ or -; the instance id */
+                    instance_id: string;
+                };
+                cookie?: never;
+            };
+            requestBody?: never;
+            responses: {
+                /** @description OK */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        /**
+                         * @example {
+                         *       "success": true,
+                         *       "keys": [
+                         *         {
+                         *           "key_id": "key_01jd5q7h2x4y6z8a0b2c4d6e8f",
+                         *           "instance_id": "ins_01jd5q7h2k9x4m8n3p6r0t1v2a",
+                         *           "created_at": "string"
+                         *         }
+                         *       ]
+                         *     }
+                         */
+                        "application/json": {
+                            keys: {
+                                created_at: string;
+                                instance_id: string;
+                                key_id: string;
+                            }[];
+                            /** @enum {boolean} */
+                            success: true;
+                        };
+                    };
+                };
+                /** @description Invalid request: the message names the field and the rule */
+                400: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        /**
+                         * @example {
+                         *       "success": false,
+                         *       "error": {
+                         *         "code": "invalid_request",
+                         *         "message": "events: choose at least one event kind",
+                         *         "details": [
+                         *           {
+                         *             "field": "events",
+                         *             "message": "choose at least one event kind"
+                         *           }
+                         *         ]
+                         *       }
+                         *     }
+                         */
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description Missing or unknown API key */
+                401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        /**
+                         * @example {
+                         *       "success": false,
+                         *       "error": {
+                         *         "code": "unauthorized",
+                         *         "message": "missing or unknown API key",
+                         *         "details": []
+                         *       }
+                         *     }
+                         */
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description The key may not do this (an instance key outside its instance, or an admin operation) */
+                403: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        /**
+                         * @example {
+                         *       "success": false,
+                         *       "error": {
+                         *         "code": "forbidden",
+                         *         "message": "this key belongs to another instance",
+                         *         "details": []
+                         *       }
+                         *     }
+                         */
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description No such resource (or no such route) */
+                404: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        /**
+                         * @example {
+                         *       "success": false,
+                         *       "error": {
+                         *         "code": "not_found",
+                         *         "message": "webhook whk_01jd5q7h2k9x4m8n3p6r0t1v2w does not exist",
+                         *         "details": []
+                         *       }
+                         *     }
+                         */
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description Conflict with what is stored; the message says why */
+                409: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        /**
+                         * @example {
+                         *       "success": false,
+                         *       "error": {
+                         *         "code": "conflict",
+                         *         "message": "delivery is delivered; only failed deliveries can be redelivered",
+                         *         "details": []
+                         *       }
+                         *     }
+                         */
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description Rate limited: retry after the Retry-After header */
+                429: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        /**
+                         * @example {
+                         *       "success": false,
+                         *       "error": {
+                         *         "code": "rate_limited",
+                         *         "message": "too many requests for this key; retry after 1 s",
+                         *         "details": []
+                         *       }
+                         *     }
+                         */
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description Internal error (details are in Herald’s log, never in the answer) */
+                500: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        /**
+                         * @example {
+                         *       "success": false,
+                         *       "error": {
+                         *         "code": "internal",
+                         *         "message": "internal error",
+                         *         "details": []
+                         *       }
+                         *     }
+                         */
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+            };
+        };
+        put?: never;
+        /** Create an instance key; the key is shown once (admin) */
+        post: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path: {
+                    /** @description ins_ followed by 1 to 100 letters, digits, _ or -; the instance id */
+                    instance_id: string;
+                };
+                cookie?: never;
+            };
+            requestBody?: never;
+            responses: {
+                /** @description Created */
+                201: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        /**
+                         * @example {
+                         *       "success": true,
+                         *       "key_id": "key_01jd5q7h2x4y6z8a0b2c4d6e8f",
+                         *       "key": "hk_9Qm4c2Wv7bXn1LpZ8rT5yU3sK0dF6gH2jA4eV7wQ1cE"
+                         *     }
+                         */
+                        "application/json": {
+                            key: string;
+                            key_id: string;
+                            /** @enum {boolean} */
+                            success: true;
+                        };
+                    };
+                };
+                /** @description Invalid request: the message names the field and the rule */
+                400: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        /**
+                         * @example {
+                         *       "success": false,
+                         *       "error": {
+                         *         "code": "invalid_request",
+                         *         "message": "events: choose at least one event kind",
+                         *         "details": [
+                         *           {
+                         *             "field": "events",
+                         *             "message": "choose at least one event kind"
+                         *           }
+                         *         ]
+                         *       }
+                         *     }
+                         */
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description Missing or unknown API key */
+                401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        /**
+                         * @example {
+                         *       "success": false,
+                         *       "error": {
+                         *         "code": "unauthorized",
+                         *         "message": "missing or unknown API key",
+                         *         "details": []
+                         *       }
+                         *     }
+                         */
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description The key may not do this (an instance key outside its instance, or an admin operation) */
+                403: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        /**
+                         * @example {
+                         *       "success": false,
+                         *       "error": {
+                         *         "code": "forbidden",
+                         *         "message": "this key belongs to another instance",
+                         *         "details": []
+                         *       }
+                         *     }
+                         */
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description No such resource (or no such route) */
+                404: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        /**
+                         * @example {
+                         *       "success": false,
+                         *       "error": {
+                         *         "code": "not_found",
+                         *         "message": "webhook whk_01jd5q7h2k9x4m8n3p6r0t1v2w does not exist",
+                         *         "details": []
+                         *       }
+                         *     }
+                         */
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description Conflict with what is stored; the message says why */
+                409: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        /**
+                         * @example {
+                         *       "success": false,
+                         *       "error": {
+                         *         "code": "conflict",
+                         *         "message": "delivery is delivered; only failed deliveries can be redelivered",
+                         *         "details": []
+                         *       }
+                         *     }
+                         */
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description Rate limited: retry after the Retry-After header */
+                429: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        /**
+                         * @example {
+                         *       "success": false,
+                         *       "error": {
+                         *         "code": "rate_limited",
+                         *         "message": "too many requests for this key; retry after 1 s",
+                         *         "details": []
+                         *       }
+                         *     }
+                         */
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description Internal error (details are in Herald’s log, never in the answer) */
+                500: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        /**
+                         * @example {
+                         *       "success": false,
+                         *       "error": {
+                         *         "code": "internal",
+                         *         "message": "internal error",
+                         *         "details": []
+                         *       }
+                         *     }
+                         */
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+            };
+        };
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/instances/{instance_id}/keys/{key_id}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        post?: never;
+        /** Revoke an instance key (admin) */
+        delete: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path: {
+                    /** @description ins_ followed by 1 to 100 letters, digits, _ or -; the instance id */
+                    instance_id: string;
+                    /** @description key_ followed by 1 to 100 letters, digits, _ or -; the key id */
+                    key_id: string;
+                };
+                cookie?: never;
+            };
+            requestBody?: never;
+            responses: {
+                /** @description OK */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        /**
+                         * @example {
+                         *       "success": true
+                         *     }
+                         */
+                        "application/json": {
+                            /** @enum {boolean} */
+                            success: true;
+                        };
+                    };
+                };
+                /** @description Invalid request: the message names the field and the rule */
+                400: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        /**
+                         * @example {
+                         *       "success": false,
+                         *       "error": {
+                         *         "code": "invalid_request",
+                         *         "message": "events: choose at least one event kind",
+                         *         "details": [
+                         *           {
+                         *             "field": "events",
+                         *             "message": "choose at least one event kind"
+                         *           }
+                         *         ]
+                         *       }
+                         *     }
+                         */
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description Missing or unknown API key */
+                401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        /**
+                         * @example {
+                         *       "success": false,
+                         *       "error": {
+                         *         "code": "unauthorized",
+                         *         "message": "missing or unknown API key",
+                         *         "details": []
+                         *       }
+                         *     }
+                         */
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description The key may not do this (an instance key outside its instance, or an admin operation) */
+                403: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        /**
+                         * @example {
+                         *       "success": false,
+                         *       "error": {
+                         *         "code": "forbidden",
+                         *         "message": "this key belongs to another instance",
+                         *         "details": []
+                         *       }
+                         *     }
+                         */
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description No such resource (or no such route) */
+                404: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        /**
+                         * @example {
+                         *       "success": false,
+                         *       "error": {
+                         *         "code": "not_found",
+                         *         "message": "webhook whk_01jd5q7h2k9x4m8n3p6r0t1v2w does not exist",
+                         *         "details": []
+                         *       }
+                         *     }
+                         */
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description Conflict with what is stored; the message says why */
+                409: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        /**
+                         * @example {
+                         *       "success": false,
+                         *       "error": {
+                         *         "code": "conflict",
+                         *         "message": "delivery is delivered; only failed deliveries can be redelivered",
+                         *         "details": []
+                         *       }
+                         *     }
+                         */
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description Rate limited: retry after the Retry-After header */
+                429: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        /**
+                         * @example {
+                         *       "success": false,
+                         *       "error": {
+                         *         "code": "rate_limited",
+                         *         "message": "too many requests for this key; retry after 1 s",
+                         *         "details": []
+                         *       }
+                         *     }
+                         */
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description Internal error (details are in Herald’s log, never in the answer) */
+                500: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        /**
+                         * @example {
+                         *       "success": false,
+                         *       "error": {
+                         *         "code": "internal",
+                         *         "message": "internal error",
+                         *         "details": []
+                         *       }
+                         *     }
+                         */
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+            };
+        };
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/instances/{instance_id}/media": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /** Upload a media file: the raw bytes, with their Content-Type */
+        post: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path: {
+                    /** @description ins_ followed by 1 to 100 letters, digits, _ or -; the instance id */
+                    instance_id: string;
+                };
+                cookie?: never;
+            };
+            requestBody?: never;
+            responses: {
+                /** @description Created */
+                201: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        /**
+                         * @example {
+                         *       "success": true,
+                         *       "media_id": "med_01jd5q7h3m5n7p9q1r3s5t7v9w",
+                         *       "mimetype": "image/jpeg",
+                         *       "size": 1,
+                         *       "sha256": "9f2c1e7d4b8a6f3e0c5d2b9a7e4f1c8d6b3a0e7f4c1d8b5a2e9f6c3d0b7a4e1f"
+                         *     }
+                         */
+                        "application/json": {
+                            media_id: string;
+                            mimetype: string;
+                            /** @description lowercase hex SHA-256 of the bytes */
+                            sha256: string;
+                            size: number;
+                            /** @enum {boolean} */
+                            success: true;
+                        };
+                    };
+                };
+                /** @description Invalid request: the message names the field and the rule */
+                400: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        /**
+                         * @example {
+                         *       "success": false,
+                         *       "error": {
+                         *         "code": "invalid_request",
+                         *         "message": "events: choose at least one event kind",
+                         *         "details": [
+                         *           {
+                         *             "field": "events",
+                         *             "message": "choose at least one event kind"
+                         *           }
+                         *         ]
+                         *       }
+                         *     }
+                         */
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description Missing or unknown API key */
+                401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        /**
+                         * @example {
+                         *       "success": false,
+                         *       "error": {
+                         *         "code": "unauthorized",
+                         *         "message": "missing or unknown API key",
+                         *         "details": []
+                         *       }
+                         *     }
+                         */
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description The key may not do this (an instance key outside its instance, or an admin operation) */
+                403: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        /**
+                         * @example {
+                         *       "success": false,
+                         *       "error": {
+                         *         "code": "forbidden",
+                         *         "message": "this key belongs to another instance",
+                         *         "details": []
+                         *       }
+                         *     }
+                         */
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description No such resource (or no such route) */
+                404: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        /**
+                         * @example {
+                         *       "success": false,
+                         *       "error": {
+                         *         "code": "not_found",
+                         *         "message": "webhook whk_01jd5q7h2k9x4m8n3p6r0t1v2w does not exist",
+                         *         "details": []
+                         *       }
+                         *     }
+                         */
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description Conflict with what is stored; the message says why */
+                409: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        /**
+                         * @example {
+                         *       "success": false,
+                         *       "error": {
+                         *         "code": "conflict",
+                         *         "message": "delivery is delivered; only failed deliveries can be redelivered",
+                         *         "details": []
+                         *       }
+                         *     }
+                         */
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description Request body too large */
+                413: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        /**
+                         * @example {
+                         *       "success": false,
+                         *       "error": {
+                         *         "code": "payload_too_large",
+                         *         "message": "request body is larger than the limit for this endpoint",
+                         *         "details": []
+                         *       }
+                         *     }
+                         */
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description Rate limited: retry after the Retry-After header */
+                429: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        /**
+                         * @example {
+                         *       "success": false,
+                         *       "error": {
+                         *         "code": "rate_limited",
+                         *         "message": "too many requests for this key; retry after 1 s",
+                         *         "details": []
+                         *       }
+                         *     }
+                         */
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description Internal error (details are in Herald’s log, never in the answer) */
+                500: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        /**
+                         * @example {
+                         *       "success": false,
+                         *       "error": {
+                         *         "code": "internal",
+                         *         "message": "internal error",
+                         *         "details": []
+                         *       }
+                         *     }
+                         */
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+            };
+        };
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/instances/{instance_id}/webhooks": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** List the webhooks of an instance */
+        get: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path: {
+                    /** @description ins_ followed by 1 to 100 letters, digits, _ or -; the instance id */
+                    instance_id: string;
+                };
+                cookie?: never;
+            };
+            requestBody?: never;
+            responses: {
+                /** @description OK */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        /**
+                         * @example {
+                         *       "success": true,
+                         *       "webhooks": [
+                         *         {
+                         *           "webhook_id": "whk_01jd5q7j0c3v8n2m5x7z9b4d6f",
+                         *           "instance_id": "ins_01jd5q7h2k9x4m8n3p6r0t1v2a",
+                         *           "destination_url": "https://hooks.example.com/herald",
+                         *           "events": [
+                         *             "message",
+                         *             "message.ack",
+                         *             "session.status"
+                         *           ],
+                         *           "ignore_status": true,
+                         *           "enabled": true,
+                         *           "client_sign_secret_set": true,
+                         *           "disabled_reason": null,
+                         *           "disabled_at": null,
+                         *           "created_at": "2026-11-21T09:59:01.000Z",
+                         *           "updated_at": "2026-11-21T09:59:30.000Z"
+                         *         }
+                         *       ]
+                         *     }
+                         */
+                        "application/json": {
+                            /** @enum {boolean} */
+                            success: true;
+                            webhooks: components["schemas"]["Webhook"][];
+                        };
+                    };
+                };
+                /** @description Invalid request: the message names the field and the rule */
+                400: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        /**
+                         * @example {
+                         *       "success": false,
+                         *       "error": {
+                         *         "code": "invalid_request",
+                         *         "message": "events: choose at least one event kind",
+                         *         "details": [
+                         *           {
+                         *             "field": "events",
+                         *             "message": "choose at least one event kind"
+                         *           }
+                         *         ]
+                         *       }
+                         *     }
+                         */
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description Missing or unknown API key */
+                401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        /**
+                         * @example {
+                         *       "success": false,
+                         *       "error": {
+                         *         "code": "unauthorized",
+                         *         "message": "missing or unknown API key",
+                         *         "details": []
+                         *       }
+                         *     }
+                         */
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description The key may not do this (an instance key outside its instance, or an admin operation) */
+                403: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        /**
+                         * @example {
+                         *       "success": false,
+                         *       "error": {
+                         *         "code": "forbidden",
+                         *         "message": "this key belongs to another instance",
+                         *         "details": []
+                         *       }
+                         *     }
+                         */
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description No such resource (or no such route) */
+                404: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        /**
+                         * @example {
+                         *       "success": false,
+                         *       "error": {
+                         *         "code": "not_found",
+                         *         "message": "webhook whk_01jd5q7h2k9x4m8n3p6r0t1v2w does not exist",
+                         *         "details": []
+                         *       }
+                         *     }
+                         */
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description Conflict with what is stored; the message says why */
+                409: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        /**
+                         * @example {
+                         *       "success": false,
+                         *       "error": {
+                         *         "code": "conflict",
+                         *         "message": "delivery is delivered; only failed deliveries can be redelivered",
+                         *         "details": []
+                         *       }
+                         *     }
+                         */
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description Rate limited: retry after the Retry-After header */
+                429: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        /**
+                         * @example {
+                         *       "success": false,
+                         *       "error": {
+                         *         "code": "rate_limited",
+                         *         "message": "too many requests for this key; retry after 1 s",
+                         *         "details": []
+                         *       }
+                         *     }
+                         */
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description Internal error (details are in Herald’s log, never in the answer) */
+                500: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        /**
+                         * @example {
+                         *       "success": false,
+                         *       "error": {
+                         *         "code": "internal",
+                         *         "message": "internal error",
+                         *         "details": []
+                         *       }
+                         *     }
+                         */
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+            };
+        };
+        put?: never;
+        /** Create a webhook; it starts disabled */
+        post: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path: {
+                    /** @description ins_ followed by 1 to 100 letters, digits, _ or -; the instance id */
+                    instance_id: string;
+                };
+                cookie?: never;
+            };
+            requestBody: {
+                content: {
+                    "application/json": {
+                        /** @description PATCH only: remove the stored secret */
+                        clear_client_sign?: boolean;
+                        client_sign_secret?: string;
+                        /** @description absolute http(s) URL, at most 2048 characters */
+                        destination_url: string;
+                        /** @description refused: use POST …/enabled */
+                        enabled?: boolean;
+                        /** @description event kinds, or ["*"] for all */
+                        events: string[];
+                        ignore_status?: boolean;
+                    };
+                };
+            };
+            responses: {
+                /** @description Created */
+                201: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        /**
+                         * @example {
+                         *       "success": true,
+                         *       "webhook_id": "whk_01jd5q7j0c3v8n2m5x7z9b4d6f"
+                         *     }
+                         */
+                        "application/json": {
+                            /** @enum {boolean} */
+                            success: true;
+                            webhook_id: string;
+                        };
+                    };
+                };
+                /** @description Invalid request: the message names the field and the rule */
+                400: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        /**
+                         * @example {
+                         *       "success": false,
+                         *       "error": {
+                         *         "code": "invalid_request",
+                         *         "message": "events: choose at least one event kind",
+                         *         "details": [
+                         *           {
+                         *             "field": "events",
+                         *             "message": "choose at least one event kind"
+                         *           }
+                         *         ]
+                         *       }
+                         *     }
+                         */
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description Missing or unknown API key */
+                401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        /**
+                         * @example {
+                         *       "success": false,
+                         *       "error": {
+                         *         "code": "unauthorized",
+                         *         "message": "missing or unknown API key",
+                         *         "details": []
+                         *       }
+                         *     }
+                         */
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description The key may not do this (an instance key outside its instance, or an admin operation) */
+                403: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        /**
+                         * @example {
+                         *       "success": false,
+                         *       "error": {
+                         *         "code": "forbidden",
+                         *         "message": "this key belongs to another instance",
+                         *         "details": []
+                         *       }
+                         *     }
+                         */
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description No such resource (or no such route) */
+                404: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        /**
+                         * @example {
+                         *       "success": false,
+                         *       "error": {
+                         *         "code": "not_found",
+                         *         "message": "webhook whk_01jd5q7h2k9x4m8n3p6r0t1v2w does not exist",
+                         *         "details": []
+                         *       }
+                         *     }
+                         */
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description Conflict with what is stored; the message says why */
+                409: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        /**
+                         * @example {
+                         *       "success": false,
+                         *       "error": {
+                         *         "code": "conflict",
+                         *         "message": "delivery is delivered; only failed deliveries can be redelivered",
+                         *         "details": []
+                         *       }
+                         *     }
+                         */
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description Request body too large */
+                413: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        /**
+                         * @example {
+                         *       "success": false,
+                         *       "error": {
+                         *         "code": "payload_too_large",
+                         *         "message": "request body is larger than the limit for this endpoint",
+                         *         "details": []
+                         *       }
+                         *     }
+                         */
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description The body is not JSON (Content-Type: application/json) */
+                415: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        /**
+                         * @example {
+                         *       "success": false,
+                         *       "error": {
+                         *         "code": "unsupported_media_type",
+                         *         "message": "request body must be JSON with Content-Type: application/json",
+                         *         "details": []
+                         *       }
+                         *     }
+                         */
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description Rate limited: retry after the Retry-After header */
+                429: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        /**
+                         * @example {
+                         *       "success": false,
+                         *       "error": {
+                         *         "code": "rate_limited",
+                         *         "message": "too many requests for this key; retry after 1 s",
+                         *         "details": []
+                         *       }
+                         *     }
+                         */
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description Internal error (details are in Herald’s log, never in the answer) */
+                500: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        /**
+                         * @example {
+                         *       "success": false,
+                         *       "error": {
+                         *         "code": "internal",
+                         *         "message": "internal error",
+                         *         "details": []
+                         *       }
+                         *     }
+                         */
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+            };
+        };
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/instances/{instance_id}/webhooks/{webhook_id}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** Get a webhook */
+        get: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path: {
+                    /** @description ins_ followed by 1 to 100 letters, digits, _ or -; the instance id */
+                    instance_id: string;
+                    /** @description whk_ followed by 1 to 100 letters, digits, _ or -; the webhook id */
+                    webhook_id: string;
+                };
+                cookie?: never;
+            };
+            requestBody?: never;
+            responses: {
+                /** @description OK */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        /**
+                         * @example {
+                         *       "success": true,
+                         *       "webhook": {
+                         *         "webhook_id": "whk_01jd5q7j0c3v8n2m5x7z9b4d6f",
+                         *         "instance_id": "ins_01jd5q7h2k9x4m8n3p6r0t1v2a",
+                         *         "destination_url": "https://hooks.example.com/herald",
+                         *         "events": [
+                         *           "message",
+                         *           "message.ack",
+                         *           "session.status"
+                         *         ],
+                         *         "ignore_status": true,
+                         *         "enabled": true,
+                         *         "client_sign_secret_set": true,
+                         *         "disabled_reason": null,
+                         *         "disabled_at": null,
+                         *         "created_at": "2026-11-21T09:59:01.000Z",
+                         *         "updated_at": "2026-11-21T09:59:30.000Z"
+                         *       }
+                         *     }
+                         */
+                        "application/json": {
+                            /** @enum {boolean} */
+                            success: true;
+                            webhook: components["schemas"]["Webhook"];
+                        };
+                    };
+                };
+                /** @description Invalid request: the message names the field and the rule */
+                400: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        /**
+                         * @example {
+                         *       "success": false,
+                         *       "error": {
+                         *         "code": "invalid_request",
+                         *         "message": "events: choose at least one event kind",
+                         *         "details": [
+                         *           {
+                         *             "field": "events",
+                         *             "message": "choose at least one event kind"
+                         *           }
+                         *         ]
+                         *       }
+                         *     }
+                         */
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description Missing or unknown API key */
+                401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        /**
+                         * @example {
+                         *       "success": false,
+                         *       "error": {
+                         *         "code": "unauthorized",
+                         *         "message": "missing or unknown API key",
+                         *         "details": []
+                         *       }
+                         *     }
+                         */
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description The key may not do this (an instance key outside its instance, or an admin operation) */
+                403: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        /**
+                         * @example {
+                         *       "success": false,
+                         *       "error": {
+                         *         "code": "forbidden",
+                         *         "message": "this key belongs to another instance",
+                         *         "details": []
+                         *       }
+                         *     }
+                         */
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description No such resource (or no such route) */
+                404: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        /**
+                         * @example {
+                         *       "success": false,
+                         *       "error": {
+                         *         "code": "not_found",
+                         *         "message": "webhook whk_01jd5q7h2k9x4m8n3p6r0t1v2w does not exist",
+                         *         "details": []
+                         *       }
+                         *     }
+                         */
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description Conflict with what is stored; the message says why */
+                409: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        /**
+                         * @example {
+                         *       "success": false,
+                         *       "error": {
+                         *         "code": "conflict",
+                         *         "message": "delivery is delivered; only failed deliveries can be redelivered",
+                         *         "details": []
+                         *       }
+                         *     }
+                         */
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description Rate limited: retry after the Retry-After header */
+                429: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        /**
+                         * @example {
+                         *       "success": false,
+                         *       "error": {
+                         *         "code": "rate_limited",
+                         *         "message": "too many requests for this key; retry after 1 s",
+                         *         "details": []
+                         *       }
+                         *     }
+                         */
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description Internal error (details are in Herald’s log, never in the answer) */
+                500: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        /**
+                         * @example {
+                         *       "success": false,
+                         *       "error": {
+                         *         "code": "internal",
+                         *         "message": "internal error",
+                         *         "details": []
+                         *       }
+                         *     }
+                         */
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+            };
+        };
+        put?: never;
+        post?: never;
+        /** Delete a webhook, cancelling its pending deliveries */
+        delete: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path: {
+                    /** @description ins_ followed by 1 to 100 letters, digits, _ or -; the instance id */
+                    instance_id: string;
+                    /** @description whk_ followed by 1 to 100 letters, digits, _ or -; the webhook id */
+                    webhook_id: string;
+                };
+                cookie?: never;
+            };
+            requestBody?: never;
+            responses: {
+                /** @description OK */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        /**
+                         * @example {
+                         *       "success": true
+                         *     }
+                         */
+                        "application/json": {
+                            /** @enum {boolean} */
+                            success: true;
+                        };
+                    };
+                };
+                /** @description Invalid request: the message names the field and the rule */
+                400: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        /**
+                         * @example {
+                         *       "success": false,
+                         *       "error": {
+                         *         "code": "invalid_request",
+                         *         "message": "events: choose at least one event kind",
+                         *         "details": [
+                         *           {
+                         *             "field": "events",
+                         *             "message": "choose at least one event kind"
+                         *           }
+                         *         ]
+                         *       }
+                         *     }
+                         */
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description Missing or unknown API key */
+                401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        /**
+                         * @example {
+                         *       "success": false,
+                         *       "error": {
+                         *         "code": "unauthorized",
+                         *         "message": "missing or unknown API key",
+                         *         "details": []
+                         *       }
+                         *     }
+                         */
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description The key may not do this (an instance key outside its instance, or an admin operation) */
+                403: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        /**
+                         * @example {
+                         *       "success": false,
+                         *       "error": {
+                         *         "code": "forbidden",
+                         *         "message": "this key belongs to another instance",
+                         *         "details": []
+                         *       }
+                         *     }
+                         */
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description No such resource (or no such route) */
+                404: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        /**
+                         * @example {
+                         *       "success": false,
+                         *       "error": {
+                         *         "code": "not_found",
+                         *         "message": "webhook whk_01jd5q7h2k9x4m8n3p6r0t1v2w does not exist",
+                         *         "details": []
+                         *       }
+                         *     }
+                         */
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description Conflict with what is stored; the message says why */
+                409: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        /**
+                         * @example {
+                         *       "success": false,
+                         *       "error": {
+                         *         "code": "conflict",
+                         *         "message": "delivery is delivered; only failed deliveries can be redelivered",
+                         *         "details": []
+                         *       }
+                         *     }
+                         */
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description Rate limited: retry after the Retry-After header */
+                429: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        /**
+                         * @example {
+                         *       "success": false,
+                         *       "error": {
+                         *         "code": "rate_limited",
+                         *         "message": "too many requests for this key; retry after 1 s",
+                         *         "details": []
+                         *       }
+                         *     }
+                         */
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description Internal error (details are in Herald’s log, never in the answer) */
+                500: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        /**
+                         * @example {
+                         *       "success": false,
+                         *       "error": {
+                         *         "code": "internal",
+                         *         "message": "internal error",
+                         *         "details": []
+                         *       }
+                         *     }
+                         */
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+            };
+        };
+        options?: never;
+        head?: never;
+        /** Replace the configuration of a webhook */
+        patch: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path: {
+                    /** @description ins_ followed by 1 to 100 letters, digits, _ or -; the instance id */
+                    instance_id: string;
+                    /** @description whk_ followed by 1 to 100 letters, digits, _ or -; the webhook id */
+                    webhook_id: string;
+                };
+                cookie?: never;
+            };
+            requestBody: {
+                content: {
+                    "application/json": {
+                        /** @description PATCH only: remove the stored secret */
+                        clear_client_sign?: boolean;
+                        client_sign_secret?: string;
+                        /** @description absolute http(s) URL, at most 2048 characters */
+                        destination_url: string;
+                        /** @description refused: use POST …/enabled */
+                        enabled?: boolean;
+                        /** @description event kinds, or ["*"] for all */
+                        events: string[];
+                        ignore_status?: boolean;
+                    };
+                };
+            };
+            responses: {
+                /** @description OK */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        /**
+                         * @example {
+                         *       "success": true,
+                         *       "webhook": {
+                         *         "webhook_id": "whk_01jd5q7j0c3v8n2m5x7z9b4d6f",
+                         *         "instance_id": "ins_01jd5q7h2k9x4m8n3p6r0t1v2a",
+                         *         "destination_url": "https://hooks.example.com/herald",
+                         *         "events": [
+                         *           "message",
+                         *           "message.ack",
+                         *           "session.status"
+                         *         ],
+                         *         "ignore_status": true,
+                         *         "enabled": true,
+                         *         "client_sign_secret_set": true,
+                         *         "disabled_reason": null,
+                         *         "disabled_at": null,
+                         *         "created_at": "2026-11-21T09:59:01.000Z",
+                         *         "updated_at": "2026-11-21T09:59:30.000Z"
+                         *       }
+                         *     }
+                         */
+                        "application/json": {
+                            /** @enum {boolean} */
+                            success: true;
+                            webhook: components["schemas"]["Webhook"];
+                        };
+                    };
+                };
+                /** @description Invalid request: the message names the field and the rule */
+                400: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        /**
+                         * @example {
+                         *       "success": false,
+                         *       "error": {
+                         *         "code": "invalid_request",
+                         *         "message": "events: choose at least one event kind",
+                         *         "details": [
+                         *           {
+                         *             "field": "events",
+                         *             "message": "choose at least one event kind"
+                         *           }
+                         *         ]
+                         *       }
+                         *     }
+                         */
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description Missing or unknown API key */
+                401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        /**
+                         * @example {
+                         *       "success": false,
+                         *       "error": {
+                         *         "code": "unauthorized",
+                         *         "message": "missing or unknown API key",
+                         *         "details": []
+                         *       }
+                         *     }
+                         */
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description The key may not do this (an instance key outside its instance, or an admin operation) */
+                403: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        /**
+                         * @example {
+                         *       "success": false,
+                         *       "error": {
+                         *         "code": "forbidden",
+                         *         "message": "this key belongs to another instance",
+                         *         "details": []
+                         *       }
+                         *     }
+                         */
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description No such resource (or no such route) */
+                404: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        /**
+                         * @example {
+                         *       "success": false,
+                         *       "error": {
+                         *         "code": "not_found",
+                         *         "message": "webhook whk_01jd5q7h2k9x4m8n3p6r0t1v2w does not exist",
+                         *         "details": []
+                         *       }
+                         *     }
+                         */
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description Conflict with what is stored; the message says why */
+                409: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        /**
+                         * @example {
+                         *       "success": false,
+                         *       "error": {
+                         *         "code": "conflict",
+                         *         "message": "delivery is delivered; only failed deliveries can be redelivered",
+                         *         "details": []
+                         *       }
+                         *     }
+                         */
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description Request body too large */
+                413: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        /**
+                         * @example {
+                         *       "success": false,
+                         *       "error": {
+                         *         "code": "payload_too_large",
+                         *         "message": "request body is larger than the limit for this endpoint",
+                         *         "details": []
+                         *       }
+                         *     }
+                         */
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description The body is not JSON (Content-Type: application/json) */
+                415: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        /**
+                         * @example {
+                         *       "success": false,
+                         *       "error": {
+                         *         "code": "unsupported_media_type",
+                         *         "message": "request body must be JSON with Content-Type: application/json",
+                         *         "details": []
+                         *       }
+                         *     }
+                         */
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description Rate limited: retry after the Retry-After header */
+                429: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        /**
+                         * @example {
+                         *       "success": false,
+                         *       "error": {
+                         *         "code": "rate_limited",
+                         *         "message": "too many requests for this key; retry after 1 s",
+                         *         "details": []
+                         *       }
+                         *     }
+                         */
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description Internal error (details are in Herald’s log, never in the answer) */
+                500: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        /**
+                         * @example {
+                         *       "success": false,
+                         *       "error": {
+                         *         "code": "internal",
+                         *         "message": "internal error",
+                         *         "details": []
+                         *       }
+                         *     }
+                         */
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+            };
+        };
+        trace?: never;
+    };
+    "/instances/{instance_id}/webhooks/{webhook_id}/enabled": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /** Enable or disable a webhook */
+        post: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path: {
+                    /** @description ins_ followed by 1 to 100 letters, digits, _ or -; the instance id */
+                    instance_id: string;
+                    /** @description whk_ followed by 1 to 100 letters, digits, _ or -; the webhook id */
+                    webhook_id: string;
+                };
+                cookie?: never;
+            };
+            requestBody: {
+                content: {
+                    "application/json": {
+                        enabled: boolean;
+                    };
+                };
+            };
+            responses: {
+                /** @description OK */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        /**
+                         * @example {
+                         *       "success": true,
+                         *       "webhook": {
+                         *         "webhook_id": "whk_01jd5q7j0c3v8n2m5x7z9b4d6f",
+                         *         "instance_id": "ins_01jd5q7h2k9x4m8n3p6r0t1v2a",
+                         *         "destination_url": "https://hooks.example.com/herald",
+                         *         "events": [
+                         *           "message",
+                         *           "message.ack",
+                         *           "session.status"
+                         *         ],
+                         *         "ignore_status": true,
+                         *         "enabled": true,
+                         *         "client_sign_secret_set": true,
+                         *         "disabled_reason": null,
+                         *         "disabled_at": null,
+                         *         "created_at": "2026-11-21T09:59:01.000Z",
+                         *         "updated_at": "2026-11-21T09:59:30.000Z"
+                         *       }
+                         *     }
+                         */
+                        "application/json": {
+                            /** @enum {boolean} */
+                            success: true;
+                            webhook: components["schemas"]["Webhook"];
+                        };
+                    };
+                };
+                /** @description Invalid request: the message names the field and the rule */
+                400: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        /**
+                         * @example {
+                         *       "success": false,
+                         *       "error": {
+                         *         "code": "invalid_request",
+                         *         "message": "events: choose at least one event kind",
+                         *         "details": [
+                         *           {
+                         *             "field": "events",
+                         *             "message": "choose at least one event kind"
+                         *           }
+                         *         ]
+                         *       }
+                         *     }
+                         */
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description Missing or unknown API key */
+                401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        /**
+                         * @example {
+                         *       "success": false,
+                         *       "error": {
+                         *         "code": "unauthorized",
+                         *         "message": "missing or unknown API key",
+                         *         "details": []
+                         *       }
+                         *     }
+                         */
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description The key may not do this (an instance key outside its instance, or an admin operation) */
+                403: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        /**
+                         * @example {
+                         *       "success": false,
+                         *       "error": {
+                         *         "code": "forbidden",
+                         *         "message": "this key belongs to another instance",
+                         *         "details": []
+                         *       }
+                         *     }
+                         */
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description No such resource (or no such route) */
+                404: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        /**
+                         * @example {
+                         *       "success": false,
+                         *       "error": {
+                         *         "code": "not_found",
+                         *         "message": "webhook whk_01jd5q7h2k9x4m8n3p6r0t1v2w does not exist",
+                         *         "details": []
+                         *       }
+                         *     }
+                         */
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description Conflict with what is stored; the message says why */
+                409: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        /**
+                         * @example {
+                         *       "success": false,
+                         *       "error": {
+                         *         "code": "conflict",
+                         *         "message": "delivery is delivered; only failed deliveries can be redelivered",
+                         *         "details": []
+                         *       }
+                         *     }
+                         */
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description Request body too large */
+                413: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        /**
+                         * @example {
+                         *       "success": false,
+                         *       "error": {
+                         *         "code": "payload_too_large",
+                         *         "message": "request body is larger than the limit for this endpoint",
+                         *         "details": []
+                         *       }
+                         *     }
+                         */
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description The body is not JSON (Content-Type: application/json) */
+                415: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        /**
+                         * @example {
+                         *       "success": false,
+                         *       "error": {
+                         *         "code": "unsupported_media_type",
+                         *         "message": "request body must be JSON with Content-Type: application/json",
+                         *         "details": []
+                         *       }
+                         *     }
+                         */
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description Rate limited: retry after the Retry-After header */
+                429: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        /**
+                         * @example {
+                         *       "success": false,
+                         *       "error": {
+                         *         "code": "rate_limited",
+                         *         "message": "too many requests for this key; retry after 1 s",
+                         *         "details": []
+                         *       }
+                         *     }
+                         */
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description Internal error (details are in Herald’s log, never in the answer) */
+                500: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        /**
+                         * @example {
+                         *       "success": false,
+                         *       "error": {
+                         *         "code": "internal",
+                         *         "message": "internal error",
+                         *         "details": []
+                         *       }
+                         *     }
+                         */
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+            };
+        };
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/instances/{instance_id}/webhooks/{webhook_id}/test": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /** Send a sample event of a kind to this webhook */
+        post: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path: {
+                    /** @description ins_ followed by 1 to 100 letters, digits, _ or -; the instance id */
+                    instance_id: string;
+                    /** @description whk_ followed by 1 to 100 letters, digits, _ or -; the webhook id */
+                    webhook_id: string;
+                };
+                cookie?: never;
+            };
+            requestBody: {
+                content: {
+                    "application/json": {
+                        /** @description an event kind the webhook subscribes to: session.status, message, message.any, message.ack, message.reaction, message.edited, message.revoked, message.unknown, group.join, group.leave, group.update, group.participants, call.received, call.accepted, call.rejected, label.upsert, label.deleted, label.chat.added, label.chat.deleted, poll.vote, poll.vote.failed, presence.update */
+                        event: string;
+                    };
+                };
+            };
+            responses: {
+                /** @description Accepted */
+                202: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        /**
+                         * @example {
+                         *       "success": true,
+                         *       "event_id": "evt_01jd5q7h2k9x4m8n3p6r0t1v2w",
+                         *       "delivery_id": "dlv_01jd5q7h3a8b2c4d6e8f0g2h4j",
+                         *       "event": "message"
+                         *     }
+                         */
+                        "application/json": {
+                            delivery_id: string;
+                            event: string;
+                            event_id: string;
+                            /** @enum {boolean} */
+                            success: true;
+                        };
+                    };
+                };
+                /** @description Invalid request: the message names the field and the rule */
+                400: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        /**
+                         * @example {
+                         *       "success": false,
+                         *       "error": {
+                         *         "code": "invalid_request",
+                         *         "message": "events: choose at least one event kind",
+                         *         "details": [
+                         *           {
+                         *             "field": "events",
+                         *             "message": "choose at least one event kind"
+                         *           }
+                         *         ]
+                         *       }
+                         *     }
+                         */
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description Missing or unknown API key */
+                401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        /**
+                         * @example {
+                         *       "success": false,
+                         *       "error": {
+                         *         "code": "unauthorized",
+                         *         "message": "missing or unknown API key",
+                         *         "details": []
+                         *       }
+                         *     }
+                         */
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description The key may not do this (an instance key outside its instance, or an admin operation) */
+                403: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        /**
+                         * @example {
+                         *       "success": false,
+                         *       "error": {
+                         *         "code": "forbidden",
+                         *         "message": "this key belongs to another instance",
+                         *         "details": []
+                         *       }
+                         *     }
+                         */
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description No such resource (or no such route) */
+                404: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        /**
+                         * @example {
+                         *       "success": false,
+                         *       "error": {
+                         *         "code": "not_found",
+                         *         "message": "webhook whk_01jd5q7h2k9x4m8n3p6r0t1v2w does not exist",
+                         *         "details": []
+                         *       }
+                         *     }
+                         */
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description Conflict with what is stored; the message says why */
+                409: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        /**
+                         * @example {
+                         *       "success": false,
+                         *       "error": {
+                         *         "code": "conflict",
+                         *         "message": "delivery is delivered; only failed deliveries can be redelivered",
+                         *         "details": []
+                         *       }
+                         *     }
+                         */
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description Request body too large */
+                413: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        /**
+                         * @example {
+                         *       "success": false,
+                         *       "error": {
+                         *         "code": "payload_too_large",
+                         *         "message": "request body is larger than the limit for this endpoint",
+                         *         "details": []
+                         *       }
+                         *     }
+                         */
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description The body is not JSON (Content-Type: application/json) */
+                415: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        /**
+                         * @example {
+                         *       "success": false,
+                         *       "error": {
+                         *         "code": "unsupported_media_type",
+                         *         "message": "request body must be JSON with Content-Type: application/json",
+                         *         "details": []
+                         *       }
+                         *     }
+                         */
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description Rate limited: retry after the Retry-After header */
+                429: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        /**
+                         * @example {
+                         *       "success": false,
+                         *       "error": {
+                         *         "code": "rate_limited",
+                         *         "message": "too many requests for this key; retry after 1 s",
+                         *         "details": []
+                         *       }
+                         *     }
+                         */
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description Internal error (details are in Herald’s log, never in the answer) */
+                500: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        /**
+                         * @example {
+                         *       "success": false,
+                         *       "error": {
+                         *         "code": "internal",
+                         *         "message": "internal error",
+                         *         "details": []
+                         *       }
+                         *     }
+                         */
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+            };
+        };
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/media/{media_id}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** Download a media file through the signed url of a delivered payload (no API key) */
+        get: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path: {
+                    media_id: string;
+                };
+                cookie?: never;
+            };
+            requestBody?: never;
+            responses: {
+                /** @description the file (206 and a part of it for a Range) */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/octet-stream": string;
+                    };
+                };
+                /** @description Internal error (details are in Herald’s log, never in the answer) */
+                500: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/octet-stream": components["schemas"]["Error"];
+                    };
+                };
+            };
+        };
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/metrics": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Prometheus metrics (admin key)
+         * @description Prometheus text format 0.0.4: herald_events_ingested_total{event}, herald_deliveries_total{outcome}, herald_attempts_total{result}, herald_attempt_duration_seconds, herald_queue_depth, herald_queue_due, herald_queue_oldest_due_age_seconds, herald_in_flight_attempts, herald_in_flight_attempts_by_webhook{webhook_id}, and the process_* / nodejs_* defaults.
+         */
+        get: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path?: never;
+                cookie?: never;
+            };
+            requestBody?: never;
+            responses: {
+                /** @description the metrics, one sample per line */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "text/plain": string;
+                    };
+                };
+                /** @description Missing or unknown API key */
+                401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "text/plain": components["schemas"]["Error"];
+                    };
+                };
+                /** @description The key may not do this (an instance key outside its instance, or an admin operation) */
+                403: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "text/plain": components["schemas"]["Error"];
+                    };
+                };
+                /** @description Internal error (details are in Herald’s log, never in the answer) */
+                500: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "text/plain": components["schemas"]["Error"];
+                    };
+                };
+            };
+        };
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/readyz": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** Readiness: the database is reachable */
+        get: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path?: never;
+                cookie?: never;
+            };
+            requestBody?: never;
+            responses: {
+                /** @description OK */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        /**
+                         * @example {
+                         *       "success": true,
+                         *       "status": "ready"
+                         *     }
+                         */
+                        "application/json": {
+                            /** @enum {string} */
+                            status: "ready";
+                            /** @enum {boolean} */
+                            success: true;
+                        };
+                    };
+                };
+                /** @description Internal error (details are in Herald’s log, never in the answer) */
+                500: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        /**
+                         * @example {
+                         *       "success": false,
+                         *       "error": {
+                         *         "code": "internal",
+                         *         "message": "internal error",
+                         *         "details": []
+                         *       }
+                         *     }
+                         */
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+            };
+        };
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+}
+export interface webhooks {
+    delivery: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * A delivery, as your endpoint receives it
+         * @description Sent as `POST <destination_url>` with `Content-Type: application/json` and `User-Agent: Herald/<version>`. Verify the signature on the raw bytes, answer 2xx within 8 seconds and do long work afterwards.
+         */
+        post: {
+            parameters: {
+                query?: never;
+                header: {
+                    /** @description the event_id of the body */
+                    "X-Service-Event-Id": string;
+                    /** @description v1= and the lowercase hex HMAC-SHA256 of "<timestamp>.<raw body>" keyed with the secret; during a secret rotation two values separated by a space, accept either. Only when the webhook has a signing secret */
+                    "X-Service-Signature"?: string;
+                    /** @description seconds since the Unix epoch, at this attempt; refuse one more than 300 s away */
+                    "X-Service-Timestamp": string;
+                };
+                path?: never;
+                cookie?: never;
+            };
+            requestBody: {
+                content: {
+                    /**
+                     * @example {
+                     *       "event_id": "evt_01jd5q7h2k9x4m8n3p6r0t1v2w",
+                     *       "event": "message",
+                     *       "instance_id": "ins_01jd5q7h2k9x4m8n3p6r0t1v2a",
+                     *       "timestamp": 1795341600000,
+                     *       "payload": {
+                     *         "id": "false_15557654321@c.us_3EB0C767D26A1D8F4A2B",
+                     *         "timestamp": 1763719200,
+                     *         "from": "15557654321@c.us",
+                     *         "from_phone": "15557654321",
+                     *         "fromMe": false,
+                     *         "to": "15550001111@c.us",
+                     *         "body": "Hi! Is my order on its way?",
+                     *         "hasMedia": false
+                     *       }
+                     *     }
+                     */
+                    "application/json": {
+                        /**
+                         * @description the event kind
+                         * @enum {string}
+                         */
+                        event: "session.status" | "message" | "message.any" | "message.ack" | "message.reaction" | "message.edited" | "message.revoked" | "message.unknown" | "group.join" | "group.leave" | "group.update" | "group.participants" | "call.received" | "call.accepted" | "call.rejected" | "label.upsert" | "label.deleted" | "label.chat.added" | "label.chat.deleted" | "poll.vote" | "poll.vote.failed" | "presence.update";
+                        /** @description evt_…, the same on every attempt: deduplicate by it */
+                        event_id: string;
+                        /** @description ins_…, the session the event belongs to */
+                        instance_id: string;
+                        /** @description depends on the event kind */
+                        payload: Record<string, never>;
+                        /** @description when the event occurred, in milliseconds since the Unix epoch */
+                        timestamp: number;
+                    };
+                };
+            };
+            responses: {
+                /** @description Delivered: nothing more is sent for this event */
+                "2XX": {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content?: never;
+                };
+                /** @description Gone: the webhook is disabled, nothing more is sent until it is enabled again */
+                410: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content?: never;
+                };
+                /** @description With Retry-After (seconds or an HTTP date): the next attempt waits that long, at most an hour */
+                429: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content?: never;
+                };
+                /** @description Anything else, or no answer within 8 seconds: retried after 5, 10, 20, 40 and 80 s; failed after 6 attempts */
+                default: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content?: never;
+                };
+            };
+        };
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+}
+export interface components {
+    schemas: {
+        /**
+         * @example {
+         *       "attempt": 2,
+         *       "trigger": "scheduled",
+         *       "started_at": "2026-11-21T10:00:13.020Z",
+         *       "duration_ms": 41,
+         *       "status_code": 200,
+         *       "error": null,
+         *       "response_body": "ok",
+         *       "next_attempt_at": null,
+         *       "next_attempt_reason": null,
+         *       "note": null
+         *     }
+         */
+        Attempt: {
+            attempt: number;
+            duration_ms: number;
+            error: string | null;
+            next_attempt_at: string | null;
+            next_attempt_reason: string | null;
+            note: string | null;
+            response_body: string | null;
+            /** Format: date-time */
+            started_at: string;
+            status_code: number | null;
+            trigger: "scheduled" | "manual";
+        };
+        /**
+         * @example {
+         *       "delivery_id": "dlv_01jd5q7h3a8b2c4d6e8f0g2h4j",
+         *       "event_id": "evt_01jd5q7h2k9x4m8n3p6r0t1v2w",
+         *       "event": "message",
+         *       "webhook_id": "whk_01jd5q7j0c3v8n2m5x7z9b4d6f",
+         *       "status": "delivered",
+         *       "attempt_count": 2,
+         *       "created_at": "2026-11-21T10:00:00.000Z",
+         *       "last_attempt_at": "2026-11-21T10:00:05.120Z",
+         *       "next_attempt_at": null,
+         *       "last_status_code": 200,
+         *       "last_error": null,
+         *       "failure_reason": null
+         *     }
+         */
+        Delivery: {
+            /** @description attempts made so far, over every cycle */
+            attempt_count: number;
+            /** Format: date-time */
+            created_at: string;
+            delivery_id: string;
+            event: string;
+            event_id: string;
+            failure_reason: string | null;
+            last_attempt_at: string | null;
+            last_error: string | null;
+            last_status_code: number | null;
+            next_attempt_at: string | null;
+            status: "pending" | "delivered" | "failed";
+            webhook_id: string;
+        };
+        /**
+         * @example {
+         *       "delivery_id": "dlv_01jd5q7h3a8b2c4d6e8f0g2h4j",
+         *       "event_id": "evt_01jd5q7h2k9x4m8n3p6r0t1v2w",
+         *       "event": "message",
+         *       "webhook_id": "whk_01jd5q7j0c3v8n2m5x7z9b4d6f",
+         *       "status": "delivered",
+         *       "attempt_count": 2,
+         *       "created_at": "2026-11-21T10:00:00.000Z",
+         *       "last_attempt_at": "2026-11-21T10:00:05.120Z",
+         *       "next_attempt_at": null,
+         *       "last_status_code": 200,
+         *       "last_error": null,
+         *       "failure_reason": null,
+         *       "request_body": "{\"event_id\":\"evt_01jd5q7h2k9x4m8n3p6r0t1v2w\",\"event\":\"message\",\"instance_id\":\"ins_01jd5q7h2k9x4m8n3p6r0t1v2a\",\"timestamp\":1795341600000,\"payload\":{\"id\":\"false_15557654321@c.us_3EB0C767D26A1D8F4A2B\",\"from\":\"15557654321@c.us\",\"from_phone\":\"15557654321\",\"fromMe\":false,\"body\":\"Hi! Is my order on its way?\",\"hasMedia\":false}}",
+         *       "attempts": [
+         *         {
+         *           "attempt": 1,
+         *           "trigger": "scheduled",
+         *           "started_at": "2026-11-21T10:00:00.012Z",
+         *           "duration_ms": 8001,
+         *           "status_code": null,
+         *           "error": "timeout",
+         *           "response_body": null,
+         *           "next_attempt_at": "2026-11-21T10:00:13.013Z",
+         *           "next_attempt_reason": "schedule",
+         *           "note": null
+         *         },
+         *         {
+         *           "attempt": 2,
+         *           "trigger": "scheduled",
+         *           "started_at": "2026-11-21T10:00:13.020Z",
+         *           "duration_ms": 41,
+         *           "status_code": 200,
+         *           "error": null,
+         *           "response_body": "ok",
+         *           "next_attempt_at": null,
+         *           "next_attempt_reason": null,
+         *           "note": null
+         *         }
+         *       ]
+         *     }
+         */
+        DeliveryDetail: {
+            /** @description attempts made so far, over every cycle */
+            attempt_count: number;
+            attempts: components["schemas"]["Attempt"][];
+            /** Format: date-time */
+            created_at: string;
+            delivery_id: string;
+            event: string;
+            event_id: string;
+            failure_reason: string | null;
+            last_attempt_at: string | null;
+            last_error: string | null;
+            last_status_code: number | null;
+            next_attempt_at: string | null;
+            request_body: string;
+            status: "pending" | "delivered" | "failed";
+            webhook_id: string;
+        };
+        Error: {
+            error: {
+                code: string;
+                details: {
+                    field: string;
+                    message: string;
+                }[];
+                message: string;
+            };
+            /** @enum {boolean} */
+            success: false;
+        };
+        /**
+         * @example {
+         *       "instance_id": "ins_01jd5q7h2k9x4m8n3p6r0t1v2a",
+         *       "name": "Sales line",
+         *       "status": "WORKING",
+         *       "phone": "15550001111",
+         *       "created_at": "2026-11-21T09:58:12.345Z",
+         *       "counts": {
+         *         "webhooks": 2,
+         *         "failed_deliveries": 1,
+         *         "redeliverable_deliveries": 1
+         *       }
+         *     }
+         */
+        Instance: {
+            counts: {
+                failed_deliveries: number;
+                /** @description failed deliveries of enabled webhooks: what POST …/deliveries/redeliver restarts now */
+                redeliverable_deliveries: number;
+                webhooks: number;
+            };
+            /** Format: date-time */
+            created_at: string;
+            instance_id: string;
+            name: string;
+            phone: string | null;
+            /** @description last session.status published; STOPPED before any */
+            status: string;
+        };
+        /**
+         * @example {
+         *       "webhook_id": "whk_01jd5q7j0c3v8n2m5x7z9b4d6f",
+         *       "instance_id": "ins_01jd5q7h2k9x4m8n3p6r0t1v2a",
+         *       "destination_url": "https://hooks.example.com/herald",
+         *       "events": [
+         *         "message",
+         *         "message.ack",
+         *         "session.status"
+         *       ],
+         *       "ignore_status": true,
+         *       "enabled": true,
+         *       "client_sign_secret_set": true,
+         *       "disabled_reason": null,
+         *       "disabled_at": null,
+         *       "created_at": "2026-11-21T09:59:01.000Z",
+         *       "updated_at": "2026-11-21T09:59:30.000Z"
+         *     }
+         */
+        Webhook: {
+            client_sign_secret_set: boolean;
+            /** Format: date-time */
+            created_at: string;
+            destination_url: string;
+            disabled_at: string | null;
+            disabled_reason: string | null;
+            enabled: boolean;
+            events: string[];
+            ignore_status: boolean;
+            instance_id: string;
+            /** Format: date-time */
+            updated_at: string;
+            webhook_id: string;
+        };
+    };
+    responses: never;
+    parameters: never;
+    requestBodies: never;
+    headers: never;
+    pathItems: never;
+}
+export type $defs = Record<string, never>;
+export type operations = Record<string, never>;

@@ -1,6 +1,7 @@
 /** Configuration from environment variables (SPEC §1). Parsing is pure: a bad value throws a ConfigError naming it. */
-import { type Cidr, parseCidrList } from './domain/address-allow-list.ts';
+
 import { retryHorizonMs } from './domain/retry-horizon.ts';
+import { type Cidr, parseCidrList } from './net/address-allow-list.ts';
 
 export interface Config {
   port: number;

@@ -1,10 +1,10 @@
 /** What route handlers share: the store, the clock, the secret box, media and the metrics. */
 import type { Config } from '../config.ts';
 import type { Clock } from '../domain/clock.ts';
-import type { DestinationPolicy } from '../domain/destination.ts';
 import type { SecretBox } from '../domain/secret-box.ts';
 import type { Media } from '../media/media.ts';
 import type { IngestObserver } from '../metrics/metrics.ts';
+import type { DestinationPolicy } from '../net/destination.ts';
 import type { Store } from '../store/store.ts';
 
 export interface ApiContext {

@@ -4,8 +4,8 @@
  */
 import type { FastifyInstance } from 'fastify';
 import type { Clock } from '../domain/clock.ts';
-import { TokenBuckets } from '../domain/token-bucket.ts';
 import { HttpError } from './errors.ts';
+import { TokenBuckets } from './token-bucket.ts';
 
 export interface RateLimits {
   /** Requests per second per key on POST …/events and …/events/batch; 0 = no limit. */

@@ -4,9 +4,9 @@
  */
 import { isIP } from 'node:net';
 import { Agent, type Dispatcher } from 'undici';
-import { createGuardedLookup, type DestinationPolicy, isAllowedAddress } from '../domain/destination.ts';
 import { HEADERS, signWith } from '../domain/signature.ts';
 import type { AttemptOutcome } from '../domain/types.ts';
+import { createGuardedLookup, type DestinationPolicy, isAllowedAddress } from '../net/destination.ts';
 import { Deadlines, type Expiring } from './deadlines.ts';
 
 export const RESPONSE_BODY_KEPT = 4096;

@@ -6,9 +6,9 @@
 import { Worker } from 'node:worker_threads';
 import type { Logger } from 'pino';
 import type { Clock } from '../domain/clock.ts';
-import type { DestinationPolicy } from '../domain/destination.ts';
 import type { SecretBox } from '../domain/secret-box.ts';
 import type { AttemptOutcome } from '../domain/types.ts';
+import type { DestinationPolicy } from '../net/destination.ts';
 import type { ClaimedDelivery } from '../store/store.ts';
 import type { FromThread, Submitted, ThreadSetup, ToThread } from './thread.ts';
 

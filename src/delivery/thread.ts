@@ -4,8 +4,8 @@
  * to clone than objects, by the thousand per second).
  */
 import { parentPort, workerData } from 'node:worker_threads';
-import { AddressAllowList, type Cidr } from '../domain/address-allow-list.ts';
-import type { Lookup } from '../domain/destination.ts';
+import { AddressAllowList, type Cidr } from '../net/address-allow-list.ts';
+import type { Lookup } from '../net/destination.ts';
 import { type LaneJob, Lanes } from './lanes.ts';
 import { Poster, type PostRequest } from './poster.ts';
 

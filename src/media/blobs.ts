@@ -4,7 +4,7 @@
  * sweeping) lives once in media-store.ts, above this port.
  */
 import type { Readable } from 'node:stream';
-import type { ByteRange } from '../domain/byte-range.ts';
+import type { ByteRange } from './byte-range.ts';
 
 export interface Blobs {
   /** Stores the complete local file at `path` under `key` (the file is consumed); readers see all or nothing. */

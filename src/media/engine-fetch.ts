@@ -4,7 +4,7 @@
  * X-Api-Key), streamed and stopped at the size limit, within the delivery timeout for the whole answer.
  */
 import { Agent, request } from 'undici';
-import { checkDestination, createGuardedLookup, type DestinationPolicy } from '../domain/destination.ts';
+import { checkDestination, createGuardedLookup, type DestinationPolicy } from '../net/destination.ts';
 import { type Spooled, spool, TooLarge } from './spool.ts';
 
 const DISK_ERRORS = new Set(['ENOSPC', 'EDQUOT', 'EROFS', 'EACCES', 'EPERM', 'EIO', 'EMFILE', 'ENFILE']);

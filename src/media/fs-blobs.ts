@@ -5,9 +5,9 @@
 import { mkdir, open, readdir, readFile, rename, rm } from 'node:fs/promises';
 import { dirname, join } from 'node:path';
 import type { Readable } from 'node:stream';
-import type { ByteRange } from '../domain/byte-range.ts';
 import { randomToken } from '../domain/ids.ts';
 import type { Blobs } from './blobs.ts';
+import type { ByteRange } from './byte-range.ts';
 
 const isMissing = (err: unknown) => (err as { code?: string }).code === 'ENOENT';
 

@@ -7,8 +7,8 @@
  * The metadata is written last and removed first: a file is visible exactly while its metadata exists.
  */
 import type { Readable } from 'node:stream';
-import type { ByteRange } from '../domain/byte-range.ts';
 import type { Blobs } from './blobs.ts';
+import type { ByteRange } from './byte-range.ts';
 
 export interface MediaMeta {
   media_id: string;

@@ -12,8 +12,8 @@ import {
   PutObjectCommand,
   S3Client,
 } from '@aws-sdk/client-s3';
-import type { ByteRange } from '../domain/byte-range.ts';
 import type { Blobs } from './blobs.ts';
+import type { ByteRange } from './byte-range.ts';
 
 export interface S3BlobsOptions {
   bucket: string;

@@ -1,8 +1,8 @@
 import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
-import { parseRange } from '../../src/domain/byte-range.ts';
 import { checkLink, linkKey, signLink } from '../../src/domain/media-link.ts';
 import { SecretBox } from '../../src/domain/secret-box.ts';
+import { parseRange } from '../../src/media/byte-range.ts';
 
 const KEY = linkKey(new SecretBox(Buffer.alloc(32, 7)));
 const ID = 'med_01jd5q7h2k9x4m8n3p6r0t1v2w';

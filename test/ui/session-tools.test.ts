@@ -7,7 +7,7 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import type { Browser, Page } from 'playwright-core';
-import type { Lookup } from '../../src/domain/destination.ts';
+import type { Lookup } from '../../src/net/destination.ts';
 import {
   ADMIN_KEY,
   eventually,

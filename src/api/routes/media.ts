@@ -6,8 +6,8 @@
 import { Readable } from 'node:stream';
 import { Type } from '@sinclair/typebox';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
-import { parseRange } from '../../domain/byte-range.ts';
 import { checkLink } from '../../domain/media-link.ts';
+import { parseRange } from '../../media/byte-range.ts';
 import { Media } from '../../media/media.ts';
 import type { MediaMeta } from '../../media/media-store.ts';
 import { TooLarge } from '../../media/spool.ts';

@@ -1,11 +1,11 @@
 /** Webhooks of an instance (seed §4, SPEC §6). */
 import { type Static, Type } from '@sinclair/typebox';
 import type { FastifyInstance, FastifyRequest } from 'fastify';
-import { checkDestination } from '../../domain/destination.ts';
 import { isEventKind } from '../../domain/events.ts';
 import { newId } from '../../domain/ids.ts';
 import { quote } from '../../domain/quote.ts';
 import type { FieldError, Webhook } from '../../domain/types.ts';
+import { checkDestination } from '../../net/destination.ts';
 import type { SecretChange } from '../../store/store.ts';
 import type { ApiContext } from '../context.ts';
 import { HttpError } from '../errors.ts';

@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
-import { TokenBuckets } from '../../src/domain/token-bucket.ts';
+import { TokenBuckets } from '../../src/api/token-bucket.ts';
 
 describe('TokenBuckets', () => {
   it('grants a full burst, then says how long until the next token', () => {

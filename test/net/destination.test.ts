@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
-import { AddressAllowList, parseCidrList } from '../../src/domain/address-allow-list.ts';
+import { AddressAllowList, parseCidrList } from '../../src/net/address-allow-list.ts';
 import {
   checkDestination,
   checkDestinationSyntax,
@@ -9,7 +9,7 @@ import {
   guardedLookup,
   isPublicAddress,
   type Lookup,
-} from '../../src/domain/destination.ts';
+} from '../../src/net/destination.ts';
 
 // Fake DNS: never touches the network. Unknown names fail like getaddrinfo does.
 const zone: Record<string, string[]> = {

@@ -40,6 +40,7 @@ export const Instance = Type.Object(
         name: 'Sales line',
         status: 'WORKING',
         phone: '15550001111',
+        engine_hmac_key_set: true,
         created_at: '2026-11-21T09:58:12.345Z',
         counts: { webhooks: 2, failed_deliveries: 1, redeliverable_deliveries: 1 },
       },

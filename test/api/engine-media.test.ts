@@ -162,7 +162,7 @@ describe('engine media', () => {
     assert.equal(res.body.deliveries, 2);
     const list = (await h.request('GET', `/instances/${ins}/deliveries`)).body.deliveries;
     assert.deepEqual(
-      list.map((d: any) => [d.status, d.attempts]),
+      list.map((d: any) => [d.status, d.attempt_count]),
       [
         ['pending', 0],
         ['pending', 0],

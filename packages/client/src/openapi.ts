@@ -101,6 +101,7 @@ export interface paths {
                          *           "name": "Sales line",
                          *           "status": "WORKING",
                          *           "phone": "15550001111",
+                         *           "engine_hmac_key_set": true,
                          *           "created_at": "2026-11-21T09:58:12.345Z",
                          *           "counts": {
                          *             "webhooks": 2,
@@ -512,6 +513,7 @@ export interface paths {
                          *         "name": "Sales line",
                          *         "status": "WORKING",
                          *         "phone": "15550001111",
+                         *         "engine_hmac_key_set": true,
                          *         "created_at": "2026-11-21T09:58:12.345Z",
                          *         "counts": {
                          *           "webhooks": 2,
@@ -842,7 +844,236 @@ export interface paths {
         };
         options?: never;
         head?: never;
-        patch?: never;
+        /** Rename an instance, or set or remove its engine HMAC key */
+        patch: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path: {
+                    /** @description ins_ followed by 1 to 100 letters, digits, _ or -; the instance id */
+                    instance_id: string;
+                };
+                cookie?: never;
+            };
+            requestBody: {
+                content: {
+                    "application/json": {
+                        /** @description the key the engine signs its webhook with (WAHA's hmac.key); null removes it. Write-only, sealed at rest */
+                        engine_hmac_key?: string | null;
+                        name?: string;
+                    };
+                };
+            };
+            responses: {
+                /** @description OK */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        /**
+                         * @example {
+                         *       "success": true,
+                         *       "instance": {
+                         *         "instance_id": "ins_01jd5q7h2k9x4m8n3p6r0t1v2a",
+                         *         "name": "Sales line",
+                         *         "status": "WORKING",
+                         *         "phone": "15550001111",
+                         *         "engine_hmac_key_set": true,
+                         *         "created_at": "2026-11-21T09:58:12.345Z",
+                         *         "counts": {
+                         *           "webhooks": 2,
+                         *           "failed_deliveries": 1,
+                         *           "redeliverable_deliveries": 1
+                         *         }
+                         *       }
+                         *     }
+                         */
+                        "application/json": {
+                            instance: components["schemas"]["Instance"];
+                            /** @enum {boolean} */
+                            success: true;
+                        };
+                    };
+                };
+                /** @description Invalid request: the message names the field and the rule */
+                400: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        /**
+                         * @example {
+                         *       "success": false,
+                         *       "error": {
+                         *         "code": "invalid_request",
+                         *         "message": "events: choose at least one event kind",
+                         *         "details": [
+                         *           {
+                         *             "field": "events",
+                         *             "message": "choose at least one event kind"
+                         *           }
+                         *         ]
+                         *       }
+                         *     }
+                         */
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description Missing or unknown API key */
+                401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        /**
+                         * @example {
+                         *       "success": false,
+                         *       "error": {
+                         *         "code": "unauthorized",
+                         *         "message": "missing or unknown API key",
+                         *         "details": []
+                         *       }
+                         *     }
+                         */
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description The key may not do this (an instance key outside its instance, or an admin operation) */
+                403: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        /**
+                         * @example {
+                         *       "success": false,
+                         *       "error": {
+                         *         "code": "forbidden",
+                         *         "message": "this key belongs to another instance",
+                         *         "details": []
+                         *       }
+                         *     }
+                         */
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description No such resource (or no such route) */
+                404: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        /**
+                         * @example {
+                         *       "success": false,
+                         *       "error": {
+                         *         "code": "not_found",
+                         *         "message": "webhook whk_01jd5q7h2k9x4m8n3p6r0t1v2w does not exist",
+                         *         "details": []
+                         *       }
+                         *     }
+                         */
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description Conflict with what is stored; the message says why */
+                409: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        /**
+                         * @example {
+                         *       "success": false,
+                         *       "error": {
+                         *         "code": "conflict",
+                         *         "message": "delivery is delivered; only failed deliveries can be redelivered",
+                         *         "details": []
+                         *       }
+                         *     }
+                         */
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description Request body too large */
+                413: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        /**
+                         * @example {
+                         *       "success": false,
+                         *       "error": {
+                         *         "code": "payload_too_large",
+                         *         "message": "request body is larger than the limit for this endpoint",
+                         *         "details": []
+                         *       }
+                         *     }
+                         */
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description The body is not JSON (Content-Type: application/json) */
+                415: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        /**
+                         * @example {
+                         *       "success": false,
+                         *       "error": {
+                         *         "code": "unsupported_media_type",
+                         *         "message": "request body must be JSON with Content-Type: application/json",
+                         *         "details": []
+                         *       }
+                         *     }
+                         */
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description Rate limited: retry after the Retry-After header */
+                429: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        /**
+                         * @example {
+                         *       "success": false,
+                         *       "error": {
+                         *         "code": "rate_limited",
+                         *         "message": "too many requests for this key; retry after 1 s",
+                         *         "details": []
+                         *       }
+                         *     }
+                         */
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description Internal error (details are in Herald’s log, never in the answer) */
+                500: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        /**
+                         * @example {
+                         *       "success": false,
+                         *       "error": {
+                         *         "code": "internal",
+                         *         "message": "internal error",
+                         *         "details": []
+                         *       }
+                         *     }
+                         */
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+            };
+        };
         trace?: never;
     };
     "/instances/{instance_id}/deliveries": {
@@ -1553,6 +1784,259 @@ export interface paths {
                          */
                         "application/json": {
                             redelivered: number;
+                            /** @enum {boolean} */
+                            success: true;
+                        };
+                    };
+                };
+                /** @description Invalid request: the message names the field and the rule */
+                400: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        /**
+                         * @example {
+                         *       "success": false,
+                         *       "error": {
+                         *         "code": "invalid_request",
+                         *         "message": "events: choose at least one event kind",
+                         *         "details": [
+                         *           {
+                         *             "field": "events",
+                         *             "message": "choose at least one event kind"
+                         *           }
+                         *         ]
+                         *       }
+                         *     }
+                         */
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description Missing or unknown API key */
+                401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        /**
+                         * @example {
+                         *       "success": false,
+                         *       "error": {
+                         *         "code": "unauthorized",
+                         *         "message": "missing or unknown API key",
+                         *         "details": []
+                         *       }
+                         *     }
+                         */
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description The key may not do this (an instance key outside its instance, or an admin operation) */
+                403: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        /**
+                         * @example {
+                         *       "success": false,
+                         *       "error": {
+                         *         "code": "forbidden",
+                         *         "message": "this key belongs to another instance",
+                         *         "details": []
+                         *       }
+                         *     }
+                         */
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description No such resource (or no such route) */
+                404: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        /**
+                         * @example {
+                         *       "success": false,
+                         *       "error": {
+                         *         "code": "not_found",
+                         *         "message": "webhook whk_01jd5q7h2k9x4m8n3p6r0t1v2w does not exist",
+                         *         "details": []
+                         *       }
+                         *     }
+                         */
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description Conflict with what is stored; the message says why */
+                409: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        /**
+                         * @example {
+                         *       "success": false,
+                         *       "error": {
+                         *         "code": "conflict",
+                         *         "message": "delivery is delivered; only failed deliveries can be redelivered",
+                         *         "details": []
+                         *       }
+                         *     }
+                         */
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description Request body too large */
+                413: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        /**
+                         * @example {
+                         *       "success": false,
+                         *       "error": {
+                         *         "code": "payload_too_large",
+                         *         "message": "request body is larger than the limit for this endpoint",
+                         *         "details": []
+                         *       }
+                         *     }
+                         */
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description The body is not JSON (Content-Type: application/json) */
+                415: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        /**
+                         * @example {
+                         *       "success": false,
+                         *       "error": {
+                         *         "code": "unsupported_media_type",
+                         *         "message": "request body must be JSON with Content-Type: application/json",
+                         *         "details": []
+                         *       }
+                         *     }
+                         */
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description Rate limited: retry after the Retry-After header */
+                429: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        /**
+                         * @example {
+                         *       "success": false,
+                         *       "error": {
+                         *         "code": "rate_limited",
+                         *         "message": "too many requests for this key; retry after 1 s",
+                         *         "details": []
+                         *       }
+                         *     }
+                         */
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description Internal error (details are in Herald’s log, never in the answer) */
+                500: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        /**
+                         * @example {
+                         *       "success": false,
+                         *       "error": {
+                         *         "code": "internal",
+                         *         "message": "internal error",
+                         *         "details": []
+                         *       }
+                         *     }
+                         */
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+            };
+        };
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/instances/{instance_id}/engine/waha": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /** Publish an event from WAHA's own webhook */
+        post: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path: {
+                    /** @description ins_ followed by 1 to 100 letters, digits, _ or -; the instance id */
+                    instance_id: string;
+                };
+                cookie?: never;
+            };
+            /** @description WAHA's webhook body, as WAHA sends it */
+            requestBody: {
+                content: {
+                    "application/json": {
+                        /** @description not delivered */
+                        engine?: unknown;
+                        /** @description not delivered */
+                        environment?: unknown;
+                        /** @description the event kind, e.g. message; a kind outside the catalog goes only to webhooks subscribed to * */
+                        event?: unknown;
+                        /** @description the event id (evt_…); it becomes the event_id, so WAHA retrying the same event stores it once */
+                        id?: unknown;
+                        /** @description the session's own account { id, pushName }: its phone fills a session.status without one */
+                        me?: unknown;
+                        /** @description not delivered */
+                        metadata?: unknown;
+                        /** @description the event payload, turned into the delivery format */
+                        payload?: unknown;
+                        /** @description not delivered */
+                        session?: unknown;
+                        /** @description milliseconds since the epoch; the event timestamp */
+                        timestamp?: unknown;
+                    } & {
+                        [key: string]: unknown;
+                    };
+                };
+            };
+            responses: {
+                /** @description Accepted */
+                202: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        /**
+                         * @example {
+                         *       "success": true,
+                         *       "event_id": "evt_01jd5q7h2k9x4m8n3p6r0t1v2w",
+                         *       "deliveries": 1
+                         *     }
+                         */
+                        "application/json": {
+                            deliveries: number;
+                            event_id: string;
                             /** @enum {boolean} */
                             success: true;
                         };
@@ -4323,7 +4807,7 @@ export interface paths {
             requestBody: {
                 content: {
                     "application/json": {
-                        /** @description an event kind the webhook subscribes to: session.status, message, message.any, message.ack, message.reaction, message.edited, message.revoked, message.unknown, group.join, group.leave, group.update, group.participants, call.received, call.accepted, call.rejected, label.upsert, label.deleted, label.chat.added, label.chat.deleted, poll.vote, poll.vote.failed, presence.update */
+                        /** @description an event kind the webhook subscribes to: session.status, message, message.any, message.ack, message.reaction, message.edited, message.revoked, message.unknown, group.join, group.leave, group.update, group.participants, call.received, call.accepted, call.rejected, label.upsert, label.deleted, label.chat.added, label.chat.deleted, poll.vote, poll.vote.failed, presence.update, message.waiting, message.ack.group, group.v2.join, group.v2.leave, group.v2.update, group.v2.participants, chat.archive, event.response, event.response.failed, engine.event */
                         event: string;
                     };
                 };
@@ -4756,11 +5240,17 @@ export interface webhooks {
                      *         "id": "false_15557654321@c.us_3EB0C767D26A1D8F4A2B",
                      *         "timestamp": 1763719200,
                      *         "from": "15557654321@c.us",
-                     *         "from_phone": "15557654321",
                      *         "fromMe": false,
+                     *         "source": "app",
                      *         "to": "15550001111@c.us",
+                     *         "participant": null,
                      *         "body": "Hi! Is my order on its way?",
-                     *         "hasMedia": false
+                     *         "hasMedia": false,
+                     *         "ack": null,
+                     *         "ackName": "UNKNOWN",
+                     *         "replyTo": null,
+                     *         "_data": {},
+                     *         "from_phone": "15557654321"
                      *       }
                      *     }
                      */
@@ -4769,7 +5259,7 @@ export interface webhooks {
                          * @description the event kind
                          * @enum {string}
                          */
-                        event: "session.status" | "message" | "message.any" | "message.ack" | "message.reaction" | "message.edited" | "message.revoked" | "message.unknown" | "group.join" | "group.leave" | "group.update" | "group.participants" | "call.received" | "call.accepted" | "call.rejected" | "label.upsert" | "label.deleted" | "label.chat.added" | "label.chat.deleted" | "poll.vote" | "poll.vote.failed" | "presence.update";
+                        event: "session.status" | "message" | "message.any" | "message.ack" | "message.reaction" | "message.edited" | "message.revoked" | "message.unknown" | "group.join" | "group.leave" | "group.update" | "group.participants" | "call.received" | "call.accepted" | "call.rejected" | "label.upsert" | "label.deleted" | "label.chat.added" | "label.chat.deleted" | "poll.vote" | "poll.vote.failed" | "presence.update" | "message.waiting" | "message.ack.group" | "group.v2.join" | "group.v2.leave" | "group.v2.update" | "group.v2.participants" | "chat.archive" | "event.response" | "event.response.failed" | "engine.event";
                         /** @description evt_…, the same on every attempt: deduplicate by it */
                         event_id: string;
                         /** @description ins_…, the session the event belongs to */
@@ -4959,6 +5449,7 @@ export interface components {
          *       "name": "Sales line",
          *       "status": "WORKING",
          *       "phone": "15550001111",
+         *       "engine_hmac_key_set": true,
          *       "created_at": "2026-11-21T09:58:12.345Z",
          *       "counts": {
          *         "webhooks": 2,
@@ -4976,6 +5467,8 @@ export interface components {
             };
             /** Format: date-time */
             created_at: string;
+            /** @description whether the engine's webhook must be signed (X-Webhook-Hmac); the key itself is never shown */
+            engine_hmac_key_set: boolean;
             instance_id: string;
             name: string;
             phone: string | null;

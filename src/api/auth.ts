@@ -4,7 +4,7 @@
  */
 import { createHash, timingSafeEqual } from 'node:crypto';
 import type { FastifyInstance, FastifyRequest } from 'fastify';
-import type { Store } from '../store/store.ts';
+import type { Catalog } from '../store/store.ts';
 import { HttpError } from './errors.ts';
 
 export type Principal = { kind: 'admin' } | { kind: 'instance'; instance_id: string; key_id: string };
@@ -23,7 +23,11 @@ export function hashKey(key: string): string {
   return createHash('sha256').update(key).digest('hex');
 }
 
-export function installAuth(app: FastifyInstance, store: Store, adminKeyHash: string): void {
+export function installAuth(
+  app: FastifyInstance,
+  store: Pick<Catalog, 'findKeyByHash'>,
+  adminKeyHash: string,
+): void {
   const admin = Buffer.from(adminKeyHash, 'hex');
   app.decorateRequest('principal', null as never);
   app.addHook('onRequest', async (request) => {

@@ -9,14 +9,14 @@ import type { Logger } from 'pino';
 import type { Clock } from '../domain/clock.ts';
 import { decide, type RetryRules } from '../domain/retry-policy.ts';
 import type { DeliveryObserver } from '../metrics/metrics.ts';
-import type { ClaimedDelivery, Store } from '../store/store.ts';
+import type { ClaimedDelivery, Queue } from '../store/store.ts';
 import { Wakeup } from '../wakeup.ts';
 import { OutcomeWriter } from './outcome-writer.ts';
 import { Pace } from './pace.ts';
 import type { Handed, SenderPort, Sent } from './sender.ts';
 
 export interface DispatcherOptions {
-  store: Store;
+  store: Queue;
   sender: SenderPort;
   rules: RetryRules;
   clock: Clock;

@@ -5,13 +5,13 @@
  */
 import type { Logger } from 'pino';
 import type { Clock } from '../domain/clock.ts';
-import type { AttemptResult, Store } from '../store/store.ts';
+import type { AttemptResult, Queue } from '../store/store.ts';
 
 /** How long an outcome may wait to be written with others. */
 const FLUSH_AFTER_MS = 5;
 
 export class OutcomeWriter {
-  readonly #store: Store;
+  readonly #store: Pick<Queue, 'recordAttempts'>;
   readonly #clock: Clock;
   readonly #logger: Logger;
   /** Called after a write that may have made deliveries claimable. */
@@ -22,7 +22,7 @@ export class OutcomeWriter {
   #writing = false;
   #claimedWhileWriting = false;
 
-  constructor(store: Store, clock: Clock, logger: Logger, claimAgain: () => void) {
+  constructor(store: Pick<Queue, 'recordAttempts'>, clock: Clock, logger: Logger, claimAgain: () => void) {
     this.#store = store;
     this.#clock = clock;
     this.#logger = logger;

@@ -5,10 +5,10 @@
  */
 import type { Logger } from 'pino';
 import type { Clock } from '../domain/clock.ts';
-import type { PurgeResult, Store } from '../store/store.ts';
+import type { PurgeResult, Queue } from '../store/store.ts';
 
 export interface RetentionOptions {
-  store: Pick<Store, 'purgeFinished'>;
+  store: Pick<Queue, 'purgeFinished'>;
   clock: Clock;
   retentionDays: number;
   logger: Logger;

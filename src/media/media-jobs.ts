@@ -6,12 +6,12 @@
 import type { Logger } from 'pino';
 import type { Clock } from '../domain/clock.ts';
 import { fileless } from '../domain/media-object.ts';
-import type { MediaJob, Store } from '../store/store.ts';
+import type { MediaJob, Queue } from '../store/store.ts';
 import { Wakeup } from '../wakeup.ts';
 import type { Media } from './media.ts';
 
 export interface MediaJobsOptions {
-  store: Store;
+  store: Queue;
   media: Media;
   clock: Clock;
   logger: Logger;

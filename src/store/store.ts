@@ -1,5 +1,6 @@
 /**
- * The store port: everything Herald keeps, behind one interface with one adapter per database.
+ * The store ports: what Herald keeps, in three parts (the catalog, the queue, the delivery log), each used through
+ * its own interface, with one adapter per database implementing all three.
  * Methods are async so that the embedded SQLite adapter and a networked one share the same shape.
  */
 import type { Decision } from '../domain/retry-policy.ts';
@@ -38,10 +39,6 @@ export interface IngestResult {
   deliveries: number;
   duplicate: boolean;
 }
-
-/** Why a failed delivery of a disabled webhook cannot be redelivered (SPEC §8), said alike for one and for many. */
-export const webhookDisabledConflict = (webhookId: string) =>
-  `webhook ${webhookId} is disabled; enable it before redelivering`;
 
 /** A change to an instance; a field left undefined stays as it is. */
 export interface InstanceChange {
@@ -139,10 +136,8 @@ export interface PurgeResult {
   events: number;
 }
 
-export interface Store {
-  close(): Promise<void>;
-  ping(): Promise<void>;
-
+/** What Herald knows of its instances, their keys and webhooks, and its settings: what the API manages. */
+export interface Catalog {
   getSetting(name: string): Promise<string | null>;
   setSetting(name: string, value: string): Promise<void>;
   /**
@@ -185,7 +180,10 @@ export interface Store {
   ): Promise<Webhook | null>;
   /** Cancels the webhook's pending deliveries and removes its log. */
   deleteWebhook(instanceId: string, webhookId: string): Promise<boolean>;
+}
 
+/** The queue of deliveries and media jobs: what ingest fills and the dispatcher and the media jobs work through. */
+export interface Queue {
   /**
    * Stores events with their deliveries in one transaction, routed by `router` over the instance's webhooks
    * as they are inside that transaction. An event_id seen before is answered as it was, nothing queued twice.
@@ -245,7 +243,10 @@ export interface Store {
    * dispatcher sleeps on this, so no caller of the store has to wake it.
    */
   listenForWork(wake: () => void): Promise<void>;
+}
 
+/** The delivery log as people read it, and redelivery from it. */
+export interface DeliveryLog {
   listDeliveries(
     instanceId: string,
     filter: DeliveryFilter,
@@ -255,4 +256,10 @@ export interface Store {
   redeliverFailed(instanceId: string, range: RedeliverRange, now: number): Promise<number>;
   /** Counts per instance: of one, or of all when `instanceId` is omitted; an instance without webhooks is absent. */
   instanceCounts(instanceId?: string): Promise<Map<string, InstanceCounts>>;
+}
+
+/** Everything Herald keeps, behind one adapter per database; each part is used through its own port. */
+export interface Store extends Catalog, Queue, DeliveryLog {
+  close(): Promise<void>;
+  ping(): Promise<void>;
 }

@@ -11,8 +11,10 @@ import { PostgresStore } from '../../src/store/postgres/postgres-store.ts';
 import type { ClaimedDelivery } from '../../src/store/store.ts';
 import { dropSchema, postgresSkip, scratchSchema } from '../support/postgres.ts';
 import { webhookRecord } from '../support/records.ts';
-import { storeConformance } from './conformance.ts';
+import { catalogConformance } from './catalog-conformance.ts';
+import { deliveryLogConformance } from './log-conformance.ts';
 import { mediaJobsConformance } from './media-jobs-conformance.ts';
+import { queueConformance } from './queue-conformance.ts';
 
 const T0 = Date.UTC(2026, 10, 21, 12, 0, 0);
 const LEASE = 10_000;
@@ -29,7 +31,9 @@ if (postgresSkip) {
     schemas.push(schema);
     return PostgresStore.open(url);
   };
-  storeConformance('postgres', open);
+  catalogConformance('postgres', open);
+  queueConformance('postgres', open);
+  deliveryLogConformance('postgres', open);
   mediaJobsConformance('postgres', open);
 
   describe('postgres: several processes on one database', () => {

@@ -1,13 +1,13 @@
 /** The delivery log on PostgreSQL: pages, details with attempts, and manual redelivery (which wakes workers). */
 import type { Row } from 'postgres';
+import { redeliveryConflict } from '../../domain/store-rules.ts';
 import { toAttempt, toDelivery } from '../rows.ts';
-import {
-  type DeliveryDetail,
-  type DeliveryFilter,
-  type InstanceCounts,
-  type RedeliverRange,
-  type RedeliverResult,
-  webhookDisabledConflict,
+import type {
+  DeliveryDetail,
+  DeliveryFilter,
+  InstanceCounts,
+  RedeliverRange,
+  RedeliverResult,
 } from '../store.ts';
 import type { PostgresDatabase } from './database.ts';
 
@@ -56,13 +56,8 @@ export class PostgresDeliveryLog {
         WHERE d.instance_id = ${instanceId} AND d.delivery_id = ${deliveryId}
         FOR UPDATE OF d`;
       if (!row) return null;
-      if (row.status !== 'failed') {
-        return {
-          ok: false,
-          conflict: `delivery is ${row.status}; only failed deliveries can be redelivered`,
-        };
-      }
-      if (!row.enabled) return { ok: false, conflict: webhookDisabledConflict(row.webhook_id) };
+      const conflict = redeliveryConflict(row as { status: string; webhook_id: string }, row.enabled);
+      if (conflict) return { ok: false, conflict };
       const [updated] = await sql<Row[]>`
         UPDATE deliveries SET ${sql.unsafe(RESTART)}, next_attempt_at = ${sql.unsafe(HELD)} ${now}::bigint END
         WHERE delivery_id = ${deliveryId} RETURNING *`;

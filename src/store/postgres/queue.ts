@@ -5,6 +5,7 @@
  */
 import type postgres from 'postgres';
 import { newId, randomToken } from '../../domain/ids.ts';
+import { disablesWebhook, planOutcome, repeatConflict, sessionChange } from '../../domain/store-rules.ts';
 import type { EventDraft } from '../../domain/types.ts';
 import { toWebhook } from '../rows.ts';
 import {
@@ -105,11 +106,10 @@ export class PostgresQueue {
                       ${jobs.map((e) => download(e).mimetype)}::text[],
                       ${jobs.map((e) => download(e).filename)}::text[]) AS j(event_id, url, mimetype, filename)`;
       }
-      const status = drafts.findLast((e) => fresh.has(e.event_id) && e.event === 'session.status');
-      if (status) {
-        const phone = typeof status.payload.phone === 'string' ? status.payload.phone : null;
-        await sql`UPDATE instances SET status = ${status.payload.status as string}, phone = ${phone}
-                  WHERE instance_id = ${status.instance_id}`;
+      const session = sessionChange(drafts.filter((e) => fresh.has(e.event_id)));
+      if (session) {
+        await sql`UPDATE instances SET status = ${session.status}, phone = ${session.phone}
+                  WHERE instance_id = ${instanceId}`;
       }
       const stored = new Map(drafts.map((e, i) => [e.event_id, targets[i].length]));
       const answered = new Set<string>();
@@ -130,9 +130,8 @@ export class PostgresQueue {
       WHERE event_id = ANY(${repeats.map((e) => e.event_id)}::text[])`;
     const byId = new Map(rows.map((r) => [r.event_id, r]));
     for (const e of repeats) {
-      if (byId.get(e.event_id)?.instance_id !== e.instance_id) {
-        throw new StoreConflict(`event_id ${e.event_id} was already published to another instance`);
-      }
+      const conflict = repeatConflict(e.event_id, byId.get(e.event_id)?.instance_id ?? '', e.instance_id);
+      if (conflict) throw new StoreConflict(conflict);
     }
     return new Map(rows.map((r) => [r.event_id, r.deliveries]));
   }
@@ -233,7 +232,9 @@ export class PostgresQueue {
 
   async recordAttempts(results: AttemptResult[], now: number): Promise<void> {
     if (results.length === 0) return;
-    const gone = [...new Set(results.filter((r) => disables(r)).map((r) => r.claim.webhook_id))].sort();
+    const gone = [
+      ...new Set(results.filter((r) => disablesWebhook(r.decision)).map((r) => r.claim.webhook_id)),
+    ].sort();
     await this.#db.tx(
       async (sql) => {
         // Webhooks to disable are locked first, so that two workers recording 410s of one webhook queue up
@@ -242,22 +243,24 @@ export class PostgresQueue {
           await sql`SELECT 1 FROM webhooks WHERE webhook_id = ANY(${gone}::text[]) ORDER BY webhook_id
                   FOR NO KEY UPDATE`;
         }
-        const rows = results.map(({ claim, outcome: o, decision: d }) => ({
-          delivery_id: claim.delivery_id,
-          lease_token: claim.lease_token,
-          attempt: claim.attempt,
-          trigger: claim.trigger,
-          started_at: o.started_at,
-          duration_ms: o.duration_ms,
-          status_code: o.status_code,
-          error: o.error,
-          // PostgreSQL text cannot hold NUL; a receiver's answer may.
-          response_body: o.response_body?.replaceAll('\0', '\uFFFD') ?? null,
-          next_attempt_at: d.kind === 'retry' ? d.at : null,
-          next_attempt_reason: d.kind === 'retry' ? d.reason : null,
-          status: d.kind === 'retry' ? 'pending' : d.kind,
-          failure_reason: d.kind === 'failed' ? d.reason : null,
-        }));
+        const rows = results.map(({ claim, outcome, decision }) => {
+          const { attempt: a, delivery: d } = planOutcome(outcome, decision);
+          return {
+            delivery_id: claim.delivery_id,
+            lease_token: claim.lease_token,
+            attempt: claim.attempt,
+            trigger: claim.trigger,
+            started_at: a.started_at,
+            duration_ms: a.duration_ms,
+            status_code: a.status_code,
+            error: a.error,
+            response_body: a.response_body,
+            next_attempt_at: a.next_attempt_at,
+            next_attempt_reason: a.next_attempt_reason,
+            status: d.status,
+            failure_reason: d.failure_reason,
+          };
+        });
         rows.sort((a, b) => (a.delivery_id < b.delivery_id ? -1 : 1));
         const json = this.#db.sql.json(rows as unknown as postgres.JSONValue);
         // One statement logs and applies. `= ANY(ids)` lets the planner use the key's index instead of reading
@@ -320,8 +323,6 @@ export class PostgresQueue {
     });
   }
 }
-
-const disables = (r: AttemptResult) => r.decision.kind === 'failed' && r.decision.disableWebhook;
 
 const RECORD_COLUMNS = `delivery_id text, lease_token text, attempt integer, trigger text, started_at bigint,
   duration_ms integer, status_code integer, error text, response_body text, next_attempt_at bigint,

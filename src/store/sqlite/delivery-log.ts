@@ -1,13 +1,13 @@
 /** The delivery log on SQLite: pages, details with attempts, and manual redelivery. */
 import type { SQLInputValue } from 'node:sqlite';
+import { redeliveryConflict } from '../../domain/store-rules.ts';
 import { toAttempt, toDelivery } from '../rows.ts';
-import {
-  type DeliveryDetail,
-  type DeliveryFilter,
-  type InstanceCounts,
-  type RedeliverRange,
-  type RedeliverResult,
-  webhookDisabledConflict,
+import type {
+  DeliveryDetail,
+  DeliveryFilter,
+  InstanceCounts,
+  RedeliverRange,
+  RedeliverResult,
 } from '../store.ts';
 import type { SqliteDatabase } from './database.ts';
 
@@ -66,18 +66,8 @@ export class SqliteDeliveryLog {
         )
         .get(instanceId, deliveryId) as Row | undefined;
       if (!row) return null;
-      if (row.status !== 'failed') {
-        return {
-          ok: false,
-          conflict: `delivery is ${row.status}; only failed deliveries can be redelivered`,
-        };
-      }
-      if (row.enabled !== 1) {
-        return {
-          ok: false,
-          conflict: webhookDisabledConflict(row.webhook_id as string),
-        };
-      }
+      const conflict = redeliveryConflict(row as { status: string; webhook_id: string }, row.enabled === 1);
+      if (conflict) return { ok: false, conflict };
       this.#db.q(`${RESTART} WHERE delivery_id = ?`).run(now, deliveryId);
       this.#db.notifyWork();
       const updated = this.#db.q('SELECT * FROM deliveries WHERE delivery_id = ?').get(deliveryId) as Row;

@@ -1,5 +1,6 @@
 /** The delivery queue on SQLite: ingest, leased claims, outcomes, and ending a disabled webhook's work. */
 import { newId, randomToken } from '../../domain/ids.ts';
+import { disablesWebhook, planOutcome, repeatConflict, sessionChange } from '../../domain/store-rules.ts';
 import type { EventDraft, Webhook } from '../../domain/types.ts';
 import { toWebhook } from '../rows.ts';
 import {
@@ -75,9 +76,8 @@ export class SqliteQueue {
   #ingestOne(e: EventDraft, webhooks: Webhook[], router: Router, now: number): IngestResult {
     const seen = this.#db.q('SELECT instance_id, deliveries FROM events WHERE event_id = ?').get(e.event_id);
     if (seen) {
-      if (seen.instance_id !== e.instance_id) {
-        throw new StoreConflict(`event_id ${e.event_id} was already published to another instance`);
-      }
+      const conflict = repeatConflict(e.event_id, seen.instance_id as string, e.instance_id);
+      if (conflict) throw new StoreConflict(conflict);
       return { event_id: e.event_id, deliveries: seen.deliveries as number, duplicate: true };
     }
     const targets = router(e, webhooks);
@@ -100,11 +100,11 @@ export class SqliteQueue {
         .q('INSERT INTO media_jobs (event_id, url, mimetype, filename, next_try_at) VALUES (?, ?, ?, ?, ?)')
         .run(e.event_id, url, mimetype, filename, now);
     }
-    if (e.event === 'session.status') {
-      const phone = typeof e.payload.phone === 'string' ? e.payload.phone : null;
+    const session = sessionChange([e]);
+    if (session) {
       this.#db
         .q('UPDATE instances SET status = ?, phone = ? WHERE instance_id = ?')
-        .run(e.payload.status as string, phone, e.instance_id);
+        .run(session.status, session.phone, e.instance_id);
     }
     return { event_id: e.event_id, deliveries: targets.length, duplicate: false };
   }
@@ -191,28 +191,34 @@ export class SqliteQueue {
            last_attempt_at = ?, last_status_code = ?, last_error = ?, status = ?, next_attempt_at = ?, failure_reason = ?
          WHERE seq = ?`,
       );
-      for (const { claim, outcome: o, decision: d } of results) {
-        const retryAt = d.kind === 'retry' ? d.at : null;
+      for (const { claim, outcome, decision } of results) {
+        const { attempt: a, delivery: d } = planOutcome(outcome, decision);
         log.run(
           claim.delivery_id,
           claim.attempt,
           claim.trigger,
-          o.started_at,
-          o.duration_ms,
-          o.status_code,
-          o.error,
-          o.response_body,
-          retryAt,
-          d.kind === 'retry' ? d.reason : null,
+          a.started_at,
+          a.duration_ms,
+          a.status_code,
+          a.error,
+          a.response_body,
+          a.next_attempt_at,
+          a.next_attempt_reason,
         );
         // A lease that ran out, or ended by disabling, leaves the decision to whoever holds the delivery now.
         const lease = this.#leases.end(claim.delivery_id, claim.lease_token);
         if (lease) {
-          const status = d.kind === 'retry' ? 'pending' : d.kind;
-          const reason = d.kind === 'failed' ? d.reason : null;
-          apply.run(o.started_at, o.status_code, o.error, status, retryAt, reason, lease.seq);
+          apply.run(
+            d.last_attempt_at,
+            d.last_status_code,
+            d.last_error,
+            d.status,
+            d.next_attempt_at,
+            d.failure_reason,
+            lease.seq,
+          );
         }
-        if (d.kind === 'failed' && d.disableWebhook) this.disable(claim.webhook_id, 'gone', now);
+        if (disablesWebhook(decision)) this.disable(claim.webhook_id, 'gone', now);
       }
     }, 'lazy');
   }

@@ -1,84 +1,19 @@
-/**
- * The store port's conformance suite: every adapter must pass it. Time is passed explicitly, so leases and
- * due times are tested without waiting.
- */
+/** Store conformance, the queue: ingest, claims, leases, outcomes: every adapter must pass it. */
 import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
-import { eventBody } from '../../src/domain/event-body.ts';
-import type { Decision } from '../../src/domain/retry-policy.ts';
 import { route } from '../../src/domain/routing.ts';
-import type { AttemptOutcome, EventDraft, Webhook } from '../../src/domain/types.ts';
-import {
-  type AttemptResult,
-  type ClaimedDelivery,
-  type Store,
-  StoreConflict,
-} from '../../src/store/store.ts';
-import { webhookRecord } from '../support/records.ts';
+import type { EventDraft } from '../../src/domain/types.ts';
+import { type ClaimedDelivery, type Store, StoreConflict } from '../../src/store/store.ts';
+import { LEASE, records, T0, unlimited } from './records.ts';
 
-const T0 = Date.UTC(2026, 10, 21, 12, 0, 0);
-const LEASE = 10_000;
-const unlimited = () => 1000;
-let seq = 0;
-const uid = (prefix: string) => `${prefix}_conf${(++seq).toString().padStart(22, '0')}`;
-
-export function storeConformance(name: string, open: () => Promise<Store>): void {
-  describe(`store conformance: ${name}`, () => {
+export function queueConformance(name: string, open: () => Promise<Store>): void {
+  describe(`store conformance, the queue: ${name}`, () => {
     let store: Store;
     before(async () => {
       store = await open();
     });
     after(() => store.close());
-
-    async function instance(): Promise<string> {
-      const id = uid('ins');
-      await store.createInstance({
-        instance_id: id,
-        name: 'conformance',
-        status: 'STOPPED',
-        phone: null,
-        created_at: T0,
-      });
-      return id;
-    }
-
-    async function webhook(instanceId: string, over: Partial<Webhook> = {}): Promise<Webhook> {
-      const w = webhookRecord({ webhook_id: uid('whk'), instance_id: instanceId, ...over }, T0);
-      await store.createWebhook(w);
-      return w;
-    }
-
-    const draft = (instanceId: string, over: Partial<Omit<EventDraft, 'body'>> = {}): EventDraft => {
-      const e = {
-        event_id: uid('evt'),
-        event: 'message.ack',
-        instance_id: instanceId,
-        timestamp: T0,
-        payload: { id: 'm1', from: 'a', to: 'b', ack: 1, ackName: 'SERVER' },
-        ...over,
-      };
-      return { ...e, body: eventBody(e) };
-    };
-
-    const outcome = (status_code: number | null, at: number): AttemptOutcome => ({
-      started_at: at,
-      duration_ms: 5,
-      status_code,
-      error: status_code === null ? 'timeout' : null,
-      response_body: 'ok',
-      retry_after: null,
-    });
-
-    const result = (
-      claim: ClaimedDelivery,
-      status: number | null,
-      decision: Decision,
-      at: number,
-    ): AttemptResult => ({
-      claim,
-      outcome: outcome(status, at),
-      decision,
-    });
+    const { instance, webhook, draft, result } = records(() => store);
 
     test('ingest stores an event with one delivery per routed webhook, and a repeat is answered the same', async () => {
       const ins = await instance();
@@ -322,173 +257,6 @@ export function storeConformance(name: string, open: () => Promise<Store>): void
       assert.equal(again?.delivery_id, c.delivery_id);
     });
 
-    test('redelivery: only failed deliveries of enabled webhooks, a fresh manual cycle', async () => {
-      const ins = await instance();
-      const w = await webhook(ins);
-      await store.ingest(ins, [draft(ins)], route, T0);
-      const [c] = await store.claimDue(T0, 1, LEASE, (id) => (id === w.webhook_id ? 1 : 0));
-      assert.equal((await store.redeliver(ins, c.delivery_id, T0))?.ok, false, 'pending is a conflict');
-      await store.recordAttempts(
-        [result(c, 500, { kind: 'failed', reason: 'attempts_exhausted', disableWebhook: false }, T0)],
-        T0,
-      );
-      await store.setWebhookEnabled(ins, w.webhook_id, false, T0);
-      assert.match(JSON.stringify(await store.redeliver(ins, c.delivery_id, T0)), /disabled/);
-      await store.setWebhookEnabled(ins, w.webhook_id, true, T0);
-      const r = await store.redeliver(ins, c.delivery_id, T0 + 1);
-      assert.ok(r?.ok);
-      assert.deepEqual(
-        [r.delivery.status, r.delivery.next_attempt_at, r.delivery.failure_reason],
-        ['pending', T0 + 1, null],
-      );
-      const again = (await store.claimDue(T0 + 1, 100, LEASE, unlimited)).find(
-        (x) => x.delivery_id === c.delivery_id,
-      );
-      assert.deepEqual([again?.trigger, again?.cycle_attempt, again?.attempt], ['manual', 1, 2]);
-      assert.equal(await store.redeliver(ins, 'dlv_unknown0000000000000000', T0), null);
-    });
-
-    test('bulk redelivery counts failed deliveries of enabled webhooks in the range', async () => {
-      const ins = await instance();
-      const on = await webhook(ins);
-      const off = await webhook(ins);
-      await store.ingest(ins, [draft(ins)], route, T0);
-      await store.ingest(ins, [draft(ins)], route, T0 + 1000);
-      await store.setWebhookEnabled(ins, on.webhook_id, false, T0 + 2000);
-      await store.setWebhookEnabled(ins, off.webhook_id, false, T0 + 2000);
-      await store.setWebhookEnabled(ins, on.webhook_id, true, T0 + 3000);
-      assert.equal(await store.redeliverFailed(ins, { since: T0 + 500 }, T0 + 4000), 1);
-      assert.equal(await store.redeliverFailed(ins, { webhook_id: on.webhook_id }, T0 + 4000), 1);
-      assert.equal(await store.redeliverFailed(ins, {}, T0 + 4000), 0);
-    });
-
-    test('instance counts: webhooks, failed deliveries, and exactly what bulk redelivery would restart', async () => {
-      const ins = await instance();
-      const other = await instance();
-      const on = await webhook(ins);
-      const off = await webhook(ins);
-      await webhook(ins, { enabled: false });
-      await store.ingest(ins, [draft(ins), draft(ins)], route, T0);
-      // Disabling fails pending deliveries; re-enabling one webhook makes its failures redeliverable.
-      await store.setWebhookEnabled(ins, on.webhook_id, false, T0 + 1);
-      await store.setWebhookEnabled(ins, off.webhook_id, false, T0 + 1);
-      await store.setWebhookEnabled(ins, on.webhook_id, true, T0 + 2);
-      const counts = await store.instanceCounts(ins);
-      assert.deepEqual(counts.get(ins), { webhooks: 3, failed_deliveries: 4, redeliverable_deliveries: 2 });
-      assert.equal(counts.has(other), false, 'one instance asked, one answered');
-      assert.deepEqual((await store.instanceCounts()).get(ins), counts.get(ins));
-      assert.equal(await store.redeliverFailed(ins, {}, T0 + 3), 2, 'the count promised is the count done');
-      assert.deepEqual((await store.instanceCounts(ins)).get(ins), {
-        webhooks: 3,
-        failed_deliveries: 2,
-        redeliverable_deliveries: 0,
-      });
-    });
-
-    test('the log pages newest first, filters, and a cursor walks every delivery once', async () => {
-      const ins = await instance();
-      const w = await webhook(ins);
-      const drafts = Array.from({ length: 7 }, (_, i) =>
-        draft(ins, i % 2 ? { event: 'presence.update', payload: {} } : {}),
-      );
-      await store.ingest(ins, drafts, route, T0);
-      const seen: string[] = [];
-      let cursor: string | undefined;
-      do {
-        const page = await store.listDeliveries(ins, { limit: 3, cursor });
-        seen.push(...page.deliveries.map((d) => d.event_id));
-        cursor = page.next_cursor ?? undefined;
-      } while (cursor);
-      assert.deepEqual(seen, drafts.map((d) => d.event_id).reverse());
-      const presence = await store.listDeliveries(ins, {
-        limit: 10,
-        event: 'presence.update',
-        webhook_id: w.webhook_id,
-      });
-      assert.equal(presence.deliveries.length, 3);
-      const one = await store.listDeliveries(ins, { limit: 10, event_id: drafts[4].event_id });
-      assert.deepEqual(
-        one.deliveries.map((d) => d.event_id),
-        [drafts[4].event_id],
-      );
-      assert.equal(
-        (await store.listDeliveries(ins, { limit: 10, status: 'delivered' })).deliveries.length,
-        0,
-      );
-    });
-
-    test('PATCH semantics of the secret: keep, set, clear', async () => {
-      const ins = await instance();
-      const w = await webhook(ins, { secret_sealed: 'sealed-1' });
-      const config = { destination_url: 'https://example.org/x', events: ['message'], ignore_status: false };
-      assert.equal(
-        (await store.updateWebhook(ins, w.webhook_id, { ...config, secret: { kind: 'keep' } }, T0))
-          ?.secret_sealed,
-        'sealed-1',
-      );
-      assert.equal(
-        (
-          await store.updateWebhook(
-            ins,
-            w.webhook_id,
-            { ...config, secret: { kind: 'set', sealed: 's2' } },
-            T0,
-          )
-        )?.secret_sealed,
-        's2',
-      );
-      const cleared = await store.updateWebhook(
-        ins,
-        w.webhook_id,
-        { ...config, secret: { kind: 'clear' } },
-        T0 + 1,
-      );
-      assert.deepEqual(
-        [cleared?.secret_sealed, cleared?.destination_url, cleared?.updated_at],
-        [null, 'https://example.org/x', T0 + 1],
-      );
-    });
-
-    test('resealSecrets replaces every sealed secret and the setting at once, or nothing', async () => {
-      const ins = await instance();
-      const a = await webhook(ins, { secret_sealed: 'sealed-a' });
-      const b = await webhook(ins, { secret_sealed: 'sealed-b' });
-      const none = await webhook(ins);
-      const secretOf = async (w: Webhook) => (await store.getWebhook(ins, w.webhook_id))?.secret_sealed;
-
-      // A failure part-way leaves every secret and the setting as they were.
-      await store.setSetting('reseal_check', 'old');
-      await assert.rejects(
-        store.resealSecrets(
-          (s) => {
-            if (s === 'sealed-b') throw new Error('cannot open');
-            return `new:${s}`;
-          },
-          { name: 'reseal_check', value: 'new' },
-        ),
-        /cannot open/,
-      );
-      assert.deepEqual([await secretOf(a), await secretOf(b)], ['sealed-a', 'sealed-b']);
-      assert.equal(await store.getSetting('reseal_check'), 'old');
-
-      const seen: string[] = [];
-      const count = await store.resealSecrets(
-        (s) => {
-          seen.push(s);
-          return `new:${s}`;
-        },
-        { name: 'reseal_check', value: 'new' },
-      );
-      assert.equal(count, seen.length);
-      assert.ok(seen.includes('sealed-a') && seen.includes('sealed-b'));
-      assert.ok(!seen.includes(null as unknown as string), 'webhooks without a secret are left alone');
-      assert.deepEqual(
-        [await secretOf(a), await secretOf(b), await secretOf(none)],
-        ['new:sealed-a', 'new:sealed-b', null],
-      );
-      assert.equal(await store.getSetting('reseal_check'), 'new');
-    });
-
     test('queue stats: pending counts queued and in-flight deliveries; due and the oldest due time leave out leased ones', async () => {
       // Earlier than anything other cases store, so this delivery is the oldest due one whatever they left behind.
       const early = T0 - 1e9;
@@ -584,19 +352,6 @@ export function storeConformance(name: string, open: () => Promise<Store>): void
       assert.deepEqual([republished.duplicate, republished.deliveries], [false, 1]);
       assert.equal((await store.ingest(ins, [retrying], route, T0))[0].duplicate, true);
       assert.equal((await store.ingest(quiet, [lonely], route, T0))[0].duplicate, false);
-    });
-
-    test('deleting an instance removes its webhooks, keys, events and deliveries', async () => {
-      const ins = await instance();
-      await webhook(ins);
-      await store.createKey({ key_id: uid('key'), instance_id: ins, key_hash: uid('hash'), created_at: T0 });
-      await store.ingest(ins, [draft(ins)], route, T0);
-      assert.equal(await store.deleteInstance(ins), true);
-      assert.equal(await store.getInstance(ins), null);
-      assert.deepEqual(await store.listWebhooks(ins), []);
-      assert.deepEqual(await store.listKeys(ins), []);
-      assert.equal((await store.listDeliveries(ins, { limit: 10 })).deliveries.length, 0);
-      assert.equal(await store.deleteInstance(ins), false);
     });
   });
 }

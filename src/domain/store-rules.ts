@@ -1,0 +1,76 @@
+/**
+ * The rules every store applies, written once: what an attempt's decision changes, what a session.status event
+ * does to its instance, who may be redelivered, and what a repeated event_id means. Pure: the adapters only
+ * persist what these return.
+ */
+import type { Decision } from './retry-policy.ts';
+import type { AttemptOutcome, DeliveryStatus, EventDraft, FailureReason } from './types.ts';
+
+/** An attempt as the delivery log keeps it, and what it changes on its delivery. */
+export interface OutcomePlan {
+  attempt: AttemptOutcome & { next_attempt_at: number | null; next_attempt_reason: string | null };
+  delivery: {
+    status: DeliveryStatus;
+    next_attempt_at: number | null;
+    failure_reason: FailureReason | null;
+    last_attempt_at: number;
+    last_status_code: number | null;
+    last_error: string | null;
+  };
+}
+
+export function planOutcome(outcome: AttemptOutcome, decision: Decision): OutcomePlan {
+  const retryAt = decision.kind === 'retry' ? decision.at : null;
+  return {
+    attempt: {
+      ...outcome,
+      // PostgreSQL text cannot hold NUL; a receiver's answer may.
+      response_body: outcome.response_body?.replaceAll('\0', '\uFFFD') ?? null,
+      next_attempt_at: retryAt,
+      next_attempt_reason: decision.kind === 'retry' ? decision.reason : null,
+    },
+    delivery: {
+      status: decision.kind === 'retry' ? 'pending' : decision.kind,
+      next_attempt_at: retryAt,
+      failure_reason: decision.kind === 'failed' ? decision.reason : null,
+      last_attempt_at: outcome.started_at,
+      last_status_code: outcome.status_code,
+      last_error: outcome.error,
+    },
+  };
+}
+
+/** Whether the decision disables the webhook (it answered 410). */
+export const disablesWebhook = (d: Decision): boolean => d.kind === 'failed' && d.disableWebhook;
+
+/**
+ * What the newly stored events say of their instance's session: its status and phone as the last session.status
+ * among them carried them (a phone left out means none is known), or null when none is a session.status.
+ */
+export function sessionChange(fresh: readonly EventDraft[]): { status: string; phone: string | null } | null {
+  const last = fresh.findLast((e) => e.event === 'session.status');
+  if (!last) return null;
+  const phone = last.payload.phone;
+  return { status: last.payload.status as string, phone: typeof phone === 'string' ? phone : null };
+}
+
+/** Why a failed delivery of a disabled webhook cannot be redelivered, said alike for one and for many. */
+export const webhookDisabledConflict = (webhookId: string): string =>
+  `webhook ${webhookId} is disabled; enable it before redelivering`;
+
+/** Why a delivery cannot be redelivered, or null when it can: only failed ones, of an enabled webhook. */
+export function redeliveryConflict(
+  d: { status: string; webhook_id: string },
+  webhookEnabled: boolean,
+): string | null {
+  if (d.status !== 'failed') return `delivery is ${d.status}; only failed deliveries can be redelivered`;
+  return webhookEnabled ? null : webhookDisabledConflict(d.webhook_id);
+}
+
+/**
+ * An event_id stored before: the same instance gets the first answer again (nothing queued twice); another
+ * instance's reuse is refused, with this message, and the whole call stores nothing.
+ */
+export function repeatConflict(eventId: string, storedFor: string, instanceId: string): string | null {
+  return storedFor === instanceId ? null : `event_id ${eventId} was already published to another instance`;
+}

@@ -1,0 +1,103 @@
+/** Store conformance, the catalog: instances, keys, webhooks, settings: every adapter must pass it. */
+import assert from 'node:assert/strict';
+import { after, before, describe, test } from 'node:test';
+import { route } from '../../src/domain/routing.ts';
+import type { Webhook } from '../../src/domain/types.ts';
+import type { Store } from '../../src/store/store.ts';
+import { records, T0, uid } from './records.ts';
+
+export function catalogConformance(name: string, open: () => Promise<Store>): void {
+  describe(`store conformance, the catalog: ${name}`, () => {
+    let store: Store;
+    before(async () => {
+      store = await open();
+    });
+    after(() => store.close());
+    const { instance, webhook, draft } = records(() => store);
+
+    test('PATCH semantics of the secret: keep, set, clear', async () => {
+      const ins = await instance();
+      const w = await webhook(ins, { secret_sealed: 'sealed-1' });
+      const config = { destination_url: 'https://example.org/x', events: ['message'], ignore_status: false };
+      assert.equal(
+        (await store.updateWebhook(ins, w.webhook_id, { ...config, secret: { kind: 'keep' } }, T0))
+          ?.secret_sealed,
+        'sealed-1',
+      );
+      assert.equal(
+        (
+          await store.updateWebhook(
+            ins,
+            w.webhook_id,
+            { ...config, secret: { kind: 'set', sealed: 's2' } },
+            T0,
+          )
+        )?.secret_sealed,
+        's2',
+      );
+      const cleared = await store.updateWebhook(
+        ins,
+        w.webhook_id,
+        { ...config, secret: { kind: 'clear' } },
+        T0 + 1,
+      );
+      assert.deepEqual(
+        [cleared?.secret_sealed, cleared?.destination_url, cleared?.updated_at],
+        [null, 'https://example.org/x', T0 + 1],
+      );
+    });
+
+    test('resealSecrets replaces every sealed secret and the setting at once, or nothing', async () => {
+      const ins = await instance();
+      const a = await webhook(ins, { secret_sealed: 'sealed-a' });
+      const b = await webhook(ins, { secret_sealed: 'sealed-b' });
+      const none = await webhook(ins);
+      const secretOf = async (w: Webhook) => (await store.getWebhook(ins, w.webhook_id))?.secret_sealed;
+
+      // A failure part-way leaves every secret and the setting as they were.
+      await store.setSetting('reseal_check', 'old');
+      await assert.rejects(
+        store.resealSecrets(
+          (s) => {
+            if (s === 'sealed-b') throw new Error('cannot open');
+            return `new:${s}`;
+          },
+          { name: 'reseal_check', value: 'new' },
+        ),
+        /cannot open/,
+      );
+      assert.deepEqual([await secretOf(a), await secretOf(b)], ['sealed-a', 'sealed-b']);
+      assert.equal(await store.getSetting('reseal_check'), 'old');
+
+      const seen: string[] = [];
+      const count = await store.resealSecrets(
+        (s) => {
+          seen.push(s);
+          return `new:${s}`;
+        },
+        { name: 'reseal_check', value: 'new' },
+      );
+      assert.equal(count, seen.length);
+      assert.ok(seen.includes('sealed-a') && seen.includes('sealed-b'));
+      assert.ok(!seen.includes(null as unknown as string), 'webhooks without a secret are left alone');
+      assert.deepEqual(
+        [await secretOf(a), await secretOf(b), await secretOf(none)],
+        ['new:sealed-a', 'new:sealed-b', null],
+      );
+      assert.equal(await store.getSetting('reseal_check'), 'new');
+    });
+
+    test('deleting an instance removes its webhooks, keys, events and deliveries', async () => {
+      const ins = await instance();
+      await webhook(ins);
+      await store.createKey({ key_id: uid('key'), instance_id: ins, key_hash: uid('hash'), created_at: T0 });
+      await store.ingest(ins, [draft(ins)], route, T0);
+      assert.equal(await store.deleteInstance(ins), true);
+      assert.equal(await store.getInstance(ins), null);
+      assert.deepEqual(await store.listWebhooks(ins), []);
+      assert.deepEqual(await store.listKeys(ins), []);
+      assert.equal((await store.listDeliveries(ins, { limit: 10 })).deliveries.length, 0);
+      assert.equal(await store.deleteInstance(ins), false);
+    });
+  });
+}

@@ -7,7 +7,7 @@ import { parentPort, workerData } from 'node:worker_threads';
 import { AddressAllowList, type Cidr } from '../net/address-allow-list.ts';
 import type { Lookup } from '../net/destination.ts';
 import { type LaneJob, Lanes } from './lanes.ts';
-import { Poster, type PostRequest } from './poster.ts';
+import { Poster, type PostRequest } from '../net/poster.ts';
 
 export interface ThreadSetup {
   timeoutMs: number;

@@ -8,7 +8,7 @@ import type { AddressInfo } from 'node:net';
 import { test } from 'node:test';
 import { setFlagsFromString } from 'node:v8';
 import { runInNewContext } from 'node:vm';
-import { Poster, RESPONSE_BODY_KEPT } from '../../src/delivery/poster.ts';
+import { Poster, RESPONSE_BODY_KEPT } from '../../src/net/poster.ts';
 
 // Collected garbage is not held memory: measure after a collection.
 setFlagsFromString('--expose-gc');

@@ -6,8 +6,8 @@ import { isIP } from 'node:net';
 import { Agent, type Dispatcher } from 'undici';
 import { HEADERS, signWith } from '../domain/signature.ts';
 import type { AttemptOutcome } from '../domain/types.ts';
-import { createGuardedLookup, type DestinationPolicy, isAllowedAddress } from '../net/destination.ts';
 import { Deadlines, type Expiring } from './deadlines.ts';
+import { createGuardedLookup, type DestinationPolicy, isAllowedAddress } from './destination.ts';
 
 export const RESPONSE_BODY_KEPT = 4096;
 

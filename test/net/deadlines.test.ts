@@ -1,7 +1,7 @@
 /** The deadline wheel of the sender: one timer for every attempt's timeout, released when an attempt ends. */
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
-import { Deadlines } from '../../src/delivery/deadlines.ts';
+import { Deadlines } from '../../src/net/deadlines.ts';
 
 /** Something a deadline ends, which tells when it was ended. */
 function target() {

@@ -1,0 +1,65 @@
+/**
+ * A webhook's health as its outcomes make it: the last delivery and the last failure, the failures in a row, and
+ * attempts and deliveries per hour (the view sums the last 24). Pure: the outcome writer hands each batch here, and
+ * the store adds what comes back to what it holds, so no read of the delivery log is ever needed.
+ */
+import type { AttemptOutcome } from './types.ts';
+
+export const HOUR_MS = 3_600_000;
+
+export interface WebhookHealth {
+  last_delivered_at: number | null;
+  last_failed_at: number | null;
+  consecutive_failures: number;
+  attempts_24h: number;
+  delivered_24h: number;
+}
+
+/** One batch's change to a webhook: per hour, and to its running figures. */
+export interface HealthChange {
+  webhook_id: string;
+  hours: { hour: number; attempts: number; delivered: number }[];
+  last_delivered_at: number | null;
+  last_failed_at: number | null;
+  /** A delivery in the batch: the failures in a row start over from `failures`. */
+  reset: boolean;
+  /** Failures in the batch after its last delivery (all of them, without one). */
+  failures: number;
+}
+
+export function healthChanges(
+  attempts: readonly { webhook_id: string; outcome: AttemptOutcome; delivered: boolean }[],
+): HealthChange[] {
+  const byWebhook = new Map<string, HealthChange>();
+  const ordered = [...attempts].sort((a, b) => endOf(a.outcome) - endOf(b.outcome));
+  for (const { webhook_id, outcome, delivered } of ordered) {
+    let c = byWebhook.get(webhook_id);
+    if (!c) {
+      c = { webhook_id, hours: [], last_delivered_at: null, last_failed_at: null, reset: false, failures: 0 };
+      byWebhook.set(webhook_id, c);
+    }
+    const at = endOf(outcome);
+    const hour = Math.floor(at / HOUR_MS) * HOUR_MS;
+    let bucket = c.hours.find((h) => h.hour === hour);
+    if (!bucket) {
+      bucket = { hour, attempts: 0, delivered: 0 };
+      c.hours.push(bucket);
+    }
+    bucket.attempts++;
+    if (delivered) {
+      bucket.delivered++;
+      c.last_delivered_at = at;
+      c.reset = true;
+      c.failures = 0;
+    } else {
+      c.last_failed_at = at;
+      c.failures++;
+    }
+  }
+  return [...byWebhook.values()];
+}
+
+/** The first hour the 24-hour figures count, at `now`: the current hour and the 23 before it. */
+export const firstCountedHour = (now: number): number => Math.floor(now / HOUR_MS) * HOUR_MS - 23 * HOUR_MS;
+
+const endOf = (o: AttemptOutcome) => o.started_at + o.duration_ms;

@@ -1,0 +1,49 @@
+/** A webhook's health from a batch of outcomes (src/domain/health.ts). */
+import assert from 'node:assert/strict';
+import { test } from 'node:test';
+import { firstCountedHour, HOUR_MS, healthChanges } from '../../src/domain/health.ts';
+import type { AttemptOutcome } from '../../src/domain/types.ts';
+
+const at = (started_at: number, status_code: number | null): AttemptOutcome => ({
+  started_at,
+  duration_ms: 10,
+  status_code,
+  error: status_code === null ? 'timeout' : null,
+  response_body: null,
+  retry_after: null,
+});
+const H = 1_000 * HOUR_MS;
+
+test('per webhook: attempts and deliveries per hour, the last of each, and the failures after the last success', () => {
+  const changes = healthChanges([
+    { webhook_id: 'whk_a', outcome: at(H + 500, 500), delivered: false },
+    { webhook_id: 'whk_a', outcome: at(H + 100, 200), delivered: true },
+    { webhook_id: 'whk_a', outcome: at(H + HOUR_MS + 5, null), delivered: false },
+    { webhook_id: 'whk_b', outcome: at(H + 50, 503), delivered: false },
+  ]).sort((a, b) => a.webhook_id.localeCompare(b.webhook_id));
+  assert.deepEqual(changes, [
+    {
+      webhook_id: 'whk_a',
+      hours: [
+        { hour: H, attempts: 2, delivered: 1 },
+        { hour: H + HOUR_MS, attempts: 1, delivered: 0 },
+      ],
+      last_delivered_at: H + 110,
+      last_failed_at: H + HOUR_MS + 15,
+      reset: true,
+      failures: 2,
+    },
+    {
+      webhook_id: 'whk_b',
+      hours: [{ hour: H, attempts: 1, delivered: 0 }],
+      last_delivered_at: null,
+      last_failed_at: H + 60,
+      reset: false,
+      failures: 1,
+    },
+  ]);
+});
+
+test('the 24-hour figures count the current hour and the 23 before it', () => {
+  assert.equal(firstCountedHour(H + 1234), H - 23 * HOUR_MS);
+});

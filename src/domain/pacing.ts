@@ -4,6 +4,9 @@
  * to a limited webhook waits in the queue, paced, rather than in a lane. Pure.
  */
 
+/** How far ahead a claim takes slots: what waits in a lane waits at most about this long (the claim's window). */
+export const PACE_HORIZON_MS = 1000;
+
 /** The slots for up to `wanted` starts, from `nextAt` (the first free slot, or earlier) on, and the next free one. */
 export function takeSlots(
   perSecond: number,

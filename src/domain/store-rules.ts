@@ -40,6 +40,17 @@ export function planOutcome(outcome: AttemptOutcome, decision: Decision): Outcom
   };
 }
 
+/** An attempt as the webhook's health counts it: delivered, or a failure. */
+export const healthInput = (r: {
+  claim: { webhook_id: string };
+  outcome: AttemptOutcome;
+  decision: Decision;
+}) => ({
+  webhook_id: r.claim.webhook_id,
+  outcome: r.outcome,
+  delivered: r.decision.kind === 'delivered',
+});
+
 /** Whether the decision disables the webhook (it answered 410). */
 export const disablesWebhook = (d: Decision): boolean => d.kind === 'failed' && d.disableWebhook;
 

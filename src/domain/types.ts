@@ -1,4 +1,5 @@
 /** Shared shapes of the domain. Times are epoch milliseconds inside Herald and ISO strings at the API. */
+import type { Filter } from './filter.ts';
 import type { MediaDownload } from './media-object.ts';
 
 export type DeliveryStatus = 'pending' | 'delivered' | 'failed';
@@ -24,6 +25,15 @@ export interface Webhook {
   enabled: boolean;
   /** AES-GCM sealed signing secret, or null when the webhook signs nothing. */
   secret_sealed: string | null;
+  /** The secret a rotation replaced, still signed with until `previous_secret_until`. */
+  previous_secret_sealed?: string | null;
+  previous_secret_until?: number | null;
+  /** Which events of its kinds it receives (filter.ts), or null for all. */
+  filter?: Filter | null;
+  /** Its own headers, as sealed JSON (they often carry tokens), or null. */
+  headers_sealed?: string | null;
+  /** Deliveries started per second at most, across every process, or null for no limit. */
+  rate_limit?: number | null;
   disabled_reason: string | null;
   disabled_at: number | null;
   created_at: number;

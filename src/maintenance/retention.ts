@@ -5,10 +5,10 @@
  */
 import type { Logger } from 'pino';
 import type { Clock } from '../domain/clock.ts';
-import type { PurgeResult, Queue } from '../store/store.ts';
+import type { Catalog, PurgeResult, Queue } from '../store/store.ts';
 
 export interface RetentionOptions {
-  store: Pick<Queue, 'purgeFinished'>;
+  store: Pick<Queue, 'purgeFinished'> & Pick<Catalog, 'forgetRotatedSecrets'>;
   clock: Clock;
   retentionDays: number;
   logger: Logger;
@@ -68,6 +68,8 @@ export class RetentionSweeper {
   async #sweep(): Promise<PurgeResult> {
     const { store, clock, retentionDays, batchSize, pauseMs, logger } = this.#o;
     const before = clock() - retentionDays * DAY_MS;
+    // Rotated-out signing secrets are forgotten once their grace ends (they are not signed with after it anyway).
+    await store.forgetRotatedSecrets(clock());
     const total: PurgeResult = { deliveries: 0, events: 0 };
     while (!this.#stopping) {
       const batch = await store.purgeFinished(before, batchSize);

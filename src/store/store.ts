@@ -3,6 +3,8 @@
  * its own interface, with one adapter per database implementing all three.
  * Methods are async so that the embedded SQLite adapter and a networked one share the same shape.
  */
+import type { Filter } from '../domain/filter.ts';
+import type { WebhookHealth } from '../domain/health.ts';
 import type { Decision } from '../domain/retry-policy.ts';
 import type {
   Attempt,
@@ -30,6 +32,9 @@ export interface WebhookConfig {
   events: string[];
   ignore_status: boolean;
   secret: SecretChange;
+  filter: Filter | null;
+  headers_sealed: string | null;
+  rate_limit: number | null;
 }
 
 export type Router = (event: EventDraft, webhooks: readonly Webhook[]) => Webhook[];
@@ -70,7 +75,14 @@ export interface ClaimedDelivery {
   webhook_id: string;
   destination_url: string;
   secret_sealed: string | null;
+  /** A rotated-out secret still in its grace: signed with too. */
+  previous_secret_sealed: string | null;
+  headers_sealed: string | null;
   body: string;
+  /** Not before (a rate limit's slot); 0 when it may start at once. */
+  start_at: number;
+  /** The webhook's rate limit, per second: its lane keeps its starts that far apart. */
+  rate_limit: number | null;
   /** 1-based number of this attempt in the current cycle (for the retry policy). */
   cycle_attempt: number;
   /** 1-based number of this attempt over the delivery's whole life (for the log). */
@@ -180,6 +192,21 @@ export interface Catalog {
   ): Promise<Webhook | null>;
   /** Cancels the webhook's pending deliveries and removes its log. */
   deleteWebhook(instanceId: string, webhookId: string): Promise<boolean>;
+  /**
+   * A new signing secret; the current one is still signed with until `graceUntil` (null: forgotten at once).
+   * The secret a PATCH sets or clears ends any grace.
+   */
+  rotateSecret(
+    instanceId: string,
+    webhookId: string,
+    sealed: string,
+    graceUntil: number | null,
+    now: number,
+  ): Promise<Webhook | null>;
+  /** Forgets the rotated-out secrets whose grace has ended by `now`. */
+  forgetRotatedSecrets(now: number): Promise<number>;
+  /** Health of the instance's webhooks (of all, for null) at `now`, by webhook; one with no outcome yet is absent. */
+  webhookHealth(instanceId: string | null, now: number): Promise<Map<string, WebhookHealth>>;
 }
 
 /** The queue of deliveries and media jobs: what ingest fills and the dispatcher and the media jobs work through. */

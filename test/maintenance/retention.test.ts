@@ -185,7 +185,8 @@ test('a large purge runs in small batches and leaves the event loop free meanwhi
     await fill(store, FINISHED, 10, T);
     let batches = 0;
     let longestBatch = 0;
-    const counting: Pick<Store, 'purgeFinished'> = {
+    const counting: Pick<Store, 'purgeFinished' | 'forgetRotatedSecrets'> = {
+      forgetRotatedSecrets: (now) => store.forgetRotatedSecrets(now),
       async purgeFinished(before, limit) {
         batches++;
         const started = performance.now();

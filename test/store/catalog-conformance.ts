@@ -18,7 +18,14 @@ export function catalogConformance(name: string, open: () => Promise<Store>): vo
     test('PATCH semantics of the secret: keep, set, clear', async () => {
       const ins = await instance();
       const w = await webhook(ins, { secret_sealed: 'sealed-1' });
-      const config = { destination_url: 'https://example.org/x', events: ['message'], ignore_status: false };
+      const config = {
+        destination_url: 'https://example.org/x',
+        events: ['message'],
+        ignore_status: false,
+        filter: null,
+        headers_sealed: null,
+        rate_limit: null,
+      };
       assert.equal(
         (await store.updateWebhook(ins, w.webhook_id, { ...config, secret: { kind: 'keep' } }, T0))
           ?.secret_sealed,

@@ -114,6 +114,33 @@ export const MIGRATIONS: string[] = [
   );
   CREATE INDEX media_jobs_due ON media_jobs(next_try_at);
   `,
+  // Webhook controls: a payload filter, its own headers (sealed), a rate limit and the next free slot (shared by
+  // every worker), a rotated-out secret honoured until its grace ends, and health kept by the outcomes. The slot
+  // and the health are rows of their own: an outcome must not wait for ingest's share lock on the webhook.
+  `
+  ALTER TABLE webhooks ADD COLUMN filter text;
+  ALTER TABLE webhooks ADD COLUMN headers_sealed text;
+  ALTER TABLE webhooks ADD COLUMN rate_limit integer;
+  ALTER TABLE webhooks ADD COLUMN previous_secret_sealed text;
+  ALTER TABLE webhooks ADD COLUMN previous_secret_until bigint;
+  CREATE TABLE webhook_slots (
+    webhook_id text PRIMARY KEY REFERENCES webhooks(webhook_id) ON DELETE CASCADE,
+    next_at double precision NOT NULL
+  );
+  CREATE TABLE webhook_health (
+    webhook_id text PRIMARY KEY REFERENCES webhooks(webhook_id) ON DELETE CASCADE,
+    last_delivered_at bigint,
+    last_failed_at bigint,
+    consecutive_failures integer NOT NULL DEFAULT 0
+  );
+  CREATE TABLE webhook_hours (
+    webhook_id text NOT NULL REFERENCES webhooks(webhook_id) ON DELETE CASCADE,
+    hour bigint NOT NULL,
+    attempts integer NOT NULL,
+    delivered integer NOT NULL,
+    PRIMARY KEY (webhook_id, hour)
+  );
+  `,
 ];
 
 /** Brings the connection's schema up to date; safe when many processes start at once. */

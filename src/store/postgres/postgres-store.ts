@@ -3,14 +3,15 @@
  * Instances, keys and webhooks live here; the queue and the delivery log have files of their own.
  */
 import type { Row } from 'postgres';
-import type { Webhook } from '../../domain/types.ts';
-import { toInstance, toKey, toWebhook } from '../rows.ts';
-import type { ApiKey, InstanceChange, Store, WebhookConfig } from '../store.ts';
+import { toInstance, toKey } from '../rows.ts';
+import type { ApiKey, InstanceChange, Store } from '../store.ts';
+import { PostgresClaims } from './claims.ts';
 import { PostgresDatabase, type Tx } from './database.ts';
 import { PostgresDeliveryLog } from './delivery-log.ts';
 import { PostgresMediaJobs } from './media-jobs.ts';
 import { PostgresQueue } from './queue.ts';
 import { PostgresRetention } from './retention.ts';
+import { PostgresWebhooks } from './webhooks.ts';
 
 export class PostgresStore implements Store {
   readonly #db: PostgresDatabase;
@@ -18,10 +19,14 @@ export class PostgresStore implements Store {
   readonly #log: PostgresDeliveryLog;
   readonly #retention: PostgresRetention;
   readonly #mediaJobs: PostgresMediaJobs;
+  readonly #webhooks: PostgresWebhooks;
+  readonly #claims: PostgresClaims;
 
   private constructor(db: PostgresDatabase) {
     this.#db = db;
-    this.#queue = new PostgresQueue(db);
+    this.#queue = new PostgresQueue(db, (sql, changes) => this.#webhooks.applyHealth(sql, changes));
+    this.#webhooks = new PostgresWebhooks(db, (...args) => this.#queue.disable(...args));
+    this.#claims = new PostgresClaims(db);
     this.#log = new PostgresDeliveryLog(db);
     this.#retention = new PostgresRetention(db);
     this.#mediaJobs = new PostgresMediaJobs(db);
@@ -33,7 +38,7 @@ export class PostgresStore implements Store {
   }
 
   ingest: Store['ingest'] = (...args) => this.#queue.ingest(...args);
-  claimDue: Store['claimDue'] = (...args) => this.#queue.claimDue(...args);
+  claimDue: Store['claimDue'] = (...args) => this.#claims.claimDue(...args);
   recordAttempts: Store['recordAttempts'] = (...args) => this.#queue.recordAttempts(...args);
   nextDueAt: Store['nextDueAt'] = (...args) => this.#queue.nextDueAt(...args);
   queueStats: Store['queueStats'] = (...args) => this.#queue.queueStats(...args);
@@ -78,13 +83,17 @@ export class PostgresStore implements Store {
    */
   async resealSecrets(reseal: (sealed: string) => string, setting: { name: string; value: string }) {
     return this.#db.tx(async (sql) => {
-      const rows = await sql<{ webhook_id: string; secret_sealed: string }[]>`
-        SELECT webhook_id, secret_sealed FROM webhooks WHERE secret_sealed IS NOT NULL
+      type Sealed = string | null;
+      const rows = await sql<{ webhook_id: string; s: Sealed; p: Sealed; h: Sealed }[]>`
+        SELECT webhook_id, secret_sealed AS s, previous_secret_sealed AS p, headers_sealed AS h FROM webhooks
+        WHERE secret_sealed IS NOT NULL OR previous_secret_sealed IS NOT NULL OR headers_sealed IS NOT NULL
         ORDER BY webhook_id FOR NO KEY UPDATE`;
       const ids = rows.map((r) => r.webhook_id);
+      const again = (sealed: Sealed) => (sealed === null ? null : reseal(sealed));
       await sql`
-        UPDATE webhooks w SET secret_sealed = r.sealed
-        FROM unnest(${ids}::text[], ${rows.map((r) => reseal(r.secret_sealed))}::text[]) AS r(webhook_id, sealed)
+        UPDATE webhooks w SET secret_sealed = r.s, previous_secret_sealed = r.p, headers_sealed = r.h
+        FROM unnest(${ids}::text[], ${rows.map((r) => again(r.s))}::text[], ${rows.map((r) => again(r.p))}::text[],
+                    ${rows.map((r) => again(r.h))}::text[]) AS r(webhook_id, s, p, h)
         WHERE w.webhook_id = ANY(${ids}::text[]) AND w.webhook_id = r.webhook_id`;
       const keys = await sql<{ instance_id: string; engine_hmac_sealed: string }[]>`
         SELECT instance_id, engine_hmac_sealed FROM instances WHERE engine_hmac_sealed IS NOT NULL
@@ -157,67 +166,14 @@ export class PostgresStore implements Store {
     return result.count > 0;
   }
 
-  async createWebhook(w: Webhook): Promise<void> {
-    await this.#db.sql`
-      INSERT INTO webhooks (webhook_id, instance_id, destination_url, events, ignore_status, enabled, secret_sealed,
-        disabled_reason, disabled_at, created_at, updated_at)
-      VALUES (${w.webhook_id}, ${w.instance_id}, ${w.destination_url}, ${JSON.stringify(w.events)},
-        ${w.ignore_status}, ${w.enabled}, ${w.secret_sealed}, ${w.disabled_reason}, ${w.disabled_at}::bigint,
-        ${w.created_at}::bigint, ${w.updated_at}::bigint)`;
-  }
-
-  async listWebhooks(instanceId: string) {
-    return (
-      await this.#db.sql<Row[]>`
-        SELECT * FROM webhooks WHERE instance_id = ${instanceId} ORDER BY created_at, webhook_id`
-    ).map(toWebhook);
-  }
-
-  async getWebhook(instanceId: string, webhookId: string) {
-    const [row] = await this.#db.sql<Row[]>`
-      SELECT * FROM webhooks WHERE instance_id = ${instanceId} AND webhook_id = ${webhookId}`;
-    return row ? toWebhook(row) : null;
-  }
-
-  async updateWebhook(instanceId: string, webhookId: string, c: WebhookConfig, now: number) {
-    const keep = c.secret.kind === 'keep';
-    const sealed = c.secret.kind === 'set' ? c.secret.sealed : null;
-    const [row] = await this.#db.sql<Row[]>`
-      UPDATE webhooks SET destination_url = ${c.destination_url}, events = ${JSON.stringify(c.events)},
-        ignore_status = ${c.ignore_status}, updated_at = ${now}::bigint,
-        secret_sealed = CASE WHEN ${keep}::boolean THEN secret_sealed ELSE ${sealed}::text END
-      WHERE instance_id = ${instanceId} AND webhook_id = ${webhookId}
-      RETURNING *`;
-    return row ? toWebhook(row) : null;
-  }
-
-  async setWebhookEnabled(
-    instanceId: string,
-    webhookId: string,
-    enabled: boolean,
-    now: number,
-    reason = 'disabled',
-  ) {
-    return this.#db.tx(async (sql) => {
-      const [found] = await sql`
-        SELECT 1 FROM webhooks WHERE instance_id = ${instanceId} AND webhook_id = ${webhookId}
-        FOR NO KEY UPDATE`;
-      if (!found) return null;
-      if (enabled) {
-        await sql`
-          UPDATE webhooks SET enabled = true, disabled_reason = NULL, disabled_at = NULL, updated_at = ${now}::bigint
-          WHERE webhook_id = ${webhookId}`;
-      } else {
-        await this.#queue.disable(sql, webhookId, reason, now);
-      }
-      const [row] = await sql<Row[]>`SELECT * FROM webhooks WHERE webhook_id = ${webhookId}`;
-      return toWebhook(row);
-    });
-  }
-
-  async deleteWebhook(instanceId: string, webhookId: string): Promise<boolean> {
-    const result = await this.#db.sql`
-      DELETE FROM webhooks WHERE instance_id = ${instanceId} AND webhook_id = ${webhookId}`;
-    return result.count > 0;
-  }
+  createWebhook: Store['createWebhook'] = (...args) => this.#webhooks.create(...args);
+  listWebhooks: Store['listWebhooks'] = (...args) => this.#webhooks.list(...args);
+  getWebhook: Store['getWebhook'] = (...args) => this.#webhooks.get(...args);
+  updateWebhook: Store['updateWebhook'] = (...args) => this.#webhooks.update(...args);
+  setWebhookEnabled: Store['setWebhookEnabled'] = (...args) => this.#webhooks.setEnabled(...args);
+  deleteWebhook: Store['deleteWebhook'] = (...args) => this.#webhooks.delete(...args);
+  rotateSecret: Store['rotateSecret'] = (...args) => this.#webhooks.rotateSecret(...args);
+  forgetRotatedSecrets: Store['forgetRotatedSecrets'] = (...args) =>
+    this.#webhooks.forgetRotatedSecrets(...args);
+  webhookHealth: Store['webhookHealth'] = (...args) => this.#webhooks.health(...args);
 }

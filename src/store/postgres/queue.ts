@@ -4,8 +4,15 @@
  * disabled webhook's work. Each call is one transaction.
  */
 import type postgres from 'postgres';
-import { newId, randomToken } from '../../domain/ids.ts';
-import { disablesWebhook, planOutcome, repeatConflict, sessionChange } from '../../domain/store-rules.ts';
+import { type HealthChange, healthChanges } from '../../domain/health.ts';
+import { newId } from '../../domain/ids.ts';
+import {
+  disablesWebhook,
+  healthInput,
+  planOutcome,
+  repeatConflict,
+  sessionChange,
+} from '../../domain/store-rules.ts';
 import type { EventDraft } from '../../domain/types.ts';
 import { toWebhook } from '../rows.ts';
 import {
@@ -18,18 +25,14 @@ import {
 } from '../store.ts';
 import type { PostgresDatabase, Tx } from './database.ts';
 
-/** First key of the advisory locks that serialise claims per webhook (the second is the webhook id's hash). */
-const CLAIM_LOCK = 0x48524c44; // "HRLD"
-
 export class PostgresQueue {
   readonly #db: PostgresDatabase;
-  /** The webhook that led the previous claim; the next one starts after it, so a small batch is shared fairly. */
-  #lastLead = '';
-  /** Prefix of this process's lease tokens, so a claim counts only the other processes' leases (see claimDue). */
-  readonly #owner = randomToken(8);
 
-  constructor(db: PostgresDatabase) {
+  readonly #applyHealth: (sql: Tx, changes: HealthChange[]) => Promise<void>;
+
+  constructor(db: PostgresDatabase, applyHealth: (sql: Tx, changes: HealthChange[]) => Promise<void>) {
     this.#db = db;
+    this.#applyHealth = applyHealth;
   }
 
   /** Disabling ends pending retries (SPEC §6); clearing the lease turns in-flight results into log entries only. */
@@ -136,100 +139,6 @@ export class PostgresQueue {
     return new Map(rows.map((r) => [r.event_id, r.deliveries]));
   }
 
-  /**
-   * Claims per webhook, oldest due first. Claims for one webhook are serialised by an advisory lock (taken in one
-   * global order, so two workers never deadlock); holding it, the count of the webhook's unexpired leases held by
-   * other processes is exact, and `room` adds this worker's own attempts in flight (which it knows better than its
-   * leases: a finished attempt keeps its lease until its outcome is written) to tell what it may take.
-   * `SKIP LOCKED` passes over rows another transaction is changing (an outcome being recorded, a redelivery).
-   */
-  async claimDue(
-    now: number,
-    limit: number,
-    leaseMs: number,
-    room: (webhookId: string, leased: number) => number,
-  ): Promise<ClaimedDelivery[]> {
-    return this.#db.tx(async (sql) => {
-      const locked = await sql<{ webhook_id: string }[]>`
-        WITH RECURSIVE pending(webhook_id) AS (
-          -- Webhooks with anything pending, skipping through the pending index from one to the next: a webhook
-          -- with nothing pending costs a claim nothing, however many there are.
-          (SELECT webhook_id FROM deliveries WHERE status = 'pending' ORDER BY webhook_id LIMIT 1)
-          UNION ALL
-          SELECT (SELECT d.webhook_id FROM deliveries d WHERE d.status = 'pending' AND d.webhook_id > p.webhook_id
-                  ORDER BY d.webhook_id LIMIT 1)
-          FROM pending p WHERE p.webhook_id IS NOT NULL
-        ), due AS MATERIALIZED (
-          -- A LATERAL probe with LIMIT 1, one index lookup per webhook: written as EXISTS, the planner (trusting
-          -- statistics that lag a fast-moving queue) hashed every due delivery, 16 ms per claim at a 50k backlog.
-          SELECT w.webhook_id FROM pending p JOIN webhooks w ON w.webhook_id = p.webhook_id
-          CROSS JOIN LATERAL (
-            SELECT 1 FROM deliveries d
-            WHERE d.webhook_id = w.webhook_id AND d.status = 'pending' AND d.next_attempt_at <= ${now}::bigint
-            LIMIT 1
-          ) has_due
-          WHERE w.enabled
-          ORDER BY w.webhook_id <= ${this.#lastLead}, w.webhook_id
-          LIMIT ${limit}::integer
-        ), ordered AS MATERIALIZED (SELECT webhook_id FROM due ORDER BY hashtext(webhook_id), webhook_id)
-        SELECT webhook_id, pg_advisory_xact_lock(${CLAIM_LOCK}::integer, hashtext(webhook_id))::text AS locked
-        FROM ordered`;
-      if (locked.length === 0) return [];
-      const ids = locked.map((r) => r.webhook_id).sort();
-      const lead = ids.find((id) => id > this.#lastLead) ?? ids[0];
-      this.#lastLead = lead;
-      const leasedRows = await sql<{ webhook_id: string; leased: number }[]>`
-        SELECT webhook_id, count(*)::integer AS leased FROM deliveries
-        WHERE webhook_id = ANY(${ids}::text[]) AND lease_token IS NOT NULL AND next_attempt_at > ${now}::bigint
-          AND NOT starts_with(lease_token, ${`${this.#owner}.`})
-        GROUP BY webhook_id`;
-      const leased = new Map(leasedRows.map((r) => [r.webhook_id, r.leased]));
-      const rotated = [...ids.filter((id) => id >= lead), ...ids.filter((id) => id < lead)];
-      const wanted = rotated
-        .map((id) => [id, Math.min(room(id, leased.get(id) ?? 0), limit)] as const)
-        .filter(([, n]) => n > 0);
-      if (wanted.length === 0) return [];
-      const token = `${this.#owner}.${randomToken(12)}`;
-      const rows = await sql`
-        WITH wanted AS (
-          SELECT * FROM unnest(${wanted.map(([id]) => id)}::text[], ${wanted.map(([, n]) => n)}::integer[])
-            WITH ORDINALITY AS t(webhook_id, n, o)
-        ), picked AS (
-          -- Round robin over the webhooks in rotation order: each one's oldest first, then each one's second...
-          SELECT p.delivery_id FROM wanted CROSS JOIN LATERAL (
-            SELECT x.delivery_id, row_number() OVER (ORDER BY x.next_attempt_at) AS k FROM (
-              SELECT d.delivery_id, d.next_attempt_at FROM deliveries d
-              WHERE d.webhook_id = wanted.webhook_id AND d.status = 'pending'
-                AND d.next_attempt_at <= ${now}::bigint
-              ORDER BY d.next_attempt_at LIMIT wanted.n
-              FOR UPDATE SKIP LOCKED
-            ) x
-          ) p
-          ORDER BY p.k, wanted.o LIMIT ${limit}::integer
-        )
-        UPDATE deliveries d SET next_attempt_at = ${now + leaseMs}::bigint, lease_token = ${token}
-        FROM picked, webhooks w, events e
-        WHERE d.delivery_id = picked.delivery_id AND w.webhook_id = d.webhook_id AND e.event_id = d.event_id
-        RETURNING d.delivery_id, d.event_id, d.instance_id, d.webhook_id, d.attempts, d.cycle_attempts,
-          d.next_trigger, w.destination_url, w.secret_sealed, e.body`;
-      return rows.map(
-        (r): ClaimedDelivery => ({
-          delivery_id: r.delivery_id,
-          event_id: r.event_id,
-          instance_id: r.instance_id,
-          webhook_id: r.webhook_id,
-          destination_url: r.destination_url,
-          secret_sealed: r.secret_sealed,
-          body: r.body,
-          cycle_attempt: r.cycle_attempts + 1,
-          attempt: r.attempts + 1,
-          trigger: r.next_trigger,
-          lease_token: token,
-        }),
-      );
-    });
-  }
-
   async recordAttempts(results: AttemptResult[], now: number): Promise<void> {
     if (results.length === 0) return;
     const gone = [
@@ -285,6 +194,7 @@ export class PostgresQueue {
           FROM r
           WHERE d.delivery_id = ANY(${ids}::text[]) AND d.delivery_id = r.delivery_id
             AND d.lease_token = r.lease_token`;
+        await this.#applyHealth(sql, healthChanges(results.map(healthInput)));
         for (const webhookId of gone) await this.disable(sql, webhookId, 'gone', now);
       },
       { durable: false },

@@ -107,4 +107,26 @@ export const MIGRATIONS: string[] = [
   );
   CREATE INDEX media_jobs_due ON media_jobs(next_try_at);
   `,
+  // Webhook controls: a payload filter, its own headers (sealed), a rate limit and the slot it is at (in memory on
+  // SQLite: one process), a rotated-out secret honoured until its grace ends, and health kept by the outcomes.
+  `
+  ALTER TABLE webhooks ADD COLUMN filter TEXT;
+  ALTER TABLE webhooks ADD COLUMN headers_sealed TEXT;
+  ALTER TABLE webhooks ADD COLUMN rate_limit INTEGER;
+  ALTER TABLE webhooks ADD COLUMN previous_secret_sealed TEXT;
+  ALTER TABLE webhooks ADD COLUMN previous_secret_until INTEGER;
+  CREATE TABLE webhook_health (
+    webhook_id TEXT PRIMARY KEY REFERENCES webhooks(webhook_id) ON DELETE CASCADE,
+    last_delivered_at INTEGER,
+    last_failed_at INTEGER,
+    consecutive_failures INTEGER NOT NULL DEFAULT 0
+  );
+  CREATE TABLE webhook_hours (
+    webhook_id TEXT NOT NULL REFERENCES webhooks(webhook_id) ON DELETE CASCADE,
+    hour INTEGER NOT NULL,
+    attempts INTEGER NOT NULL,
+    delivered INTEGER NOT NULL,
+    PRIMARY KEY (webhook_id, hour)
+  );
+  `,
 ];

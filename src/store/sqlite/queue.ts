@@ -1,6 +1,15 @@
 /** The delivery queue on SQLite: ingest, leased claims, outcomes, and ending a disabled webhook's work. */
+
+import { type HealthChange, healthChanges } from '../../domain/health.ts';
 import { newId, randomToken } from '../../domain/ids.ts';
-import { disablesWebhook, planOutcome, repeatConflict, sessionChange } from '../../domain/store-rules.ts';
+import { PACE_HORIZON_MS, takeSlots } from '../../domain/pacing.ts';
+import {
+  disablesWebhook,
+  healthInput,
+  planOutcome,
+  repeatConflict,
+  sessionChange,
+} from '../../domain/store-rules.ts';
 import type { EventDraft, Webhook } from '../../domain/types.ts';
 import { toWebhook } from '../rows.ts';
 import {
@@ -32,10 +41,14 @@ const WEBHOOKS_DUE = `
 export class SqliteQueue {
   readonly #db: SqliteDatabase;
   readonly #leases = new Leases();
+  /** Per rate-limited webhook, its next free start slot: in memory, as leases are (one process). */
+  readonly #slots = new Map<string, number>();
+  readonly #applyHealth: (changes: HealthChange[]) => void;
   #rotation = 0;
 
-  constructor(db: SqliteDatabase) {
+  constructor(db: SqliteDatabase, applyHealth: (changes: HealthChange[]) => void) {
     this.#db = db;
+    this.#applyHealth = applyHealth;
   }
 
   /** Disabling ends pending retries (SPEC §6); ending the leases turns in-flight results into log entries only. */
@@ -134,7 +147,8 @@ export class SqliteQueue {
       );
       // The webhook's own fields are read once per webhook, not joined into every row.
       const target = this.#db.rows(
-        'SELECT destination_url, secret_sealed FROM webhooks WHERE webhook_id = ?',
+        `SELECT destination_url, secret_sealed, CASE WHEN previous_secret_until > ? THEN previous_secret_sealed END,
+           headers_sealed, rate_limit FROM webhooks WHERE webhook_id = ?`,
       );
       const fetch = this.#db.rows(
         `SELECT d.delivery_id, d.event_id, d.instance_id, d.attempts, d.cycle_attempts, d.next_trigger, e.body
@@ -147,9 +161,16 @@ export class SqliteQueue {
         const [webhookId] = webhooks[(start + i) % webhooks.length];
         let n = Math.min(room(webhookId, 0), limit - claimed.length);
         if (n <= 0) continue;
+        const [destination_url, secret_sealed, previous_secret_sealed, headers_sealed, rate] = target.get(
+          now,
+          webhookId,
+        ) as unknown as [string, string | null, string | null, string | null, number | null];
+        // A rate limit: only as many as have a start slot within the horizon, each claimed for its slot.
+        const paced = rate ? takeSlots(rate, this.#slots.get(webhookId) ?? 0, now, n, PACE_HORIZON_MS) : null;
+        if (paced) n = paced.slots.length;
+        if (n <= 0) continue;
         const rows = due.all(webhookId, now, n + this.#leases.count(webhookId)) as unknown as [number][];
-        if (rows.length === 0) continue;
-        const [destination_url, secret_sealed] = target.get(webhookId) as unknown as [string, string | null];
+        let taken = 0;
         for (const [seq] of rows) {
           if (n === 0) break;
           if (this.#leases.holds(webhookId, seq, now)) continue;
@@ -164,14 +185,20 @@ export class SqliteQueue {
             webhook_id: webhookId,
             destination_url,
             secret_sealed,
+            previous_secret_sealed,
+            headers_sealed,
             body,
+            start_at: paced ? paced.slots[taken] : 0,
+            rate_limit: rate,
             cycle_attempt: cycle_attempts + 1,
             attempt: attempts + 1,
             trigger,
             lease_token: token,
           });
+          taken++;
           n--;
         }
+        if (paced && taken > 0) this.#slots.set(webhookId, paced.slots[taken] ?? paced.nextAt);
       }
       return claimed;
     });
@@ -220,6 +247,7 @@ export class SqliteQueue {
         }
         if (disablesWebhook(decision)) this.disable(claim.webhook_id, 'gone', now);
       }
+      this.#applyHealth(healthChanges(results.map(healthInput)));
     }, 'lazy');
   }
 

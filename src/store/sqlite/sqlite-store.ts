@@ -1,16 +1,11 @@
-/**
- * The embedded store: node:sqlite in WAL mode, synchronous inside, so each method is one atomic step.
- * Instances, keys and webhooks live here; the queue and the delivery log have files of their own.
- */
-import type { SQLInputValue } from 'node:sqlite';
-import type { Webhook } from '../../domain/types.ts';
-import { toInstance, toKey, toWebhook } from '../rows.ts';
-import type { ApiKey, InstanceChange, Store, WebhookConfig } from '../store.ts';
+import { toInstance, toKey } from '../rows.ts';
+import type { ApiKey, InstanceChange, Store } from '../store.ts';
 import { SqliteDatabase } from './database.ts';
 import { SqliteDeliveryLog } from './delivery-log.ts';
 import { SqliteMediaJobs } from './media-jobs.ts';
 import { SqliteQueue } from './queue.ts';
 import { SqliteRetention } from './retention.ts';
+import { SqliteWebhooks } from './webhooks.ts';
 
 export class SqliteStore implements Store {
   readonly #db: SqliteDatabase;
@@ -18,10 +13,12 @@ export class SqliteStore implements Store {
   readonly #log: SqliteDeliveryLog;
   readonly #retention: SqliteRetention;
   readonly #mediaJobs: SqliteMediaJobs;
+  readonly #webhooks: SqliteWebhooks;
 
   constructor(file: string) {
     this.#db = new SqliteDatabase(file);
-    this.#queue = new SqliteQueue(this.#db);
+    this.#queue = new SqliteQueue(this.#db, (changes) => this.#webhooks.applyHealth(changes));
+    this.#webhooks = new SqliteWebhooks(this.#db, (...args) => this.#queue.disable(...args));
     this.#log = new SqliteDeliveryLog(this.#db);
     this.#retention = new SqliteRetention(this.#db);
     this.#mediaJobs = new SqliteMediaJobs(this.#db);
@@ -72,10 +69,23 @@ export class SqliteStore implements Store {
   async resealSecrets(reseal: (sealed: string) => string, setting: { name: string; value: string }) {
     return this.#db.tx(() => {
       const rows = this.#db
-        .q('SELECT webhook_id, secret_sealed FROM webhooks WHERE secret_sealed IS NOT NULL')
+        .q(
+          `SELECT webhook_id, secret_sealed, previous_secret_sealed, headers_sealed FROM webhooks
+           WHERE secret_sealed IS NOT NULL OR previous_secret_sealed IS NOT NULL OR headers_sealed IS NOT NULL`,
+        )
         .all();
-      const update = this.#db.q('UPDATE webhooks SET secret_sealed = ? WHERE webhook_id = ?');
-      for (const row of rows) update.run(reseal(row.secret_sealed as string), row.webhook_id as string);
+      const update = this.#db.q(
+        'UPDATE webhooks SET secret_sealed = ?, previous_secret_sealed = ?, headers_sealed = ? WHERE webhook_id = ?',
+      );
+      const again = (sealed: unknown) => (sealed === null ? null : reseal(sealed as string));
+      for (const row of rows) {
+        update.run(
+          again(row.secret_sealed),
+          again(row.previous_secret_sealed),
+          again(row.headers_sealed),
+          row.webhook_id as string,
+        );
+      }
       const keys = this.#db
         .q('SELECT instance_id, engine_hmac_sealed FROM instances WHERE engine_hmac_sealed IS NOT NULL')
         .all();
@@ -149,93 +159,14 @@ export class SqliteStore implements Store {
     );
   }
 
-  async createWebhook(w: Webhook): Promise<void> {
-    this.#db
-      .q(
-        `INSERT INTO webhooks (webhook_id, instance_id, destination_url, events, ignore_status, enabled, secret_sealed,
-        disabled_reason, disabled_at, created_at, updated_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
-      )
-      .run(
-        w.webhook_id,
-        w.instance_id,
-        w.destination_url,
-        JSON.stringify(w.events),
-        w.ignore_status ? 1 : 0,
-        w.enabled ? 1 : 0,
-        w.secret_sealed,
-        w.disabled_reason,
-        w.disabled_at,
-        w.created_at,
-        w.updated_at,
-      );
-  }
-
-  async listWebhooks(instanceId: string) {
-    return this.#webhooksOf(instanceId);
-  }
-
-  #webhooksOf(instanceId: string): Webhook[] {
-    return this.#db
-      .q('SELECT * FROM webhooks WHERE instance_id = ? ORDER BY created_at, webhook_id')
-      .all(instanceId)
-      .map(toWebhook);
-  }
-
-  async getWebhook(instanceId: string, webhookId: string) {
-    return this.#webhook(instanceId, webhookId);
-  }
-
-  #webhook(instanceId: string, webhookId: string): Webhook | null {
-    const row = this.#db
-      .q('SELECT * FROM webhooks WHERE instance_id = ? AND webhook_id = ?')
-      .get(instanceId, webhookId);
-    return row ? toWebhook(row) : null;
-  }
-
-  async updateWebhook(instanceId: string, webhookId: string, c: WebhookConfig, now: number) {
-    const secretSql = c.secret.kind === 'keep' ? 'secret_sealed' : '?';
-    const params: SQLInputValue[] = [
-      c.destination_url,
-      JSON.stringify(c.events),
-      c.ignore_status ? 1 : 0,
-      now,
-    ];
-    if (c.secret.kind !== 'keep') params.push(c.secret.kind === 'set' ? c.secret.sealed : null);
-    const changed = this.#db
-      .q(
-        `UPDATE webhooks SET destination_url = ?, events = ?, ignore_status = ?, updated_at = ?, secret_sealed = ${secretSql}
-       WHERE instance_id = ? AND webhook_id = ?`,
-      )
-      .run(...params, instanceId, webhookId).changes;
-    return changed ? this.#webhook(instanceId, webhookId) : null;
-  }
-
-  async setWebhookEnabled(
-    instanceId: string,
-    webhookId: string,
-    enabled: boolean,
-    now: number,
-    reason = 'disabled',
-  ) {
-    return this.#db.tx(() => {
-      if (!this.#webhook(instanceId, webhookId)) return null;
-      if (enabled) {
-        this.#db
-          .q(
-            'UPDATE webhooks SET enabled = 1, disabled_reason = NULL, disabled_at = NULL, updated_at = ? WHERE webhook_id = ?',
-          )
-          .run(now, webhookId);
-      } else {
-        this.#queue.disable(webhookId, reason, now);
-      }
-      return this.#webhook(instanceId, webhookId);
-    });
-  }
-
-  async deleteWebhook(instanceId: string, webhookId: string): Promise<boolean> {
-    return (
-      this.#db.q('DELETE FROM webhooks WHERE instance_id = ? AND webhook_id = ?').run(instanceId, webhookId)
-        .changes > 0
-    );
-  }
+  createWebhook: Store['createWebhook'] = (...args) => this.#webhooks.create(...args);
+  listWebhooks: Store['listWebhooks'] = (...args) => this.#webhooks.list(...args);
+  getWebhook: Store['getWebhook'] = (...args) => this.#webhooks.get(...args);
+  updateWebhook: Store['updateWebhook'] = (...args) => this.#webhooks.update(...args);
+  setWebhookEnabled: Store['setWebhookEnabled'] = (...args) => this.#webhooks.setEnabled(...args);
+  deleteWebhook: Store['deleteWebhook'] = (...args) => this.#webhooks.delete(...args);
+  rotateSecret: Store['rotateSecret'] = (...args) => this.#webhooks.rotateSecret(...args);
+  forgetRotatedSecrets: Store['forgetRotatedSecrets'] = (...args) =>
+    this.#webhooks.forgetRotatedSecrets(...args);
+  webhookHealth: Store['webhookHealth'] = (...args) => this.#webhooks.health(...args);
 }

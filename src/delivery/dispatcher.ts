@@ -213,13 +213,22 @@ export class Dispatcher {
       }
       got.set(claim.webhook_id, (got.get(claim.webhook_id) ?? 0) + 1);
       this.#claims.set(claim.delivery_id, claim);
-      handed.push({ claim, limit: this.#limit(t), startAt: 0, startBy: now + HOLD_MS });
+      // A rate limit's slot (claim.start_at) is within a second: the claim may wait for it, then HOLD_MS more.
+      handed.push({
+        claim,
+        limit: this.#limit(t),
+        startAt: claim.start_at,
+        startBy: Math.max(now, claim.start_at) + HOLD_MS,
+        gapMs: claim.rate_limit ? 1000 / claim.rate_limit : 0,
+      });
     }
-    // Less than it asked for: nothing more is due, unless the claim was full (it may have stopped short).
+    // Less than it asked for: nothing more is due, unless the claim was full (it may have stopped short), or a
+    // rate limit gave it only a second's worth of slots (the rest are due as its attempts end).
+    const paced = new Set(claims.filter((c) => c.rate_limit !== null).map((c) => c.webhook_id));
     for (const [webhookId, room] of asked) {
       const t = this.#tracks.get(webhookId);
       if (!t || room <= 0) continue;
-      if ((got.get(webhookId) ?? 0) >= room) t.drainedAt = 0;
+      if ((got.get(webhookId) ?? 0) >= room || paced.has(webhookId)) t.drainedAt = 0;
       else if (!full) t.drainedAt = this.#wakes;
     }
     if (handed.length > 0) this.#o.sender.submit(handed);

@@ -14,6 +14,8 @@ export interface LaneJob<T> {
   startAt: number;
   /** Not after: past it, the job goes back unstarted. */
   startBy: number;
+  /** At least this long after the lane's previous start (a rate limit: 1000 / per_second); 0 for none. */
+  gapMs: number;
 }
 
 interface Lane<T> {
@@ -22,6 +24,8 @@ interface Lane<T> {
   head: number;
   running: number;
   limit: number;
+  /** Not before this does the lane start its next job (its rate limit's spacing). */
+  nextStart: number;
 }
 
 export class Lanes<T> {
@@ -56,7 +60,7 @@ export class Lanes<T> {
     for (const job of jobs) {
       let lane = this.#lanes.get(job.webhookId);
       if (!lane) {
-        lane = { jobs: [], head: 0, running: 0, limit: job.limit };
+        lane = { jobs: [], head: 0, running: 0, limit: job.limit, nextStart: 0 };
         this.#lanes.set(job.webhookId, lane);
       }
       lane.limit = job.limit;
@@ -81,7 +85,7 @@ export class Lanes<T> {
       this.#held.delete(held);
       this.#pump(held, now, expired);
     }
-    this.#forgetIdle(webhookId);
+    this.#forgetIdle(webhookId, now);
     return expired;
   }
 
@@ -89,17 +93,20 @@ export class Lanes<T> {
   tick(now: number): T[] {
     const expired: T[] = [];
     for (const lane of this.#lanes.values()) this.#pump(lane, now, expired);
-    for (const webhookId of [...this.#lanes.keys()]) this.#forgetIdle(webhookId);
+    for (const webhookId of [...this.#lanes.keys()]) this.#forgetIdle(webhookId, now);
     return expired;
   }
 
   /** When `tick` has work next: a slot comes, or a window closes (behind a hanging receiver, nothing ends). */
-  wakeAt(now: number): number | null {
+  wakeAt(): number | null {
     let next: number | null = null;
     for (const lane of this.#lanes.values()) {
       const job = lane.jobs[lane.head];
       if (!job) continue;
-      const at = job.startAt > now && lane.running < lane.limit ? job.startAt : job.startBy + 1;
+      // A lane with room starts its head at its time (at once, if that passed since it was last pumped); a lane
+      // that is full, or held back by the process-wide cap, moves when a request ends, so only its window counts.
+      const hasRoom = lane.running < lane.limit && !this.#held.has(lane);
+      const at = hasRoom ? startOf(job, lane) : job.startBy + 1;
       if (next === null || at < next) next = at;
     }
     return next;
@@ -123,7 +130,7 @@ export class Lanes<T> {
       const job = lane.jobs[lane.head];
       if (job.startBy < now) {
         expired.push(job.item);
-      } else if (lane.running >= lane.limit || job.startAt > now) {
+      } else if (lane.running >= lane.limit || startOf(job, lane) > now) {
         break;
       } else if (this.#running >= this.#maxRunning) {
         this.#held.add(lane);
@@ -131,6 +138,7 @@ export class Lanes<T> {
       } else {
         lane.running++;
         this.#running++;
+        lane.nextStart = now + job.gapMs;
         this.#start(job.item);
       }
       lane.jobs[lane.head++] = undefined as never;
@@ -144,10 +152,20 @@ export class Lanes<T> {
     }
   }
 
-  #forgetIdle(webhookId: string): void {
+  /** A lane with nothing running or waiting goes, once its rate limit's spacing no longer matters. */
+  #forgetIdle(webhookId: string, now: number): void {
     const lane = this.#lanes.get(webhookId);
-    if (lane && lane.running === 0 && lane.head === lane.jobs.length && !this.#held.has(lane)) {
+    if (
+      lane &&
+      lane.running === 0 &&
+      lane.head === lane.jobs.length &&
+      lane.nextStart <= now &&
+      !this.#held.has(lane)
+    ) {
       this.#lanes.delete(webhookId);
     }
   }
 }
+
+/** When a job may start: its slot, and no sooner after its lane's previous start than its rate limit allows. */
+const startOf = <T>(job: LaneJob<T>, lane: Lane<T>) => Math.max(job.startAt, lane.nextStart);

@@ -21,6 +21,8 @@ export interface Handed {
   startAt: number;
   /** Not after: past it the claim comes back unstarted. */
   startBy: number;
+  /** The least time between two starts of its webhook (a rate limit); 0 for none. */
+  gapMs: number;
 }
 
 /** What came of a handed claim: its attempt's outcome, or null when it never started. */
@@ -51,7 +53,7 @@ export interface SenderOptions {
 export class Sender implements SenderPort {
   readonly #o: SenderOptions;
   readonly #pending = new Map<number, { claim: ClaimedDelivery; handedAt: number }>();
-  /** Opened secrets by sealed form (decrypting each time cost half of a send); bounded by the webhooks. */
+  /** Opened secrets and headers by sealed form (decrypting each time cost half of a send); bounded by the webhooks. */
   readonly #secrets = new Map<string, string>();
   #handler: (sent: Sent[]) => void = () => {};
   #worker: Worker | null = null;
@@ -74,11 +76,16 @@ export class Sender implements SenderPort {
     const now = this.#o.clock();
     const batch: Submitted[] = [];
     const faulty: Sent[] = [];
-    for (const { claim, limit, startAt, startBy } of handed) {
+    for (const { claim, limit, startAt, startBy, gapMs } of handed) {
       const id = this.#next++;
       let secrets: string[];
+      let headers: Record<string, string> | null;
       try {
-        secrets = claim.secret_sealed === null ? [] : [this.#secret(claim.secret_sealed)];
+        // The current secret first, then a rotated-out one still in its grace.
+        secrets = [claim.secret_sealed, claim.previous_secret_sealed].flatMap((s) =>
+          s === null ? [] : [this.#open(s)],
+        );
+        headers = claim.headers_sealed === null ? null : JSON.parse(this.#open(claim.headers_sealed));
       } catch (err) {
         // A fault of ours (an unreadable sealed secret): logged as an attempt error, never lost.
         this.#o.logger.error({ err, delivery_id: claim.delivery_id }, 'sender: attempt could not be made');
@@ -92,16 +99,19 @@ export class Sender implements SenderPort {
         limit,
         startIn: Math.max(0, startAt - now),
         startWithin: startBy - now,
+        gapMs,
         destination_url: claim.destination_url,
         event_id: claim.event_id,
         body: claim.body,
         // Signed when handed over: within a second or two of its start, well within a receiver's tolerance.
         timestamp: String(Math.floor(now / 1000)),
         secrets,
-        headers: null,
+        headers,
       });
     }
-    if (batch.length > 0) this.#thread().postMessage({ kind: 'submit', batch } satisfies ToThread);
+    // When it was sent, on the clock both threads share: the thread takes its time in transit off every window.
+    const sentAt = performance.timeOrigin + performance.now();
+    if (batch.length > 0) this.#thread().postMessage({ kind: 'submit', batch, sentAt } satisfies ToThread);
     if (faulty.length > 0) queueMicrotask(() => this.#handler(faulty));
   }
 
@@ -117,7 +127,7 @@ export class Sender implements SenderPort {
     await worker?.terminate();
   }
 
-  #secret(sealed: string): string {
+  #open(sealed: string): string {
     let plain = this.#secrets.get(sealed);
     if (plain === undefined) {
       if (this.#secrets.size >= 10_000) this.#secrets.clear();

@@ -6,8 +6,8 @@
 import { parentPort, workerData } from 'node:worker_threads';
 import { AddressAllowList, type Cidr } from '../net/address-allow-list.ts';
 import type { Lookup } from '../net/destination.ts';
-import { type LaneJob, Lanes } from './lanes.ts';
 import { Poster, type PostRequest } from '../net/poster.ts';
+import { type LaneJob, Lanes } from './lanes.ts';
 
 export interface ThreadSetup {
   timeoutMs: number;
@@ -27,10 +27,11 @@ export interface Submitted extends PostRequest {
   limit: number;
   startIn: number;
   startWithin: number;
+  gapMs: number;
 }
 
 export type ToThread =
-  | { kind: 'submit'; batch: Submitted[] }
+  | { kind: 'submit'; batch: Submitted[]; sentAt: number }
   | { kind: 'drop' }
   | { kind: 'resolved'; id: number; addresses?: string[]; error?: { message: string; code?: string } };
 
@@ -97,7 +98,7 @@ function serve(port: NonNullable<typeof parentPort>, setup: ThreadSetup): void {
   let timer: NodeJS.Timeout | null = null;
   let timerAt = Number.POSITIVE_INFINITY;
   const schedule = () => {
-    const next = lanes.wakeAt(performance.now()) ?? Number.POSITIVE_INFINITY;
+    const next = lanes.wakeAt() ?? Number.POSITIVE_INFINITY;
     if (next >= timerAt) return;
     if (timer) clearTimeout(timer);
     timerAt = next;
@@ -117,13 +118,16 @@ function serve(port: NonNullable<typeof parentPort>, setup: ThreadSetup): void {
   port.on('message', (m: ToThread) => {
     if (m.kind === 'submit') {
       const now = performance.now();
+      // Windows count from when the claims were handed over, not from when this busy-or-not thread read them.
+      const sent = now - Math.max(0, performance.timeOrigin + now - m.sentAt);
       const jobs = m.batch.map(
         (r): LaneJob<Submitted> => ({
           webhookId: r.webhook_id,
           item: r,
           limit: r.limit,
-          startAt: now + r.startIn,
-          startBy: now + r.startWithin,
+          startAt: sent + r.startIn,
+          startBy: sent + r.startWithin,
+          gapMs: r.gapMs,
         }),
       );
       unstarted(lanes.submit(jobs, now));

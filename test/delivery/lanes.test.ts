@@ -14,6 +14,7 @@ const job = (webhookId: string, item: string, o: Partial<LaneJob<string>> = {}):
   limit: 2,
   startAt: 0,
   startBy: 1000,
+  gapMs: 0,
   ...o,
 });
 
@@ -53,9 +54,9 @@ test('a job past its window is handed back, never started: when a slot frees, or
   assert.deepEqual(started, ['a1', 'a3']);
   // A receiver that hangs never frees a slot: the timer at wakeAt finds what waited too long.
   l.submit([job('whk_a', 'stuck', { limit: 1, startBy: 300 })], 250);
-  assert.equal(l.wakeAt(250), 301);
+  assert.equal(l.wakeAt(), 301);
   assert.deepEqual(l.tick(301), ['stuck']);
-  assert.equal(l.wakeAt(301), null);
+  assert.equal(l.wakeAt(), null);
 });
 
 test('a job waits for its slot (a rate limit) and starts at it; a job past its window at submit goes back at once', () => {
@@ -70,7 +71,7 @@ test('a job waits for its slot (a rate limit) and starts at it; a job past its w
   );
   assert.deepEqual(expired, ['gone']);
   assert.deepEqual(started, ['now']);
-  assert.equal(l.wakeAt(10), 200);
+  assert.equal(l.wakeAt(), 200);
   assert.deepEqual(l.tick(199), []);
   assert.deepEqual(started, ['now']);
   l.tick(200);
@@ -133,4 +134,23 @@ test('a long lane does not shift its queue at every start', () => {
   for (let i = 0; i < 4999; i++) l.finished('whk_a', i);
   assert.equal(started.length, 5000);
   assert.equal(started[4999], 'a4999');
+});
+
+test('a rate limit keeps a lane’s starts apart, even when their slots have all passed (a late batch does not burst)', () => {
+  const { l, started } = lanes();
+  const paced = (item: string, startAt: number) =>
+    job('whk_a', item, { startAt, startBy: 10_000, gapMs: 200, limit: 64 });
+  // Slots 0, 200, 400 arrive late, at 500: the first starts at once, the others 200 ms apart.
+  l.submit([paced('p0', 0), paced('p1', 200), paced('p2', 400)], 500);
+  assert.deepEqual(started, ['p0']);
+  assert.equal(l.wakeAt(), 700);
+  l.tick(699);
+  assert.deepEqual(started, ['p0']);
+  l.tick(700);
+  assert.deepEqual(started, ['p0', 'p1']);
+  l.finished('whk_a', 710);
+  l.finished('whk_a', 720);
+  assert.equal(l.wakeAt(), 900, 'an idle lane still keeps its spacing');
+  l.tick(900);
+  assert.deepEqual(started, ['p0', 'p1', 'p2']);
 });

@@ -41,6 +41,7 @@ export class LaneSender implements SenderPort {
         limit: h.limit,
         startAt: h.startAt,
         startBy: h.startBy,
+        gapMs: h.gapMs,
       }),
     );
     this.#unstarted(this.#lanes.submit(jobs, this.#clock()));
@@ -71,6 +72,6 @@ export function attempter(sender: SenderPort): (claim: ClaimedDelivery) => Promi
   return (claim) =>
     new Promise((resolve) => {
       waiting.set(claim.delivery_id, resolve);
-      sender.submit([{ claim, limit: 1, startAt: 0, startBy: Date.now() + 1000 }]);
+      sender.submit([{ claim, limit: 1, startAt: 0, startBy: Date.now() + 1000, gapMs: 0 }]);
     });
 }

@@ -81,6 +81,7 @@ export async function startHerald(config: Config, options: HeraldOptions = {}): 
   const metrics = new HeraldMetrics({
     queueStats: () => store.queueStats(clock()),
     inFlight: () => dispatcher.inFlight(),
+    webhookHealth: () => store.webhookHealth(null, clock()),
     now: clock,
   });
   const sender = new Sender({

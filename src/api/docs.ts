@@ -38,6 +38,8 @@ const SUMMARIES: Record<string, string> = {
   'DELETE /instances/{instance_id}/webhooks/{webhook_id}': 'Delete a webhook, cancelling its pending deliveries',
   'POST /instances/{instance_id}/webhooks/{webhook_id}/enabled': 'Enable or disable a webhook',
   'POST /instances/{instance_id}/webhooks/{webhook_id}/test': 'Send a sample event of a kind to this webhook',
+  'POST /instances/{instance_id}/webhooks/{webhook_id}/rotate-secret':
+    'Rotate the signing secret; the old one keeps signing for a grace period',
   'POST /instances/{instance_id}/events': 'Publish an event (the session engine); 202 once stored',
   'POST /instances/{instance_id}/events/batch': 'Publish up to 1000 events at once, all or nothing',
   'GET /instances/{instance_id}/deliveries': 'The delivery log, newest first, with filters',

@@ -57,6 +57,29 @@ export const Webhook = Type.Object(
     ignore_status: Type.Boolean(),
     enabled: Type.Boolean(),
     client_sign_secret_set: Type.Boolean(),
+    previous_secret_until: Nullable(
+      Type.String({
+        format: 'date-time',
+        description: 'after a rotation: until when the old secret is signed with too (v1=<new> v1=<old>)',
+      }),
+    ),
+    filter: Nullable(
+      Type.Object({}, { additionalProperties: true, description: 'which events of its kinds it receives' }),
+    ),
+    headers: Nullable(
+      Type.Record(Type.String(), Type.String(), { description: 'its own headers, sent with every attempt' }),
+    ),
+    rate_limit: Nullable(Type.Object({ per_second: Type.Integer() })),
+    health: Type.Object(
+      {
+        last_delivered_at: Nullable(Time),
+        last_failed_at: Nullable(Time),
+        consecutive_failures: Type.Integer({ description: 'failed attempts since the last delivery' }),
+        attempts_24h: Type.Integer({ description: 'attempts in the current hour and the 23 before it' }),
+        delivered_24h: Type.Integer(),
+      },
+      { description: 'kept current by the outcomes of its attempts' },
+    ),
     disabled_reason: Nullable(
       Type.String({ description: '"gone" when a receiver answered 410, "disabled" by request' }),
     ),
@@ -75,6 +98,17 @@ export const Webhook = Type.Object(
         ignore_status: true,
         enabled: true,
         client_sign_secret_set: true,
+        previous_secret_until: null,
+        filter: { 'payload.fromMe': false },
+        headers: { Authorization: 'Bearer rcv_live_5f2c' },
+        rate_limit: { per_second: 20 },
+        health: {
+          last_delivered_at: '2026-11-21T10:02:11.000Z',
+          last_failed_at: '2026-11-21T08:40:02.000Z',
+          consecutive_failures: 0,
+          attempts_24h: 1290,
+          delivered_24h: 1287,
+        },
         disabled_reason: null,
         disabled_at: null,
         created_at: '2026-11-21T09:59:01.000Z',

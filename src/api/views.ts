@@ -1,4 +1,5 @@
 /** Domain records as the API shows them: ISO 8601 UTC times, secrets reduced to whether one is set. */
+import type { WebhookHealth } from '../domain/health.ts';
 import type { Attempt, Delivery, Instance, Webhook } from '../domain/types.ts';
 import type { InstanceCounts } from '../store/store.ts';
 
@@ -17,19 +18,48 @@ export const instanceView = (i: Instance, counts: Map<string, InstanceCounts>) =
   counts: counts.get(i.instance_id) ?? NO_COUNTS,
 });
 
-export const webhookView = (w: Webhook) => ({
-  webhook_id: w.webhook_id,
-  instance_id: w.instance_id,
-  destination_url: w.destination_url,
-  events: w.events,
-  ignore_status: w.ignore_status,
-  enabled: w.enabled,
-  client_sign_secret_set: w.secret_sealed !== null,
-  disabled_reason: w.disabled_reason,
-  disabled_at: isoOrNull(w.disabled_at),
-  created_at: iso(w.created_at),
-  updated_at: iso(w.updated_at),
-});
+const NO_HEALTH: WebhookHealth = {
+  last_delivered_at: null,
+  last_failed_at: null,
+  consecutive_failures: 0,
+  attempts_24h: 0,
+  delivered_24h: 0,
+};
+
+/** What a webhook view needs beyond the record: its health, and its headers opened. */
+export interface WebhookExtras {
+  health?: WebhookHealth;
+  headers: Record<string, string> | null;
+  now: number;
+}
+
+export const webhookView = (w: Webhook, x: WebhookExtras) => {
+  const health = x.health ?? NO_HEALTH;
+  const graceUntil =
+    w.previous_secret_sealed && (w.previous_secret_until ?? 0) > x.now ? w.previous_secret_until : null;
+  return {
+    webhook_id: w.webhook_id,
+    instance_id: w.instance_id,
+    destination_url: w.destination_url,
+    events: w.events,
+    ignore_status: w.ignore_status,
+    enabled: w.enabled,
+    client_sign_secret_set: w.secret_sealed !== null,
+    previous_secret_until: isoOrNull(graceUntil ?? null),
+    filter: w.filter ?? null,
+    headers: x.headers,
+    rate_limit: w.rate_limit ? { per_second: w.rate_limit } : null,
+    health: {
+      ...health,
+      last_delivered_at: isoOrNull(health.last_delivered_at),
+      last_failed_at: isoOrNull(health.last_failed_at),
+    },
+    disabled_reason: w.disabled_reason,
+    disabled_at: isoOrNull(w.disabled_at),
+    created_at: iso(w.created_at),
+    updated_at: iso(w.updated_at),
+  };
+};
 
 export const deliveryView = (d: Delivery) => ({
   delivery_id: d.delivery_id,

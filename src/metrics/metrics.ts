@@ -7,9 +7,11 @@
  * as "other"), so thousands of webhooks cannot blow up the series count.
  */
 import { Counter, collectDefaultMetrics, Gauge, Histogram, Registry } from 'prom-client';
+import type { WebhookHealth } from '../domain/health.ts';
 import type { Decision } from '../domain/retry-policy.ts';
 import type { AttemptOutcome } from '../domain/types.ts';
 import type { QueueStats } from '../store/store.ts';
+import { registerHealthGauges } from './health-gauges.ts';
 
 export interface DeliveryObserver {
   attemptFinished(outcome: AttemptOutcome, decision: Decision): void;
@@ -24,6 +26,8 @@ export interface MetricsSources {
   queueStats: () => Promise<QueueStats>;
   /** Attempts in flight per webhook in this process. */
   inFlight: () => ReadonlyMap<string, number>;
+  /** Every webhook's health (health-gauges.ts). */
+  webhookHealth: () => Promise<Map<string, WebhookHealth>>;
   now: () => number;
 }
 
@@ -120,6 +124,7 @@ export class HeraldMetrics implements DeliveryObserver, IngestObserver {
         if (rest > 0) this.set({ webhook_id: 'other' }, rest);
       },
     });
+    registerHealthGauges(this.registry, sources.webhookHealth, TOP_WEBHOOKS);
   }
 
   eventsIngested(kinds: readonly string[]): void {

@@ -88,6 +88,7 @@ const ENDPOINTS: {
     path: '/instances/{ins}/webhooks/{whk}/test',
     body: { event: 'message' },
   },
+  { method: 'POST', path: '/instances/{ins}/webhooks/{whk}/rotate-secret', body: { grace_s: 60 } },
   { method: 'POST', path: '/instances/{ins}/media', raw: true },
   { method: 'GET', path: '/media/{media}', public: true },
   { method: 'GET', path: '/openapi.json' },
@@ -292,6 +293,26 @@ function fieldCases(): Case[] {
       c('ignore_status a string', { ...HOOK, ignore_status: 'true' }),
       c('enabled in the body', { ...HOOK, enabled: true }),
       c('a typo (destinationUrl)', { destinationUrl: HOOK.destination_url, events: ['message'] }),
+      c('filter a list', { ...HOOK, filter: [] }),
+      c('filter with an unknown operator', { ...HOOK, filter: { 'payload.from': { $regex: '.*' } } }),
+      c('filter $in not a list', { ...HOOK, filter: { 'payload.from': { $in: 'a' } } }),
+      c('filter $or empty', { ...HOOK, filter: { $or: [] } }),
+      c('filter beyond 4 KiB', { ...HOOK, filter: { 'payload.body': big(5000) } }),
+      c('headers a list', { ...HOOK, headers: ['X-A: 1'] }),
+      c('headers with a number value', { ...HOOK, headers: { 'X-A': 1 } }),
+      c('headers naming Host', { ...HOOK, headers: { Host: 'a.example' } }),
+      c('headers naming a signature header', { ...HOOK, headers: { 'X-Service-Signature': 'x' } }),
+      c('headers with a line break', { ...HOOK, headers: { 'X-A': 'a\r\nX-B: b' } }),
+      c('headers with a bad name', { ...HOOK, headers: { 'X A': 'a' } }),
+      c('headers 21 of them', {
+        ...HOOK,
+        headers: Object.fromEntries(Array.from({ length: 21 }, (_, i) => [`X-H${i}`, 'v'])),
+      }),
+      c('rate_limit a number', { ...HOOK, rate_limit: 5 }),
+      c('rate_limit per_second 0', { ...HOOK, rate_limit: { per_second: 0 } }),
+      c('rate_limit per_second a fraction', { ...HOOK, rate_limit: { per_second: 1.5 } }),
+      c('rate_limit per_second 10 001', { ...HOOK, rate_limit: { per_second: 10_001 } }),
+      c('rate_limit with another field', { ...HOOK, rate_limit: { per_second: 5, burst: 2 } }),
     ];
   };
   const events = post('/instances/{ins}/events');
@@ -299,6 +320,7 @@ function fieldCases(): Case[] {
   const patchInstance = post('/instances/{ins}', 'PATCH');
   const batch = post('/instances/{ins}/events/batch');
   const enabled = post('/instances/{ins}/webhooks/{whk}/enabled');
+  const rotate = post('/instances/{ins}/webhooks/{whk}/rotate-secret');
   const redeliver = post('/instances/{ins}/deliveries/redeliver');
   const list = (query: string): Case => ({
     what: `query ${query.length > 40 ? `${query.slice(0, 40)}…` : query}`,
@@ -340,6 +362,11 @@ function fieldCases(): Case[] {
       ...HOOK,
       clear_client_sign: 'yes',
     }),
+    rotate('grace_s negative', { grace_s: -1 }),
+    rotate('grace_s beyond 7 days', { grace_s: 604_801 }),
+    rotate('grace_s a string', { grace_s: '60' }),
+    rotate('client_sign_secret empty', { client_sign_secret: '' }),
+    rotate('client_sign_secret of 1025 characters', { client_sign_secret: big(1025) }),
     enabled('enabled missing', {}),
     enabled('enabled a string', { enabled: 'true' }),
     enabled('enabled a number', { enabled: 1 }),

@@ -43,7 +43,11 @@ const SPEC_ROUTES = [
 ];
 
 /** Endpoints beyond the SPEC's tables: the test delivery and /metrics (issue 7). */
-const MORE_ROUTES = ['POST /instances/{instance_id}/webhooks/{webhook_id}/test', 'GET /metrics'];
+const MORE_ROUTES = [
+  'POST /instances/{instance_id}/webhooks/{webhook_id}/test',
+  'POST /instances/{instance_id}/webhooks/{webhook_id}/rotate-secret',
+  'GET /metrics',
+];
 /** Registered but not API operations: the document itself, its page, and the session page with its files. */
 const HIDDEN_ROUTES = [
   'GET /',

@@ -116,6 +116,7 @@ test(`in flight per webhook names at most the ${TOP_WEBHOOKS} busiest webhooks a
   const metrics = new HeraldMetrics({
     queueStats: async () => ({ pending: 0, due: 0, oldest_due_at: null }),
     inFlight: () => inFlight,
+    webhookHealth: async () => new Map(),
     now: () => 0,
   });
   const text = await metrics.text();
@@ -136,10 +137,45 @@ test('the oldest due age is measured from the clock at scrape time', async () =>
   const metrics = new HeraldMetrics({
     queueStats: async () => ({ pending: 3, due: 2, oldest_due_at: 10_000 }),
     inFlight: () => new Map(),
+    webhookHealth: async () => new Map(),
     now: () => 25_000,
   });
   const text = await metrics.text();
   assert.equal(value(text, 'herald_queue_oldest_due_age_seconds'), 15);
   assert.equal(value(text, 'herald_queue_due'), 2);
   assert.equal(value(text, 'herald_queue_depth'), 3);
+});
+
+test(`webhook health names the ${TOP_WEBHOOKS} webhooks with the most attempts and gathers the rest as "other"`, async () => {
+  const health = new Map(
+    Array.from({ length: 13 }, (_, i) => [
+      `whk_${i}`,
+      {
+        last_delivered_at: 1_000_000 + i * 1000,
+        last_failed_at: null,
+        consecutive_failures: i % 2,
+        attempts_24h: 100 + i,
+        delivered_24h: 90 + i,
+      },
+    ]),
+  );
+  const metrics = new HeraldMetrics({
+    queueStats: async () => ({ pending: 0, due: 0, oldest_due_at: null }),
+    inFlight: () => new Map(),
+    webhookHealth: async () => health,
+    now: () => 0,
+  });
+  const text = await metrics.text();
+  const series = text.split('\n').filter((l) => l.startsWith('herald_webhook_attempts_24h{'));
+  assert.equal(series.length, TOP_WEBHOOKS + 1);
+  assert.equal(value(text, 'herald_webhook_attempts_24h', 'webhook_id="whk_12"'), 112);
+  assert.equal(value(text, 'herald_webhook_attempts_24h', 'webhook_id="other"'), 100 + 101 + 102);
+  assert.equal(value(text, 'herald_webhook_delivered_24h', 'webhook_id="whk_3"'), 93);
+  assert.equal(value(text, 'herald_webhook_last_delivered_timestamp_seconds', 'webhook_id="other"'), 1002);
+  assert.equal(value(text, 'herald_webhook_consecutive_failures', 'webhook_id="other"'), 0 + 1 + 0);
+  assert.equal(
+    text.includes('herald_webhook_last_failed_timestamp_seconds{'),
+    false,
+    'no failure, no series',
+  );
 });

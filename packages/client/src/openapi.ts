@@ -3528,6 +3528,23 @@ export interface paths {
                          *           "ignore_status": true,
                          *           "enabled": true,
                          *           "client_sign_secret_set": true,
+                         *           "previous_secret_until": null,
+                         *           "filter": {
+                         *             "payload.fromMe": false
+                         *           },
+                         *           "headers": {
+                         *             "Authorization": "Bearer rcv_live_5f2c"
+                         *           },
+                         *           "rate_limit": {
+                         *             "per_second": 20
+                         *           },
+                         *           "health": {
+                         *             "last_delivered_at": "2026-11-21T10:02:11.000Z",
+                         *             "last_failed_at": "2026-11-21T08:40:02.000Z",
+                         *             "consecutive_failures": 0,
+                         *             "attempts_24h": 1290,
+                         *             "delivered_24h": 1287
+                         *           },
                          *           "disabled_reason": null,
                          *           "disabled_at": null,
                          *           "created_at": "2026-11-21T09:59:01.000Z",
@@ -3707,7 +3724,32 @@ export interface paths {
                         enabled?: boolean;
                         /** @description event kinds, or ["*"] for all */
                         events: string[];
+                        /**
+                         * @description which events of its kinds it receives: dotted paths of the delivery body to a value, or to one of $eq, $ne, $in, $nin, $exists, $prefix; $and / $or take lists of such objects; at most 4 KiB
+                         * @example {
+                         *       "payload.fromMe": false,
+                         *       "payload.from": {
+                         *         "$prefix": "49"
+                         *       }
+                         *     }
+                         */
+                        filter?: {
+                            [key: string]: unknown;
+                        } | null;
+                        /**
+                         * @description its own headers, sent with every attempt: at most 20, values at most 1 KiB
+                         * @example {
+                         *       "Authorization": "Bearer rcv_…"
+                         *     }
+                         */
+                        headers?: {
+                            [key: string]: unknown;
+                        } | null;
                         ignore_status?: boolean;
+                        rate_limit?: {
+                            /** @description deliveries started per second at most */
+                            per_second: number;
+                        } | null;
                     };
                 };
             };
@@ -3958,6 +4000,23 @@ export interface paths {
                          *         "ignore_status": true,
                          *         "enabled": true,
                          *         "client_sign_secret_set": true,
+                         *         "previous_secret_until": null,
+                         *         "filter": {
+                         *           "payload.fromMe": false
+                         *         },
+                         *         "headers": {
+                         *           "Authorization": "Bearer rcv_live_5f2c"
+                         *         },
+                         *         "rate_limit": {
+                         *           "per_second": 20
+                         *         },
+                         *         "health": {
+                         *           "last_delivered_at": "2026-11-21T10:02:11.000Z",
+                         *           "last_failed_at": "2026-11-21T08:40:02.000Z",
+                         *           "consecutive_failures": 0,
+                         *           "attempts_24h": 1290,
+                         *           "delivered_24h": 1287
+                         *         },
                          *         "disabled_reason": null,
                          *         "disabled_at": null,
                          *         "created_at": "2026-11-21T09:59:01.000Z",
@@ -4313,7 +4372,32 @@ export interface paths {
                         enabled?: boolean;
                         /** @description event kinds, or ["*"] for all */
                         events: string[];
+                        /**
+                         * @description which events of its kinds it receives: dotted paths of the delivery body to a value, or to one of $eq, $ne, $in, $nin, $exists, $prefix; $and / $or take lists of such objects; at most 4 KiB
+                         * @example {
+                         *       "payload.fromMe": false,
+                         *       "payload.from": {
+                         *         "$prefix": "49"
+                         *       }
+                         *     }
+                         */
+                        filter?: {
+                            [key: string]: unknown;
+                        } | null;
+                        /**
+                         * @description its own headers, sent with every attempt: at most 20, values at most 1 KiB
+                         * @example {
+                         *       "Authorization": "Bearer rcv_…"
+                         *     }
+                         */
+                        headers?: {
+                            [key: string]: unknown;
+                        } | null;
                         ignore_status?: boolean;
+                        rate_limit?: {
+                            /** @description deliveries started per second at most */
+                            per_second: number;
+                        } | null;
                     };
                 };
             };
@@ -4339,6 +4423,23 @@ export interface paths {
                          *         "ignore_status": true,
                          *         "enabled": true,
                          *         "client_sign_secret_set": true,
+                         *         "previous_secret_until": null,
+                         *         "filter": {
+                         *           "payload.fromMe": false
+                         *         },
+                         *         "headers": {
+                         *           "Authorization": "Bearer rcv_live_5f2c"
+                         *         },
+                         *         "rate_limit": {
+                         *           "per_second": 20
+                         *         },
+                         *         "health": {
+                         *           "last_delivered_at": "2026-11-21T10:02:11.000Z",
+                         *           "last_failed_at": "2026-11-21T08:40:02.000Z",
+                         *           "consecutive_failures": 0,
+                         *           "attempts_24h": 1290,
+                         *           "delivered_24h": 1287
+                         *         },
                          *         "disabled_reason": null,
                          *         "disabled_at": null,
                          *         "created_at": "2026-11-21T09:59:01.000Z",
@@ -4584,6 +4685,23 @@ export interface paths {
                          *         "ignore_status": true,
                          *         "enabled": true,
                          *         "client_sign_secret_set": true,
+                         *         "previous_secret_until": null,
+                         *         "filter": {
+                         *           "payload.fromMe": false
+                         *         },
+                         *         "headers": {
+                         *           "Authorization": "Bearer rcv_live_5f2c"
+                         *         },
+                         *         "rate_limit": {
+                         *           "per_second": 20
+                         *         },
+                         *         "health": {
+                         *           "last_delivered_at": "2026-11-21T10:02:11.000Z",
+                         *           "last_failed_at": "2026-11-21T08:40:02.000Z",
+                         *           "consecutive_failures": 0,
+                         *           "attempts_24h": 1290,
+                         *           "delivered_24h": 1287
+                         *         },
                          *         "disabled_reason": null,
                          *         "disabled_at": null,
                          *         "created_at": "2026-11-21T09:59:01.000Z",
@@ -4592,6 +4710,277 @@ export interface paths {
                          *     }
                          */
                         "application/json": {
+                            /** @enum {boolean} */
+                            success: true;
+                            webhook: components["schemas"]["Webhook"];
+                        };
+                    };
+                };
+                /** @description Invalid request: the message names the field and the rule */
+                400: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        /**
+                         * @example {
+                         *       "success": false,
+                         *       "error": {
+                         *         "code": "invalid_request",
+                         *         "message": "events: choose at least one event kind",
+                         *         "details": [
+                         *           {
+                         *             "field": "events",
+                         *             "message": "choose at least one event kind"
+                         *           }
+                         *         ]
+                         *       }
+                         *     }
+                         */
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description Missing or unknown API key */
+                401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        /**
+                         * @example {
+                         *       "success": false,
+                         *       "error": {
+                         *         "code": "unauthorized",
+                         *         "message": "missing or unknown API key",
+                         *         "details": []
+                         *       }
+                         *     }
+                         */
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description The key may not do this (an instance key outside its instance, or an admin operation) */
+                403: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        /**
+                         * @example {
+                         *       "success": false,
+                         *       "error": {
+                         *         "code": "forbidden",
+                         *         "message": "this key belongs to another instance",
+                         *         "details": []
+                         *       }
+                         *     }
+                         */
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description No such resource (or no such route) */
+                404: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        /**
+                         * @example {
+                         *       "success": false,
+                         *       "error": {
+                         *         "code": "not_found",
+                         *         "message": "webhook whk_01jd5q7h2k9x4m8n3p6r0t1v2w does not exist",
+                         *         "details": []
+                         *       }
+                         *     }
+                         */
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description Conflict with what is stored; the message says why */
+                409: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        /**
+                         * @example {
+                         *       "success": false,
+                         *       "error": {
+                         *         "code": "conflict",
+                         *         "message": "delivery is delivered; only failed deliveries can be redelivered",
+                         *         "details": []
+                         *       }
+                         *     }
+                         */
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description Request body too large */
+                413: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        /**
+                         * @example {
+                         *       "success": false,
+                         *       "error": {
+                         *         "code": "payload_too_large",
+                         *         "message": "request body is larger than the limit for this endpoint",
+                         *         "details": []
+                         *       }
+                         *     }
+                         */
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description The body is not JSON (Content-Type: application/json) */
+                415: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        /**
+                         * @example {
+                         *       "success": false,
+                         *       "error": {
+                         *         "code": "unsupported_media_type",
+                         *         "message": "request body must be JSON with Content-Type: application/json",
+                         *         "details": []
+                         *       }
+                         *     }
+                         */
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description Rate limited: retry after the Retry-After header */
+                429: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        /**
+                         * @example {
+                         *       "success": false,
+                         *       "error": {
+                         *         "code": "rate_limited",
+                         *         "message": "too many requests for this key; retry after 1 s",
+                         *         "details": []
+                         *       }
+                         *     }
+                         */
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description Internal error (details are in Herald’s log, never in the answer) */
+                500: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        /**
+                         * @example {
+                         *       "success": false,
+                         *       "error": {
+                         *         "code": "internal",
+                         *         "message": "internal error",
+                         *         "details": []
+                         *       }
+                         *     }
+                         */
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+            };
+        };
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/instances/{instance_id}/webhooks/{webhook_id}/rotate-secret": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /** Rotate the signing secret; the old one keeps signing for a grace period */
+        post: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path: {
+                    /** @description ins_ followed by 1 to 100 letters, digits, _ or -; the instance id */
+                    instance_id: string;
+                    /** @description whk_ followed by 1 to 100 letters, digits, _ or -; the webhook id */
+                    webhook_id: string;
+                };
+                cookie?: never;
+            };
+            requestBody: {
+                content: {
+                    "application/json": {
+                        /** @description the new secret; one is generated when left out */
+                        client_sign_secret?: string;
+                        /** @description seconds the old secret is still signed with, beside the new one (default 86400) */
+                        grace_s?: number;
+                    };
+                };
+            };
+            responses: {
+                /** @description OK */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        /**
+                         * @example {
+                         *       "success": true,
+                         *       "webhook": {
+                         *         "webhook_id": "whk_01jd5q7j0c3v8n2m5x7z9b4d6f",
+                         *         "instance_id": "ins_01jd5q7h2k9x4m8n3p6r0t1v2a",
+                         *         "destination_url": "https://hooks.example.com/herald",
+                         *         "events": [
+                         *           "message",
+                         *           "message.ack",
+                         *           "session.status"
+                         *         ],
+                         *         "ignore_status": true,
+                         *         "enabled": true,
+                         *         "client_sign_secret_set": true,
+                         *         "previous_secret_until": null,
+                         *         "filter": {
+                         *           "payload.fromMe": false
+                         *         },
+                         *         "headers": {
+                         *           "Authorization": "Bearer rcv_live_5f2c"
+                         *         },
+                         *         "rate_limit": {
+                         *           "per_second": 20
+                         *         },
+                         *         "health": {
+                         *           "last_delivered_at": "2026-11-21T10:02:11.000Z",
+                         *           "last_failed_at": "2026-11-21T08:40:02.000Z",
+                         *           "consecutive_failures": 0,
+                         *           "attempts_24h": 1290,
+                         *           "delivered_24h": 1287
+                         *         },
+                         *         "disabled_reason": null,
+                         *         "disabled_at": null,
+                         *         "created_at": "2026-11-21T09:59:01.000Z",
+                         *         "updated_at": "2026-11-21T09:59:30.000Z"
+                         *       },
+                         *       "client_sign_secret": "whsec_3b8f0c2a9d4e6f1b7c5a8e2d0f9b4c6a"
+                         *     }
+                         */
+                        "application/json": {
+                            client_sign_secret: string;
                             /** @enum {boolean} */
                             success: true;
                             webhook: components["schemas"]["Webhook"];
@@ -5488,6 +5877,23 @@ export interface components {
          *       "ignore_status": true,
          *       "enabled": true,
          *       "client_sign_secret_set": true,
+         *       "previous_secret_until": null,
+         *       "filter": {
+         *         "payload.fromMe": false
+         *       },
+         *       "headers": {
+         *         "Authorization": "Bearer rcv_live_5f2c"
+         *       },
+         *       "rate_limit": {
+         *         "per_second": 20
+         *       },
+         *       "health": {
+         *         "last_delivered_at": "2026-11-21T10:02:11.000Z",
+         *         "last_failed_at": "2026-11-21T08:40:02.000Z",
+         *         "consecutive_failures": 0,
+         *         "attempts_24h": 1290,
+         *         "delivered_24h": 1287
+         *       },
          *       "disabled_reason": null,
          *       "disabled_at": null,
          *       "created_at": "2026-11-21T09:59:01.000Z",
@@ -5503,8 +5909,28 @@ export interface components {
             disabled_reason: string | null;
             enabled: boolean;
             events: string[];
+            filter: {
+                [key: string]: unknown;
+            } | null;
+            headers: {
+                [key: string]: string;
+            } | null;
+            /** @description kept current by the outcomes of its attempts */
+            health: {
+                /** @description attempts in the current hour and the 23 before it */
+                attempts_24h: number;
+                /** @description failed attempts since the last delivery */
+                consecutive_failures: number;
+                delivered_24h: number;
+                last_delivered_at: string | null;
+                last_failed_at: string | null;
+            };
             ignore_status: boolean;
             instance_id: string;
+            previous_secret_until: string | null;
+            rate_limit: {
+                per_second: number;
+            } | null;
             /** Format: date-time */
             updated_at: string;
             webhook_id: string;

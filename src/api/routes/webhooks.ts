@@ -1,40 +1,40 @@
-/** Webhooks of an instance (seed §4, SPEC §6). */
+/** Webhooks of an instance: create, read, replace, enable, delete, and rotate the signing secret. */
 import { type Static, Type } from '@sinclair/typebox';
 import type { FastifyInstance, FastifyRequest } from 'fastify';
-import { isEventKind } from '../../domain/events.ts';
-import { newId } from '../../domain/ids.ts';
-import { quote } from '../../domain/quote.ts';
-import type { FieldError, Webhook } from '../../domain/types.ts';
-import { checkDestination } from '../../net/destination.ts';
-import type { SecretChange } from '../../store/store.ts';
+import { newId, randomToken } from '../../domain/ids.ts';
+import type { Webhook } from '../../domain/types.ts';
 import type { ApiContext } from '../context.ts';
 import { HttpError } from '../errors.ts';
 import { IdParam, Ok, responses } from '../schemas.ts';
 import { webhookView } from '../views.ts';
+import { WebhookBody, type WebhookBodyType, webhookConfig } from '../webhook-config.ts';
 import { loadInstance } from './instances.ts';
-
-/** One body shape for create and PATCH; the fields only one of them allows are refused by rule, with a reason. */
-const WebhookBody = Type.Object(
-  {
-    destination_url: Type.String({ description: 'absolute http(s) URL, at most 2048 characters' }),
-    events: Type.Array(Type.String({ title: 'event kind' }), {
-      minItems: 1,
-      description: 'event kinds, or ["*"] for all',
-    }),
-    client_sign_secret: Type.Optional(Type.String({ maxLength: 1024 })),
-    ignore_status: Type.Optional(Type.Boolean()),
-    clear_client_sign: Type.Optional(Type.Boolean({ description: 'PATCH only: remove the stored secret' })),
-    enabled: Type.Optional(Type.Boolean({ description: 'refused: use POST …/enabled' })),
-  },
-  { additionalProperties: false },
-);
-type Body = Static<typeof WebhookBody>;
 
 const WebhookParams = Type.Object({
   instance_id: IdParam('instance id', 'ins'),
   webhook_id: IdParam('webhook id', 'whk'),
 });
+const InstanceOnly = Type.Object({ instance_id: IdParam('instance id', 'ins') });
 const EnabledBody = Type.Object({ enabled: Type.Boolean() }, { additionalProperties: false });
+const RotateBody = Type.Object(
+  {
+    client_sign_secret: Type.Optional(
+      Type.String({
+        minLength: 1,
+        maxLength: 1024,
+        description: 'the new secret; one is generated when left out',
+      }),
+    ),
+    grace_s: Type.Optional(
+      Type.Integer({
+        minimum: 0,
+        maximum: 604_800,
+        description: 'seconds the old secret is still signed with, beside the new one (default 86400)',
+      }),
+    ),
+  },
+  { additionalProperties: false },
+);
 const WebhookResponse = Ok({ webhook: Type.Ref('Webhook') });
 
 export function webhookRoutes(app: FastifyInstance, ctx: ApiContext): void {
@@ -49,48 +49,33 @@ export function webhookRoutes(app: FastifyInstance, ctx: ApiContext): void {
     return webhook;
   }
 
-  /** Field rules beyond the schema, then the destination guard (a 422 when only the address is wrong). */
-  async function validate(body: Body, mode: 'create' | 'patch'): Promise<void> {
-    const errors: FieldError[] = [];
-    if (body.enabled !== undefined) {
-      errors.push({
-        field: 'enabled',
-        message: 'is set only by POST /instances/{id}/webhooks/{webhook_id}/enabled',
-      });
-    }
-    if (mode === 'create' && body.clear_client_sign !== undefined) {
-      errors.push({ field: 'clear_client_sign', message: 'is allowed on PATCH only' });
-    }
-    if (mode === 'patch' && body.clear_client_sign === true && body.client_sign_secret) {
-      errors.push({
-        field: 'clear_client_sign',
-        message: 'cannot be true together with a new client_sign_secret',
-      });
-    }
-    errors.push(...eventListErrors(body.events));
-    const problem = await checkDestination(body.destination_url, ctx.destinations);
-    if (problem?.code === 'invalid_request')
-      errors.unshift({ field: problem.field, message: stripField(problem.message) });
-    if (errors.length) throw HttpError.invalid(errors);
-    if (problem)
-      throw new HttpError('destination_not_allowed', problem.message, [
-        { field: problem.field, message: stripField(problem.message) },
-      ]);
+  /** Views of webhooks of one instance, with their health and their headers opened. */
+  async function views(instanceId: string, webhooks: Webhook[]) {
+    const now = ctx.clock();
+    const health = await ctx.store.webhookHealth(instanceId, now);
+    return webhooks.map((w) =>
+      webhookView(w, {
+        health: health.get(w.webhook_id),
+        headers: w.headers_sealed ? JSON.parse(ctx.secretBox.open(w.headers_sealed)) : null,
+        now,
+      }),
+    );
   }
+  const view = async (w: Webhook) => (await views(w.instance_id, [w]))[0];
 
   app.get(
     '/instances/:instance_id/webhooks',
     {
       schema: {
         tags,
-        params: Type.Object({ instance_id: IdParam('instance id', 'ins') }),
+        params: InstanceOnly,
         response: responses(200, Ok({ webhooks: Type.Array(Type.Ref('Webhook')) })),
       },
     },
     async (request) => {
       const instance = await loadInstance(ctx, request);
       const webhooks = await ctx.store.listWebhooks(instance.instance_id);
-      return { success: true, webhooks: webhooks.map(webhookView) };
+      return { success: true, webhooks: await views(instance.instance_id, webhooks) };
     },
   );
 
@@ -99,15 +84,14 @@ export function webhookRoutes(app: FastifyInstance, ctx: ApiContext): void {
     {
       schema: {
         tags,
-        params: Type.Object({ instance_id: IdParam('instance id', 'ins') }),
+        params: InstanceOnly,
         body: WebhookBody,
         response: responses(201, Ok({ webhook_id: Type.String() })),
       },
     },
     async (request, reply) => {
       const instance = await loadInstance(ctx, request);
-      const body = request.body as Body;
-      await validate(body, 'create');
+      const config = await webhookConfig(ctx, request.body as WebhookBodyType, 'create');
       const max = ctx.config.maxWebhooksPerInstance;
       if ((await ctx.store.listWebhooks(instance.instance_id)).length >= max) {
         throw new HttpError(
@@ -120,11 +104,14 @@ export function webhookRoutes(app: FastifyInstance, ctx: ApiContext): void {
       await ctx.store.createWebhook({
         webhook_id,
         instance_id: instance.instance_id,
-        destination_url: body.destination_url,
-        events: body.events,
-        ignore_status: body.ignore_status ?? true,
-        enabled: false, // seed §4 rule 1
-        secret_sealed: body.client_sign_secret ? ctx.secretBox.seal(body.client_sign_secret) : null,
+        destination_url: config.destination_url,
+        events: config.events,
+        ignore_status: config.ignore_status,
+        enabled: false, // a new webhook receives nothing until it is enabled
+        secret_sealed: config.secret.kind === 'set' ? config.secret.sealed : null,
+        filter: config.filter,
+        headers_sealed: config.headers_sealed,
+        rate_limit: config.rate_limit,
         disabled_reason: null,
         disabled_at: null,
         created_at: now,
@@ -137,7 +124,7 @@ export function webhookRoutes(app: FastifyInstance, ctx: ApiContext): void {
   app.get(
     '/instances/:instance_id/webhooks/:webhook_id',
     { schema: { tags, params, response: responses(200, WebhookResponse) } },
-    async (request) => ({ success: true, webhook: webhookView(await loadWebhook(request)) }),
+    async (request) => ({ success: true, webhook: await view(await loadWebhook(request)) }),
   );
 
   app.patch(
@@ -145,27 +132,15 @@ export function webhookRoutes(app: FastifyInstance, ctx: ApiContext): void {
     { schema: { tags, params, body: WebhookBody, response: responses(200, WebhookResponse) } },
     async (request) => {
       const current = await loadWebhook(request);
-      const body = request.body as Body;
-      await validate(body, 'patch');
-      // Seed §4 rule 3: an empty secret keeps the current one; clear_client_sign removes it.
-      const secret: SecretChange = body.clear_client_sign
-        ? { kind: 'clear' }
-        : body.client_sign_secret
-          ? { kind: 'set', sealed: ctx.secretBox.seal(body.client_sign_secret) }
-          : { kind: 'keep' };
+      const config = await webhookConfig(ctx, request.body as WebhookBodyType, 'patch');
       const webhook = await ctx.store.updateWebhook(
         current.instance_id,
         current.webhook_id,
-        {
-          destination_url: body.destination_url,
-          events: body.events,
-          ignore_status: body.ignore_status ?? true,
-          secret,
-        },
+        config,
         ctx.clock(),
       );
       if (!webhook) throw HttpError.notFound('webhook', current.webhook_id);
-      return { success: true, webhook: webhookView(webhook) };
+      return { success: true, webhook: await view(webhook) };
     },
   );
 
@@ -182,7 +157,36 @@ export function webhookRoutes(app: FastifyInstance, ctx: ApiContext): void {
         ctx.clock(),
       );
       if (!webhook) throw HttpError.notFound('webhook', current.webhook_id);
-      return { success: true, webhook: webhookView(webhook) };
+      return { success: true, webhook: await view(webhook) };
+    },
+  );
+
+  app.post(
+    '/instances/:instance_id/webhooks/:webhook_id/rotate-secret',
+    {
+      schema: {
+        tags,
+        params,
+        body: RotateBody,
+        response: responses(200, Ok({ webhook: Type.Ref('Webhook'), client_sign_secret: Type.String() })),
+      },
+    },
+    async (request) => {
+      const current = await loadWebhook(request);
+      const body = request.body as Static<typeof RotateBody>;
+      const secret = body.client_sign_secret ?? `whsec_${randomToken(24)}`;
+      const now = ctx.clock();
+      const graceS = body.grace_s ?? 86_400;
+      const webhook = await ctx.store.rotateSecret(
+        current.instance_id,
+        current.webhook_id,
+        ctx.secretBox.seal(secret),
+        graceS > 0 ? now + graceS * 1000 : null,
+        now,
+      );
+      if (!webhook) throw HttpError.notFound('webhook', current.webhook_id);
+      // The new secret is shown this once; only its sealed form is kept.
+      return { success: true, webhook: await view(webhook), client_sign_secret: secret };
     },
   );
 
@@ -196,22 +200,3 @@ export function webhookRoutes(app: FastifyInstance, ctx: ApiContext): void {
     },
   );
 }
-
-function eventListErrors(events: string[]): FieldError[] {
-  if (events.includes('*')) {
-    return events.length === 1
-      ? []
-      : [{ field: 'events', message: '"*" stands for every kind and must be alone' }];
-  }
-  const errors: FieldError[] = [];
-  events.forEach((kind, i) => {
-    if (!isEventKind(kind))
-      errors.push({ field: `events[${i}]`, message: `unknown event kind ${quote(kind)}` });
-    else if (events.indexOf(kind) !== i)
-      errors.push({ field: `events[${i}]`, message: `duplicate event kind ${quote(kind)}` });
-  });
-  return errors;
-}
-
-/** The destination module's messages start with the field name; details carry it separately. */
-const stripField = (message: string) => message.replace(/^destination_url: /, '');

@@ -1,0 +1,127 @@
+/**
+ * A webhook's configuration as the API takes it: one body for create and PATCH (PATCH replaces the whole
+ * configuration, so a control left out is removed), its field rules, and the destination guard.
+ */
+import { type Static, Type } from '@sinclair/typebox';
+import { checkHeaders } from '../domain/custom-headers.ts';
+import { isEventKind } from '../domain/events.ts';
+import { checkFilter, type Filter } from '../domain/filter.ts';
+import { quote } from '../domain/quote.ts';
+import type { FieldError } from '../domain/types.ts';
+import { checkDestination } from '../net/destination.ts';
+import type { SecretChange, WebhookConfig } from '../store/store.ts';
+import type { ApiContext } from './context.ts';
+import { HttpError } from './errors.ts';
+
+export const RateLimit = Type.Object(
+  {
+    per_second: Type.Integer({
+      minimum: 1,
+      maximum: 10_000,
+      description: 'deliveries started per second at most',
+    }),
+  },
+  { additionalProperties: false },
+);
+
+export const WebhookBody = Type.Object(
+  {
+    destination_url: Type.String({ description: 'absolute http(s) URL, at most 2048 characters' }),
+    events: Type.Array(Type.String({ title: 'event kind' }), {
+      minItems: 1,
+      description: 'event kinds, or ["*"] for all',
+    }),
+    client_sign_secret: Type.Optional(Type.String({ maxLength: 1024 })),
+    ignore_status: Type.Optional(Type.Boolean()),
+    clear_client_sign: Type.Optional(Type.Boolean({ description: 'PATCH only: remove the stored secret' })),
+    enabled: Type.Optional(Type.Boolean({ description: 'refused: use POST …/enabled' })),
+    filter: Type.Optional(
+      Type.Union([Type.Object({}, { additionalProperties: true }), Type.Null()], {
+        description:
+          'which events of its kinds it receives: dotted paths of the delivery body to a value, or to one of ' +
+          '$eq, $ne, $in, $nin, $exists, $prefix; $and / $or take lists of such objects; at most 4 KiB',
+        examples: [{ 'payload.fromMe': false, 'payload.from': { $prefix: '49' } }],
+      }),
+    ),
+    headers: Type.Optional(
+      Type.Union([Type.Record(Type.String(), Type.Unknown()), Type.Null()], {
+        description: 'its own headers, sent with every attempt: at most 20, values at most 1 KiB',
+        examples: [{ Authorization: 'Bearer rcv_…' }],
+      }),
+    ),
+    rate_limit: Type.Optional(Type.Union([RateLimit, Type.Null()])),
+  },
+  { additionalProperties: false },
+);
+export type WebhookBodyType = Static<typeof WebhookBody>;
+
+/** The configuration a valid body asks for; a 400 naming each field that breaks a rule, or a 422 for the address. */
+export async function webhookConfig(
+  ctx: Pick<ApiContext, 'destinations' | 'secretBox'>,
+  body: WebhookBodyType,
+  mode: 'create' | 'patch',
+): Promise<WebhookConfig> {
+  const errors: FieldError[] = [];
+  if (body.enabled !== undefined) {
+    errors.push({
+      field: 'enabled',
+      message: 'is set only by POST /instances/{id}/webhooks/{webhook_id}/enabled',
+    });
+  }
+  if (mode === 'create' && body.clear_client_sign !== undefined) {
+    errors.push({ field: 'clear_client_sign', message: 'is allowed on PATCH only' });
+  }
+  if (mode === 'patch' && body.clear_client_sign === true && body.client_sign_secret) {
+    errors.push({
+      field: 'clear_client_sign',
+      message: 'cannot be true together with a new client_sign_secret',
+    });
+  }
+  errors.push(...eventListErrors(body.events));
+  if (body.filter != null) errors.push(...checkFilter(body.filter));
+  if (body.headers != null) errors.push(...checkHeaders(body.headers));
+  const problem = await checkDestination(body.destination_url, ctx.destinations);
+  if (problem?.code === 'invalid_request')
+    errors.unshift({ field: problem.field, message: stripField(problem.message) });
+  if (errors.length) throw HttpError.invalid(errors);
+  if (problem) {
+    throw new HttpError('destination_not_allowed', problem.message, [
+      { field: problem.field, message: stripField(problem.message) },
+    ]);
+  }
+  // An empty secret keeps the current one; clear_client_sign removes it.
+  const secret: SecretChange = body.clear_client_sign
+    ? { kind: 'clear' }
+    : body.client_sign_secret
+      ? { kind: 'set', sealed: ctx.secretBox.seal(body.client_sign_secret) }
+      : { kind: 'keep' };
+  const headers = body.headers && Object.keys(body.headers).length > 0 ? body.headers : null;
+  return {
+    destination_url: body.destination_url,
+    events: body.events,
+    ignore_status: body.ignore_status ?? true,
+    secret,
+    filter: body.filter && Object.keys(body.filter).length > 0 ? (body.filter as Filter) : null,
+    headers_sealed: headers ? ctx.secretBox.seal(JSON.stringify(headers)) : null,
+    rate_limit: body.rate_limit?.per_second ?? null,
+  };
+}
+
+function eventListErrors(events: string[]): FieldError[] {
+  if (events.includes('*')) {
+    return events.length === 1
+      ? []
+      : [{ field: 'events', message: '"*" stands for every kind and must be alone' }];
+  }
+  const errors: FieldError[] = [];
+  for (const [i, kind] of events.entries()) {
+    if (!isEventKind(kind))
+      errors.push({ field: `events[${i}]`, message: `unknown event kind ${quote(kind)}` });
+    else if (events.indexOf(kind) !== i)
+      errors.push({ field: `events[${i}]`, message: `duplicate event kind ${quote(kind)}` });
+  }
+  return errors;
+}
+
+/** The destination module's messages start with the field name; details carry it separately. */
+const stripField = (message: string) => message.replace(/^destination_url: /, '');

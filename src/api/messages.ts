@@ -14,15 +14,24 @@ export interface ValidatorError {
   message?: string;
   schema?: unknown;
   parentSchema?: Record<string, unknown>;
+  data?: unknown;
 }
 
 /** Every complaint of one failed validation, one per field, in the validator's order. */
 export function validationDetails(errors: readonly ValidatorError[], context = 'body'): FieldError[] {
-  // A union reports each branch that failed and then itself: the union alone says it (one sentence per field).
+  // A union reports each branch that failed and then itself: the union alone says it (one sentence per field),
+  // unless the value's type picked one branch (an object where "object or null" is asked): that branch says
+  // precisely what is wrong inside it.
   const unions = errors.filter((e) => e.keyword === 'anyOf' || e.keyword === 'oneOf');
-  const kept = errors.filter(
-    (e) => !unions.some((u) => u !== e && e.schemaPath.startsWith(`${u.schemaPath}/`)),
-  );
+  const chosen = new Map(unions.map((u) => [u, chosenBranch(u)]));
+  const kept = errors.filter((e) => {
+    if (chosen.get(e) !== undefined && chosen.get(e) !== null) return false;
+    return !unions.some((u) => {
+      if (u === e || !e.schemaPath.startsWith(`${u.schemaPath}/`)) return false;
+      const branch = chosen.get(u);
+      return branch === null || !e.schemaPath.startsWith(`${u.schemaPath}/${branch}/`);
+    });
+  });
   const seen = new Set<string>();
   const details: FieldError[] = [];
   for (const e of kept) {
@@ -33,6 +42,24 @@ export function validationDetails(errors: readonly ValidatorError[], context = '
     details.push(detail);
   }
   return details;
+}
+
+/** The branch of a union whose type alone matches the value's, when exactly one does. */
+function chosenBranch(u: ValidatorError): number | null {
+  const branches = Array.isArray(u.schema) ? (u.schema as Record<string, unknown>[]) : [];
+  const kind =
+    u.data === null
+      ? 'null'
+      : Array.isArray(u.data)
+        ? 'array'
+        : Number.isInteger(u.data)
+          ? 'integer'
+          : typeof u.data;
+  const fits = branches.flatMap((b, i) => {
+    const types = [b.type].flat();
+    return types.includes(kind) || (kind === 'integer' && types.includes('number')) ? [i] : [];
+  });
+  return fits.length === 1 ? fits[0] : null;
 }
 
 function describe(e: ValidatorError, context: string): FieldError {

@@ -68,9 +68,12 @@ function checkCondition(value: unknown): string | null {
   const literal = 'must be a string, number, boolean or null, or one operator such as {"$in": ["a", "b"]}';
   if (!isObj(value)) return literal;
   const ops = Object.keys(value);
-  if (ops.length !== 1 || !OPERATORS.includes(ops[0])) {
-    return `${literal}; operators: ${OPERATORS.join(', ')}`;
+  const unknown = ops.find((op) => op.startsWith('$') && !OPERATORS.includes(op));
+  if (unknown !== undefined) {
+    return `has ${JSON.stringify(unknown)}, which is not an operator; operators: ${OPERATORS.join(', ')}`;
   }
+  if (ops.length !== 1 || !OPERATORS.includes(ops[0]))
+    return `${literal}; operators: ${OPERATORS.join(', ')}`;
   const [op] = ops;
   const arg = value[op];
   switch (op) {

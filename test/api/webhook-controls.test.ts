@@ -77,7 +77,7 @@ describe('filter', () => {
     assert.equal(res.body.error.details[0].field, 'filter.event');
     assert.match(
       res.body.error.message,
-      /^filter\.event: must be a string, number, boolean or null, or one operator/,
+      /^filter\.event: has "\$regex", which is not an operator; operators: \$eq/,
     );
   });
 });
@@ -134,6 +134,24 @@ describe('headers', () => {
 });
 
 describe('rate limit', () => {
+  test('a bad per_second is a 400 that says what is wrong inside rate_limit', async () => {
+    const ins = await h.createInstance();
+    for (const [rateLimit, message] of [
+      [{ per_second: 0 }, 'rate_limit.per_second: must be at least 1'],
+      [{ per_second: 10_001 }, 'rate_limit.per_second: must be at most 10000'],
+      [{ per_second: 'fast' }, 'rate_limit.per_second: must be an integer'],
+      [{}, 'rate_limit.per_second: is required'],
+      [5, 'rate_limit: must be an object or null'],
+    ] as const) {
+      const res = await h.request('POST', `/instances/${ins}/webhooks`, {
+        body: { destination_url: 'http://127.0.0.1:9/x', events: ['message'], rate_limit: rateLimit },
+      });
+      assert.equal(res.status, 400, JSON.stringify(res.body));
+      const [detail] = res.body.error.details;
+      assert.equal(`${detail.field}: ${detail.message}`, message, JSON.stringify(rateLimit));
+    }
+  });
+
   test('15 deliveries at 5 per second spread over about 3 s, each in one attempt, while another webhook is not slowed', async (t) => {
     const ins = await h.createInstance();
     const limited = await hook(t, ins, { rate_limit: { per_second: 5 }, events: ['message'] });

@@ -88,7 +88,7 @@ describe('checkFilter refuses what it cannot evaluate, naming the key and the ru
       'an unknown operator',
       { event: { $regex: 'm.*' } },
       'filter.event',
-      /operators: \$eq, \$ne, \$in, \$nin, \$exists, \$prefix/,
+      /^has "\$regex", which is not an operator; operators: \$eq, \$ne, \$in, \$nin, \$exists, \$prefix$/,
     ],
     ['two operators in one', { event: { $eq: 'a', $ne: 'b' } }, 'filter.event', /one operator/],
     ['an object literal', { 'payload.media': { status: 'ready' } }, 'filter.payload.media', /one operator/],

@@ -15,7 +15,10 @@ before(async () => {
 });
 after(() => new Promise<void>((resolve) => server.close(() => resolve())));
 
-async function deliver(eventId: string, opts: { ageSeconds?: number; tamper?: boolean } = {}) {
+async function deliver(
+  eventId: string,
+  opts: { ageSeconds?: number; tamper?: boolean; secrets?: string[] } = {},
+) {
   const body = JSON.stringify({
     event_id: eventId,
     event: 'message',
@@ -24,7 +27,7 @@ async function deliver(eventId: string, opts: { ageSeconds?: number; tamper?: bo
     payload: {},
   });
   const res = await signedPost(url, {
-    secret: SECRET,
+    secret: opts.secrets ?? SECRET,
     eventId,
     body: opts.tamper ? body.replace('message', 'massage') : body,
     signed: body,
@@ -42,6 +45,14 @@ test('a tampered body is a 401 (seed §5.1)', async () => {
   const r = await deliver('evt_ref2', { tamper: true });
   assert.equal(r.status, 401);
   assert.equal(r.body.error, 'signature_mismatch');
+});
+
+test('during a secret rotation it accepts the delivery by either signature, and refuses one signed by neither', async () => {
+  const rotatedAway = await deliver('evt_rot1', { secrets: ['whsec_new', SECRET] });
+  assert.equal(rotatedAway.status, 200, 'the receiver still holding the old secret');
+  const rotatedTo = await deliver('evt_rot2', { secrets: [SECRET, 'whsec_old'] });
+  assert.equal(rotatedTo.status, 200, 'the receiver already holding the new secret');
+  assert.equal((await deliver('evt_rot3', { secrets: ['whsec_a', 'whsec_b'] })).status, 401);
 });
 
 test('a timestamp 301 s old is a 401, 299 s old is accepted', async () => {

@@ -1,8 +1,9 @@
 /** A delivery as Herald's attempt sends it, for tests of receivers: signed POST, timestamp `ageSeconds` old. */
-import { HEADERS, sign } from '../../src/domain/signature.ts';
+import { HEADERS, signWith } from '../../src/domain/signature.ts';
 
 export interface SignedPost {
-  secret: string;
+  /** Several during a secret rotation, new first, as Herald signs then. */
+  secret: string | string[];
   eventId: string;
   /** The bytes sent. */
   body: string;
@@ -19,7 +20,7 @@ export function signedPost(url: string, p: SignedPost): Promise<Response> {
       'content-type': 'application/json',
       [HEADERS.eventId]: p.eventId,
       [HEADERS.timestamp]: ts,
-      [HEADERS.signature]: sign(p.secret, ts, p.signed ?? p.body),
+      [HEADERS.signature]: signWith([p.secret].flat(), ts, p.signed ?? p.body),
     },
     body: p.body,
   });

@@ -23,10 +23,23 @@ export interface Webhook {
   ignore_status: boolean;
   enabled: boolean;
   client_sign_secret_set: boolean;
+  previous_secret_until: string | null;
+  filter: Record<string, unknown> | null;
+  headers: Record<string, string> | null;
+  rate_limit: { per_second: number } | null;
+  health: WebhookHealth;
   disabled_reason: string | null;
   disabled_at: string | null;
   created_at: string;
   updated_at: string;
+}
+
+export interface WebhookHealth {
+  last_delivered_at: string | null;
+  last_failed_at: string | null;
+  consecutive_failures: number;
+  attempts_24h: number;
+  delivered_24h: number;
 }
 
 export type DeliveryStatus = 'pending' | 'delivered' | 'failed';
@@ -158,6 +171,8 @@ export const api = {
     call<{ webhook: Webhook }>('POST', `${ins(id)}/webhooks/${webhookId}/enabled`, { enabled }).then(
       (r) => r.webhook,
     ),
+  rotateSecret: (id: string, webhookId: string, body: { client_sign_secret: string; grace_s: number }) =>
+    call<{ webhook: Webhook }>('POST', `${ins(id)}/webhooks/${webhookId}/rotate-secret`, body),
   deleteWebhook: (id: string, webhookId: string) => call('DELETE', `${ins(id)}/webhooks/${webhookId}`),
   sendTest: (id: string, webhookId: string, event: string) =>
     call<{ event_id: string; delivery_id: string }>('POST', `${ins(id)}/webhooks/${webhookId}/test`, {

@@ -6,7 +6,7 @@
  */
 import { EVENT_KINDS } from '../../domain/event-kinds.ts';
 import { type ApiError, api, type Counts, type Delivery, type Webhook } from './api.ts';
-import { deliveryRow } from './delivery-row.ts';
+import { deliveryRow, shownOfWebhook } from './delivery-row.ts';
 import { confirmAction } from './dialog.ts';
 import { h, keepingFocus, uid } from './dom.ts';
 import { plural, shortUrl } from './format.ts';
@@ -148,7 +148,7 @@ export function deliveryLog(instanceId: string, refreshAll: () => Promise<void>)
     list,
     (d) => d.delivery_id,
     (d) => deliveryRow(context, d),
-    (d) => JSON.stringify([d, webhooks.get(d.webhook_id)]),
+    (d) => JSON.stringify([d, shownOfWebhook(webhooks.get(d.webhook_id))]),
   );
 
   async function refresh() {

@@ -24,6 +24,10 @@ export interface RowContext {
   redeliver(d: Delivery): void;
 }
 
+/** What a row and its detail show of their webhook: a change elsewhere (its health) redraws no delivery. */
+export const shownOfWebhook = (w: Webhook | undefined) =>
+  w && [w.destination_url, w.enabled, w.client_sign_secret_set];
+
 export function deliveryRow(ctx: RowContext, first: Delivery): Row<Delivery> {
   const detailId = `detail-${first.delivery_id}`;
   const blockedId = `blocked-${first.delivery_id}`;
@@ -37,7 +41,7 @@ export function deliveryRow(ctx: RowContext, first: Delivery): Row<Delivery> {
   async function loadDetail() {
     try {
       const d = await api.getDelivery(ctx.instanceId, current.delivery_id);
-      const sig = JSON.stringify([d, ctx.webhook(d.webhook_id)]);
+      const sig = JSON.stringify([d, shownOfWebhook(ctx.webhook(d.webhook_id))]);
       if (sig === detailSig && d.status !== 'pending') return;
       detailSig = sig;
       keepingFocus(detail, () => fill(detail, ...deliveryDetail(d, ctx.webhook(d.webhook_id))));

@@ -1,40 +1,18 @@
 /**
- * Add or edit a webhook. An edit is a PATCH that replaces the whole configuration (seed §4 rule 2), so the form
- * always shows and sends the destination, the events and ignore_status; the secret is an explicit choice among
- * keep / set new / remove (rule 3), never an empty box whose meaning a person has to guess.
+ * Add or edit a webhook. An edit is a PATCH that replaces the whole configuration, so the form always shows and
+ * sends every part of it: the destination, the events, ignore_status, the filter, the headers and the rate limit.
+ * The signing secret is an explicit choice (secret-fieldset.ts); a rotation is saved after the configuration, by
+ * its own call, and shows what it did.
  */
 import { ApiError, api, type Webhook } from './api.ts';
 import { openDialog } from './dialog.ts';
 import { h, uid } from './dom.ts';
 import { eventPicker } from './event-picker.ts';
 import { clearErrors, showErrors } from './field-errors.ts';
+import { headerRows } from './header-rows.ts';
 import { notify } from './notices.ts';
-
-type SecretChoice = 'keep' | 'set' | 'clear';
-
-/** A random signing secret, generated in the browser: the person copies it to the receiver before saving. */
-function newSecret(): string {
-  const bytes = crypto.getRandomValues(new Uint8Array(24));
-  return `whsec_${Array.from(bytes, (b) => b.toString(16).padStart(2, '0')).join('')}`;
-}
-
-function secretChoices(current: Webhook | null): [SecretChoice, string][] {
-  if (!current)
-    return [
-      ['keep', 'No signing secret'],
-      ['set', 'Sign deliveries with a secret'],
-    ];
-  if (!current.client_sign_secret_set)
-    return [
-      ['keep', 'Keep unsigned'],
-      ['set', 'Set a secret'],
-    ];
-  return [
-    ['keep', 'Keep current secret'],
-    ['set', 'Set new secret'],
-    ['clear', 'Remove secret (deliveries are sent unsigned)'],
-  ];
-}
+import { secretFieldset } from './secret-fieldset.ts';
+import { webhookLimits } from './webhook-limits.ts';
 
 export function openWebhookForm(instanceId: string, current: Webhook | null, onSaved: () => void): void {
   const urlId = uid('url');
@@ -49,52 +27,29 @@ export function openWebhookForm(instanceId: string, current: Webhook | null, onS
     value: current?.destination_url ?? '',
   });
   const events = eventPicker(current?.events ?? ['message']);
-  const secretId = uid('secret');
-  const secret = h('input', {
-    id: secretId,
-    name: 'client_sign_secret',
-    type: 'text',
-    autocomplete: 'off',
-    spellcheck: 'false',
-    maxlength: 1024,
-    class: 'mono',
-  });
-  const generate = h('button', { type: 'button', class: 'button secondary small' }, 'Generate');
-  generate.addEventListener('click', () => {
-    secret.value = newSecret();
-    secret.focus();
-    secret.select();
-  });
-  const secretRow = h(
-    'div',
-    { class: 'secret-input' },
-    h('label', { for: secretId }, current?.client_sign_secret_set ? 'New secret' : 'Secret'),
-    h('div', { class: 'row' }, secret, generate),
-    h('p', { class: 'help' }, 'Give the same secret to the receiver; Herald never shows it again.'),
-  );
-  const radios = secretChoices(current).map(([value, label], i) =>
-    h(
-      'label',
-      { class: 'check' },
-      h('input', { type: 'radio', name: 'secret', value, checked: i === 0 }),
-      label,
-    ),
-  );
-  const choice = (): SecretChoice =>
-    (radios.map((r) => r.querySelector('input') as HTMLInputElement).find((r) => r.checked)?.value ??
-      'keep') as SecretChoice;
-  const syncSecret = () => {
-    secretRow.hidden = choice() !== 'set';
-  };
-  for (const r of radios) r.addEventListener('change', syncSecret);
-  syncSecret();
-
+  const secret = secretFieldset(current);
+  const limits = webhookLimits(current?.filter ?? null, current?.rate_limit ?? null);
+  const headers = headerRows(current?.headers ?? null);
   const ignoreId = uid('ignore');
   const ignore = h('input', {
     id: ignoreId,
     type: 'checkbox',
     checked: current ? current.ignore_status : true,
   });
+
+  const more = h(
+    'details',
+    { class: 'more', open: Boolean(current?.filter || current?.headers || current?.rate_limit) },
+    h('summary', {}, 'Filter, headers and rate limit'),
+    limits.filterField,
+    h('div', { class: 'field', 'data-field': 'headers' }, headers.el),
+    limits.rateField,
+  );
+  /** Shows each error at its field, opening the section that holds it. */
+  const show = (error: ApiError) => {
+    if (error.details?.some((d) => /^(filter|headers|rate_limit)/.test(d.field))) more.open = true;
+    showErrors(form, error);
+  };
 
   const save = h('button', { type: 'submit', class: 'button primary' }, 'Save');
   const form = h(
@@ -104,7 +59,7 @@ export function openWebhookForm(instanceId: string, current: Webhook | null, onS
       ? h(
           'p',
           { class: 'help' },
-          'Saving replaces the whole configuration: the destination, the events and the stories setting below are sent as shown.',
+          'Saving replaces the whole configuration: everything below is sent as shown, and a control left empty is removed.',
         )
       : h('p', { class: 'help' }, 'A new webhook starts disabled: enable it when the receiver is ready.'),
     h('div', { class: 'form-error', role: 'alert' }),
@@ -115,17 +70,7 @@ export function openWebhookForm(instanceId: string, current: Webhook | null, onS
       url,
     ),
     h('div', { class: 'field', 'data-field': 'events' }, events.el),
-    h(
-      'div',
-      { class: 'field', 'data-field': 'client_sign_secret' },
-      h(
-        'fieldset',
-        { class: 'secret', 'data-field': 'clear_client_sign' },
-        h('legend', {}, 'Signing secret'),
-        radios,
-        secretRow,
-      ),
-    ),
+    h('div', { class: 'field', 'data-field': 'client_sign_secret' }, secret.el),
     h(
       'div',
       { class: 'field', 'data-field': 'ignore_status' },
@@ -137,6 +82,7 @@ export function openWebhookForm(instanceId: string, current: Webhook | null, onS
           'delivered with the message events. (Unrelated to session.status, the session’s own state.)',
       ),
     ),
+    more,
     h(
       'div',
       { class: 'actions' },
@@ -153,32 +99,47 @@ export function openWebhookForm(instanceId: string, current: Webhook | null, onS
   form.addEventListener('submit', async (e) => {
     e.preventDefault();
     clearErrors(form);
+    const limited = limits.value();
+    const problems = [secret.problem(), ...('errors' in limited ? limited.errors : [])].filter(
+      (p) => p !== null,
+    );
+    if (problems.length || 'errors' in limited) {
+      show(new ApiError(400, 'invalid_request', problems[0]?.message ?? '', problems));
+      return;
+    }
     const body: Record<string, unknown> = {
       destination_url: url.value.trim(),
       events: events.value(),
       ignore_status: ignore.checked,
+      filter: limited.filter,
+      headers: headers.value(),
+      rate_limit: limited.rate_limit,
     };
-    const c = choice();
-    if (c === 'set' && secret.value === '') {
-      // The API would read an empty secret as "none" (create) or "keep" (PATCH): ask instead of guessing.
-      const message = 'Enter a secret, press Generate, or choose another option';
-      showErrors(
-        form,
-        new ApiError(400, 'invalid_request', message, [{ field: 'client_sign_secret', message }]),
-      );
-      return;
-    }
-    if (c === 'set') body.client_sign_secret = secret.value;
+    const c = secret.choice();
+    if (c === 'set') body.client_sign_secret = secret.secret();
     if (c === 'clear') body.clear_client_sign = true;
     save.disabled = true;
     try {
-      if (current) await api.updateWebhook(instanceId, current.webhook_id, body);
-      else await api.createWebhook(instanceId, body);
-      notify(current ? 'Webhook saved' : 'Webhook added (disabled until you enable it)');
+      const saved = current
+        ? await api.updateWebhook(instanceId, current.webhook_id, body)
+        : await api.createWebhook(instanceId, body);
+      if (c === 'rotate') {
+        await api.rotateSecret(instanceId, saved.webhook_id, {
+          client_sign_secret: secret.secret(),
+          grace_s: secret.graceS(),
+        });
+      }
+      notify(
+        c === 'rotate'
+          ? 'Webhook saved; the secret is rotated (deliveries carry both signatures during the grace)'
+          : current
+            ? 'Webhook saved'
+            : 'Webhook added (disabled until you enable it)',
+      );
       dialog.close();
       onSaved();
     } catch (err) {
-      showErrors(form, err as ApiError);
+      show(err as ApiError);
     } finally {
       save.disabled = false;
     }

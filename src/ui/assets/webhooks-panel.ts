@@ -10,6 +10,7 @@ import { KeyedList, type Row } from './keyed-list.ts';
 import { notify } from './notices.ts';
 import { openSendTest } from './send-test.ts';
 import { openWebhookForm } from './webhook-form.ts';
+import { controlsSummary, webhookHealth } from './webhook-health.ts';
 
 export interface WebhooksPanel {
   el: HTMLElement;
@@ -62,9 +63,17 @@ export function webhooksPanel(instanceId: string, refresh: () => Promise<void>):
 
   function webhookRow(first: Webhook): Row<Webhook> {
     const el = h('article', { class: 'webhook card' });
+    // Health changes with every outcome: it is redrawn alone, the rest of the card only when its settings change
+    // (a redraw of the whole card above the reader would move the page under them).
+    const health = h('p', { class: 'health small', 'aria-label': 'Health' });
     let current = first;
+    let drawn = '';
     const render = (w: Webhook) => {
       current = w;
+      fill(health, webhookHealth(w));
+      const { health: _, ...settings } = w;
+      if (JSON.stringify(settings) === drawn) return;
+      drawn = JSON.stringify(settings);
       el.setAttribute('aria-label', `Webhook ${shortUrl(w.destination_url)}`);
       el.dataset.webhookId = w.webhook_id;
       keepingFocus(el, () =>
@@ -82,12 +91,15 @@ export function webhooksPanel(instanceId: string, refresh: () => Promise<void>):
             { class: 'chips', 'aria-label': 'Events' },
             w.events.map((e) => h('li', { class: 'chip mono' }, e === '*' ? 'every event (*)' : e)),
           ),
+          health,
           h(
             'p',
             { class: 'meta muted small' },
-            w.client_sign_secret_set ? 'Signed' : 'Unsigned',
-            ' · ',
-            w.ignore_status ? 'Skips stories (status@broadcast)' : 'Includes stories (status@broadcast)',
+            [
+              w.client_sign_secret_set ? 'Signed' : 'Unsigned',
+              w.ignore_status ? 'Skips stories (status@broadcast)' : 'Includes stories (status@broadcast)',
+              ...controlsSummary(w),
+            ].join(' · '),
             ' · ',
             h('span', { class: 'mono' }, w.webhook_id),
           ),

@@ -62,14 +62,21 @@ describe('scale-out: 2 api and 3 worker processes on one PostgreSQL', { skip: po
   });
 
   /** An instance with one enabled `message` webhook pointing at a new recorder. */
-  async function webhook(holdMs: number): Promise<{ instanceId: string; recorder: Recorder }> {
+  async function webhook(
+    holdMs: number,
+    config: Record<string, unknown> = {},
+  ): Promise<{ instanceId: string; recorder: Recorder }> {
     const recorder = await Recorder.start(holdMs);
     recorders.push(recorder);
     const api = apis[recorders.length % 2];
     const ins = await api.request('POST', '/instances', { name: 'scale' });
     assert.equal(ins.status, 201, JSON.stringify(ins.body));
     const base = `/instances/${ins.body.instance_id}/webhooks`;
-    const w = await api.request('POST', base, { destination_url: recorder.url, events: ['message'] });
+    const w = await api.request('POST', base, {
+      destination_url: recorder.url,
+      events: ['message'],
+      ...config,
+    });
     assert.equal(w.status, 201, JSON.stringify(w.body));
     const on = await api.request('POST', `${base}/${w.body.webhook_id}/enabled`, { enabled: true });
     assert.equal(on.status, 200, JSON.stringify(on.body));
@@ -146,6 +153,31 @@ describe('scale-out: 2 api and 3 worker processes on one PostgreSQL', { skip: po
     );
     assert.equal(slow.recorder.maxInFlight, CAP, 'the cap was reached, so the bound was tested');
     assert.ok(fastMs < 10_000, `the fast webhook waited ${Math.round(fastMs)} ms`);
+  });
+
+  test('a rate limit of 10 per second holds across the three workers, each delivery in one attempt', async () => {
+    const { instanceId, recorder } = await webhook(0, { rate_limit: { per_second: 10 } });
+    const events = Array.from({ length: 40 }, () => message(eventId('paced')));
+    const res = await apis[1].request('POST', `/instances/${instanceId}/events/batch`, { events });
+    assert.equal(res.status, 202, JSON.stringify(res.body));
+    await eventually(async () => (recorder.eventIds().size === 40 ? true : undefined), 30_000, '40 arrivals');
+    const starts = recorder.visits.map((v) => v.start).sort((a, b) => a - b);
+    // Three workers each free to send would deliver 40 in well under a second; at 10/s they take about 4 s.
+    const spread = starts[39] - starts[0];
+    assert.ok(spread >= 3500, `40 at 10/s arrived over ${Math.round(spread)} ms`);
+    for (let i = 10; i < 40; i++) {
+      const window = starts[i] - starts[i - 10];
+      assert.ok(
+        window >= 850,
+        `arrivals ${i - 10}..${i} within ${Math.round(window)} ms: over 10 in a second`,
+      );
+    }
+    const listed = await deliveries(instanceId);
+    assert.deepEqual(
+      listed.map((d) => [d.status, d.attempt_count]),
+      Array(40).fill(['delivered', 1]),
+      'waiting for the limit is no attempt',
+    );
   });
 
   test('5,000 events across 20 webhooks, one worker SIGKILLed half-way: every event delivered', async (t) => {

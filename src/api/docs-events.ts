@@ -2,18 +2,18 @@
  * What Herald sends to a destination, described in /openapi.json as OpenAPI 3.1 `webhooks`: the request body, the
  * headers, and what each answer does. Event kinds come from the catalog itself (EVENT_KINDS, samplePayload).
  *
- * Per-kind payload schemas plug in at `eventPayloadSchemas()`: each entry becomes `components.schemas["<kind>
- * payload"]` and a webhook of its own ("<kind>") whose body names it, with that kind's sample as its example. Until
- * the catalog gives them, every kind shares the generic delivery below, whose payload is an object.
+ * Each kind's payload becomes `components.schemas["payload-<kind>"]`, made by the catalog from the rules that
+ * validate it (payloadSchema), and a webhook of its own ("<kind>") whose body names it, with that kind's sample as
+ * its example.
  */
-import { EVENT_KINDS } from '../domain/event-kinds.ts';
+import { EVENT_KINDS, payloadSchema } from '../domain/events.ts';
 import { samplePayload } from '../domain/samples.ts';
 
 type Schema = Record<string, unknown>;
 
 /** The JSON Schema of each kind's payload, by kind. The one place the event catalog feeds the API reference. */
 export function eventPayloadSchemas(): Record<string, Schema> {
-  return {};
+  return Object.fromEntries(EVENT_KINDS.map((kind) => [kind, payloadSchema(kind)]));
 }
 
 const example = (kind: string) => ({
@@ -102,7 +102,7 @@ export function deliveryDocs(): { webhooks: Record<string, Schema>; schemas: Rec
   };
   const schemas: Record<string, Schema> = {};
   for (const [kind, payload] of Object.entries(perKind)) {
-    const name = `${kind} payload`;
+    const name = `payload-${kind}`;
     schemas[name] = payload;
     webhooks[kind] = deliveryOperation(
       `${kind}`,

@@ -5,9 +5,29 @@
  */
 
 import { EVENT_KINDS } from './event-kinds.ts';
-import { toUtc } from './iso-time.ts';
 import { STATUS_CHAT } from './jid.ts';
 import { isReference } from './media-object.ts';
+import {
+  ack,
+  bool,
+  checkShape,
+  digits,
+  httpUrl,
+  isObj,
+  isoTime,
+  type JsonSchema,
+  nonEmpty,
+  type Obj,
+  oneOf,
+  orNull,
+  prefixed,
+  present,
+  required,
+  type Shape,
+  shapeSchema,
+  str,
+  upperWord,
+} from './payload-rules.ts';
 import { quote } from './quote.ts';
 import type { FieldError } from './types.ts';
 
@@ -40,70 +60,6 @@ export function isEventKind(k: string): boolean {
   return KIND_SET.has(k);
 }
 
-type Obj = Record<string, unknown>;
-/** Returns the rule a value breaks, or null when it is fine. */
-type Check = (v: unknown) => string | null;
-/** A named field: its check, or a nested shape. Absent and null are the same, and fine unless required. */
-interface Field {
-  check?: Check;
-  shape?: Shape;
-  required?: boolean;
-}
-type Shape = Record<string, Field>;
-
-export const isObj = (v: unknown): v is Obj => typeof v === 'object' && v !== null && !Array.isArray(v);
-const present = (v: unknown): boolean => v !== undefined && v !== null;
-
-const str: Check = (v) => (typeof v === 'string' ? null : 'must be a string');
-const nonEmpty: Check = (v) => (typeof v === 'string' && v !== '' ? null : 'must be a non-empty string');
-const bool: Check = (v) => (typeof v === 'boolean' ? null : 'must be true or false (a JSON boolean)');
-const digits: Check = (v) => str(v) ?? (/^\d+$/.test(v as string) ? null : 'must contain digits only');
-const prefixed =
-  (p: string): Check =>
-  (v) =>
-    typeof v === 'string' && v.startsWith(p) && v.length > p.length
-      ? null
-      : `must be a string starting with "${p}"`;
-const oneOf =
-  (values: readonly unknown[]): Check =>
-  (v) =>
-    values.includes(v) ? null : `must be one of ${values.join(', ')}`;
-const httpUrl: Check = (v) =>
-  typeof v === 'string' && /^https?:\/\//i.test(v) && URL.canParse(v)
-    ? null
-    : 'must be an absolute http(s) URL';
-const upperWord: Check = (v) =>
-  typeof v === 'string' && /^[A-Z][A-Z0-9_]{0,63}$/.test(v)
-    ? null
-    : 'must be a session status in upper case, such as WORKING or SCAN_QR_CODE';
-const ack: Check = (v) =>
-  Number.isInteger(v) && (v as number) >= -1 && (v as number) <= 4
-    ? null
-    : 'must be an integer from -1 (ERROR) to 4 (PLAYED)';
-const isoTime: Check = (v) =>
-  typeof v === 'string' && toUtc(v) !== null
-    ? null
-    : 'must be an ISO 8601 time with an offset, such as 2026-11-21T10:00:00Z';
-
-function checkShape(obj: Obj, shape: Shape, path: string, errors: FieldError[]): void {
-  for (const [name, field] of Object.entries(shape)) {
-    const v = obj[name];
-    const at = path + name;
-    if (!present(v)) {
-      if (field.required) errors.push({ field: at, message: 'is required' });
-      continue;
-    }
-    if (field.shape) {
-      if (isObj(v)) checkShape(v, field.shape, `${at}.`, errors);
-      else errors.push({ field: at, message: 'must be an object' });
-      continue;
-    }
-    const rule = field.check?.(v);
-    if (rule) errors.push({ field: at, message: rule });
-  }
-}
-
-const required = (check: Check): Field => ({ check, required: true });
 /** Chat ids: engines write `…@c.us`, `…@s.whatsapp.net`, `…@g.us`, `…@lid`; only the type is checked. */
 const CHATS: Shape = { from: { check: str }, to: { check: str }, participant: { check: str } };
 
@@ -247,4 +203,50 @@ function chatsOf(payload: Obj): unknown[] {
  */
 export function concernsStatus(payload: unknown): boolean {
   return isObj(payload) && chatsOf(payload).includes(STATUS_CHAT);
+}
+
+const SEED_MEDIA_NOTE =
+  'Herald’s media object: `status` says whether the file can be downloaded (ready, with `url` until `expires_at`) ' +
+  'or why not (too_large, failed, unavailable; outgoing for what the session sent)';
+const ENGINE_MEDIA_NOTE = 'the engine’s media object, before Herald stores the file';
+const REVOKED_NOTE =
+  'the message as it was (`before`) and its tombstone (`after`); either may be null, as engines differ';
+
+/**
+ * The JSON Schema of a kind's payload, made from the same shapes that validate it, so the reference cannot drift
+ * from the rules. The rules between fields (a media url only when ready…) are said in the descriptions.
+ */
+export function payloadSchema(kind: string): JsonSchema {
+  if (kind === 'message.revoked') {
+    return {
+      anyOf: [
+        {
+          ...shapeSchema(
+            { revokedMessageId: { check: str } },
+            { after: orNull({ type: 'object' }), before: orNull({ type: 'object' }) },
+          ),
+          anyOf: [{ required: ['after'] }, { required: ['before'] }],
+          description: REVOKED_NOTE,
+        },
+        shapeSchema({ id: { check: str }, ...CHATS, revokedMessageId: required(nonEmpty) }),
+      ],
+    };
+  }
+  const shape = SHAPES[kind];
+  if (!shape) {
+    return { type: 'object', additionalProperties: true, description: 'as the engine sends it' };
+  }
+  if (!MESSAGE_KINDS.includes(kind)) return shapeSchema(shape);
+  const media = orNull({
+    anyOf: [
+      { ...shapeSchema(SEED_MEDIA), description: SEED_MEDIA_NOTE },
+      {
+        ...shapeSchema(ENGINE_MEDIA),
+        // A status makes it Herald's object, judged by the branch above.
+        not: { required: ['status'], properties: { status: { not: { type: 'null' } } } },
+        description: ENGINE_MEDIA_NOTE,
+      },
+    ],
+  });
+  return shapeSchema(shape, { media: { ...media, description: 'only when hasMedia is true' } });
 }

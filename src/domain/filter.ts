@@ -9,6 +9,7 @@
  * compared for equality) or one operator: $eq, $ne, $in, $nin, $exists, $prefix. `$and` and `$or` take arrays of
  * filters. Every key of an object must hold. A path that is absent is unequal to every literal and in no list.
  */
+import { isObj } from './payload-rules.ts';
 import type { FieldError } from './types.ts';
 
 export type Filter = { [key: string]: unknown };
@@ -25,8 +26,6 @@ const isLiteral = (v: unknown): v is Literal =>
   typeof v === 'string' ||
   typeof v === 'boolean' ||
   (typeof v === 'number' && Number.isFinite(v));
-const isObj = (v: unknown): v is Record<string, unknown> =>
-  typeof v === 'object' && v !== null && !Array.isArray(v);
 
 /** The rules a filter breaks, each naming its key under `field` (e.g. `filter.$or[1].payload.from`). */
 export function checkFilter(filter: unknown, field = 'filter'): FieldError[] {

@@ -8,11 +8,7 @@
  * A message the session sent (fromMe true) keeps no copy: its media is outgoing, whatever it says.
  */
 import { toUtc } from './iso-time.ts';
-
-type Obj = Record<string, unknown>;
-
-const present = (v: unknown): boolean => v !== undefined && v !== null;
-const isObj = (v: unknown): v is Obj => typeof v === 'object' && v !== null && !Array.isArray(v);
+import { isObj, type Obj, present } from './payload-rules.ts';
 
 /** True for a reference to an uploaded file: a media_id, no url, mimetype or expires_at, status absent or ready. */
 export function isReference(media: Obj): boolean {

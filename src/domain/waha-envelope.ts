@@ -5,6 +5,7 @@
  * `environment` and `metadata` describe the engine, not the event, and are not delivered.
  */
 import { phoneOf } from './jid.ts';
+import { isObj, type Obj } from './payload-rules.ts';
 import type { FieldError } from './types.ts';
 
 export interface EngineEvent {
@@ -20,9 +21,6 @@ export interface EngineEvent {
 /** The last time a JavaScript Date can hold, in ms. */
 const MAX_TIMESTAMP_MS = 8_640_000_000_000_000;
 const ID = /^[A-Za-z0-9_-]{1,100}$/;
-
-type Obj = Record<string, unknown>;
-const isObj = (v: unknown): v is Obj => typeof v === 'object' && v !== null && !Array.isArray(v);
 
 export function readWahaEnvelope(body: unknown): { event: EngineEvent } | { errors: FieldError[] } {
   if (!isObj(body))

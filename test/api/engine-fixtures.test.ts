@@ -8,7 +8,7 @@
 import assert from 'node:assert/strict';
 import { after, before, test } from 'node:test';
 import { EVENT_KINDS } from '../../src/domain/events.ts';
-import { WAHA_EVENTS, type WahaFixture } from '../fixtures/waha-events.ts';
+import { completed, WAHA_EVENTS, type WahaFixture } from '../fixtures/waha-events.ts';
 import { EngineFiles, postWaha } from '../support/engine.ts';
 import { startTestHerald, type TestHerald } from '../support/herald.ts';
 import { TestReceiver } from '../support/receiver.ts';
@@ -53,18 +53,6 @@ const EXPECTED: Record<string, { from_phone?: string | null; media?: string | nu
   'message.any NOWEB outgoing via API (ack 0 PENDING)': { from_phone: '14155550100', media: null },
   'message.any GOWS outgoing image via API (ack 1 SERVER)': { from_phone: '14155550100', media: 'outgoing' },
 };
-
-/**
- * WAHA's documentation shortens some examples ("we've skipped other fields"), fromMe among them; every engine
- * sends it, so those excerpts are completed with the value an incoming message has.
- */
-function completed(f: WahaFixture): Obj {
-  const body = structuredClone(f.body) as Obj;
-  if ((body.event === 'message' || body.event === 'message.any') && body.payload.fromMe === undefined) {
-    body.payload.fromMe = false;
-  }
-  return body;
-}
 
 let h: TestHerald;
 let files: EngineFiles;

@@ -3,6 +3,7 @@ import { after, before, test } from 'node:test';
 import { Validator } from '@seriousme/openapi-schema-validator';
 import { registeredRoutes } from '../../src/api/docs.ts';
 import { EVENT_KINDS } from '../../src/domain/event-kinds.ts';
+import { payloadSchema } from '../../src/domain/events.ts';
 import { samplePayload } from '../../src/domain/samples.ts';
 import { startTestHerald, type TestHerald } from '../support/herald.ts';
 
@@ -154,6 +155,22 @@ test('what Herald sends to a destination is described as OpenAPI webhooks, event
     ],
   );
   assert.deepEqual(Object.keys(delivery.responses).sort(), ['2XX', '410', '429', 'default']);
+});
+
+test('each event kind is a webhook of its own, its payload the catalog’s schema, its example the kind’s sample', async () => {
+  const { body } = await h.request('GET', '/openapi.json');
+  for (const kind of EVENT_KINDS) {
+    const content = body.webhooks[kind]?.post.requestBody.content['application/json'];
+    assert.ok(content, `webhooks["${kind}"]`);
+    assert.deepEqual(content.schema.properties.payload, { $ref: `#/components/schemas/payload-${kind}` });
+    assert.deepEqual(body.components.schemas[`payload-${kind}`], payloadSchema(kind), kind);
+    assert.deepEqual(content.example.payload, samplePayload(kind), kind);
+    assert.equal(content.example.event, kind);
+  }
+  // The message payload says what it names, as the rules do.
+  const message = body.components.schemas['payload-message'];
+  assert.deepEqual(message.required, ['id', 'fromMe']);
+  assert.deepEqual(message.properties.fromMe, { type: 'boolean' });
 });
 
 test('request bodies and responses are described with the shared schemas', async () => {

@@ -158,9 +158,9 @@ export async function startHerald(config: Config, options: HeraldOptions = {}): 
     leaseMs: config.deliveryTimeoutMs + MEDIA_LEASE_MARGIN_MS,
   });
   if (role !== 'api') {
-    await store.listenForWork(() => {
-      dispatcher.wake();
-      mediaJobs.wake();
+    await store.listenForWork((work) => {
+      if (work !== 'media') dispatcher.wake();
+      if (work !== 'deliveries') mediaJobs.wake();
     });
     mediaJobs.start();
     // Started now, not at the first attempt: loading the thread took the first ~100 ms of a burst's deliveries.

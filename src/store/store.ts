@@ -267,10 +267,14 @@ export interface Queue {
   /**
    * Calls `wake` whenever work is queued on this database (ingest, redelivery, released leases) once it is
    * committed: by any process on a shared database (PostgreSQL NOTIFY), by this one on the embedded store. The
-   * dispatcher sleeps on this, so no caller of the store has to wake it.
+   * dispatcher sleeps on this, so no caller of the store has to wake it. `work` says which work when the store
+   * knows (deliveries due, or media to download); without it, any may be.
    */
-  listenForWork(wake: () => void): Promise<void>;
+  listenForWork(wake: (work?: Work) => void): Promise<void>;
 }
+
+/** The kinds of queued work a wake-up may name. */
+export type Work = 'deliveries' | 'media';
 
 /** The delivery log as people read it, and redelivery from it. */
 export interface DeliveryLog {

@@ -5,9 +5,11 @@
 import { mkdirSync } from 'node:fs';
 import { dirname } from 'node:path';
 import { DatabaseSync, type StatementSync } from 'node:sqlite';
+import type { Work } from '../store.ts';
 import { Checkpointer } from './checkpointer.ts';
 import { MIGRATIONS } from './migrations.ts';
 import { ProcessLock } from './process-lock.ts';
+import type { Settled } from './same-turn.ts';
 import { WalSync } from './wal-sync.ts';
 
 /**
@@ -24,7 +26,7 @@ export class SqliteDatabase {
   readonly #statements = new Map<string, StatementSync>();
   readonly #wal: WalSync | null;
   readonly #checkpointer: Checkpointer | null;
-  readonly #workListeners: (() => void)[] = [];
+  readonly #workListeners: ((work: Work) => void)[] = [];
   readonly #lock: ProcessLock | null;
 
   constructor(file: string) {
@@ -96,6 +98,23 @@ export class SqliteDatabase {
     }
   }
 
+  /**
+   * Inside a transaction: runs `fn` so that its failure undoes only its own writes, and says how it went. Calls that
+   * share a transaction (same-turn.ts) fail one by one.
+   */
+  apart<T>(fn: () => T): Settled<T> {
+    this.q('SAVEPOINT apart').run();
+    try {
+      const ok = fn();
+      this.q('RELEASE apart').run();
+      return { ok };
+    } catch (error) {
+      this.q('ROLLBACK TO apart').run();
+      this.q('RELEASE apart').run();
+      return { error };
+    }
+  }
+
   /** A consistent read of several statements, with no write lock taken and nothing to flush. */
   read<T>(fn: () => T): T {
     this.q('BEGIN').run();
@@ -110,13 +129,13 @@ export class SqliteDatabase {
    * Called inside a transaction that queued work. Listeners run once the current synchronous step is over, so after
    * its COMMIT: for a durableTx that is before the flush, and a dispatcher may start while the disk catches up.
    */
-  notifyWork(): void {
+  notifyWork(work: Work = 'deliveries'): void {
     queueMicrotask(() => {
-      for (const wake of this.#workListeners) wake();
+      for (const wake of this.#workListeners) wake(work);
     });
   }
 
-  listen(wake: () => void): void {
+  listen(wake: (work: Work) => void): void {
     this.#workListeners.push(wake);
   }
 

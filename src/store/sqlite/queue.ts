@@ -22,6 +22,14 @@ import {
 } from '../store.ts';
 import type { SqliteDatabase } from './database.ts';
 import { Leases } from './leases.ts';
+import { SameTurn, type Settled } from './same-turn.ts';
+
+interface Arrival {
+  instanceId: string;
+  events: EventDraft[];
+  router: Router;
+  now: number;
+}
 
 /** Enabled webhooks with a delivery due at ?1, in id order: one index step per webhook with anything pending. */
 const WEBHOOKS_DUE = `
@@ -68,21 +76,42 @@ export class SqliteQueue {
     this.#leases.endAll(webhookId);
   }
 
-  async ingest(
-    instanceId: string,
-    events: EventDraft[],
-    router: Router,
-    now: number,
-  ): Promise<IngestResult[]> {
-    // The 202 means durable: the flush is awaited, but off the event loop and shared with concurrent ingests.
+  readonly #arrivals = new SameTurn<Arrival, IngestResult[]>((arrivals) => this.#ingestTogether(arrivals));
+
+  ingest(instanceId: string, events: EventDraft[], router: Router, now: number): Promise<IngestResult[]> {
+    return this.#arrivals.call({ instanceId, events, router, now });
+  }
+
+  /**
+   * The ingests of one turn in one transaction; one that fails (a repeated event_id of another instance) undoes
+   * only its own events. The 202 means durable: the flush is awaited, off the event loop, shared by all of them.
+   */
+  #ingestTogether(arrivals: Arrival[]): Promise<Settled<IngestResult[]>[]> {
     return this.#db.durableTx(() => {
-      const webhooks = this.#db
-        .q('SELECT * FROM webhooks WHERE instance_id = ? AND enabled = 1 ORDER BY created_at, webhook_id')
-        .all(instanceId)
-        .map(toWebhook);
-      const results = events.map((e) => this.#ingestOne(e, webhooks, router, now));
-      if (results.some((r) => r.deliveries > 0 && !r.duplicate)) this.#db.notifyWork();
-      return results;
+      const webhooksOf = new Map<string, Webhook[]>();
+      const ingestOne = ({ instanceId, events, router, now }: Arrival) => {
+        let webhooks = webhooksOf.get(instanceId);
+        if (!webhooks) {
+          webhooks = this.#db
+            .q('SELECT * FROM webhooks WHERE instance_id = ? AND enabled = 1 ORDER BY created_at, webhook_id')
+            .all(instanceId)
+            .map(toWebhook);
+          webhooksOf.set(instanceId, webhooks);
+        }
+        return events.map((e) => this.#ingestOne(e, webhooks, router, now));
+      };
+      // Alone, it needs no savepoint: its failure is the transaction's.
+      const settled =
+        arrivals.length === 1
+          ? [{ ok: ingestOne(arrivals[0]) }]
+          : arrivals.map((a) => this.#db.apart(() => ingestOne(a)));
+      const queued = settled
+        .flatMap((s) => ('ok' in s ? s.ok : []))
+        .filter((r) => r.deliveries > 0 && !r.duplicate);
+      if (queued.length > 0) this.#db.notifyWork();
+      // Deliveries of an event with media wait for its download: the media jobs have work.
+      if (arrivals.some((a) => a.events.some((e) => e.download != null))) this.#db.notifyWork('media');
+      return settled;
     });
   }
 

@@ -163,7 +163,7 @@ export async function startHerald(config: Config, options: HeraldOptions = {}): 
       if (work !== 'deliveries') mediaJobs.wake();
     });
     mediaJobs.start();
-    // Started now, not at the first attempt: loading the thread took the first ~100 ms of a burst's deliveries.
+    // Started now, not at the first attempt, which would wait for the thread to load.
     sender.start();
     dispatcher.start();
   }

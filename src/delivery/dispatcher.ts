@@ -167,7 +167,7 @@ export class Dispatcher {
     return this.#limit(t) + ahead - t.out;
   }
 
-  /** Claims beyond the cap; the share keeps a few fast webhooks from holding the leases others need (W5). */
+  /** Claims beyond the cap; the share keeps a few fast webhooks from holding the leases that many others need. */
   #aheadOf(t: Track, now: number): number {
     const share = Math.floor(this.#o.maxInFlight / Math.max(1, this.#busy));
     const most = (this.#o.ahead - 1) * this.#o.maxInFlightPerWebhook;

@@ -70,8 +70,7 @@ export class OutcomeWriter {
     }
     this.#flushing = null;
     // A retry may fall due before the loop's sleep ends; and rows whose outcome was being written could not be
-    // claimed meanwhile (PostgreSQL skips locked rows). Otherwise a claim now would find nothing new (it was one
-    // claim per outcome write, ~15 % of the claims under W2).
+    // claimed meanwhile (PostgreSQL skips locked rows). Otherwise a claim now would find nothing new.
     if (retries || this.#claimedWhileWriting) this.#claimAgain();
     this.#claimedWhileWriting = false;
   }

@@ -150,7 +150,7 @@ export class Sender implements SenderPort {
     };
     const worker = new Worker(new URL('./thread.ts', import.meta.url), {
       workerData: setup,
-      // Short-lived garbage: a small young generation keeps the thread's heap at ~25 MB instead of 60 (W1).
+      // Its garbage is short-lived: a small young generation keeps the thread's heap small.
       resourceLimits: { maxYoungGenerationSizeMb: 8 },
     });
     worker.on('message', (m: FromThread) => this.#receive(worker, m));

@@ -1,7 +1,7 @@
 /**
  * The attempts' deadlines on one timer. AbortSignal.timeout() per attempt keeps a timer, its signal and what
- * listens to it alive for the whole timeout after the answer came: at 10,000 deliveries/s and 8 s that was
- * ~80,000 live timers and ~300 MB of heap in a backlog (W4). Here a deadline is a slot of a wheel, released as
+ * listens to it alive for the whole timeout after the answer came, which a backlog multiplies by its rate. Here a
+ * deadline is a slot of a wheel, released as
  * soon as its attempt ends, and one interval timer expires what is overdue. A slot is `resolutionMs` wide, so an
  * expiry may come up to that much late; `expired()` lets the caller judge an answer by the exact deadline.
  */

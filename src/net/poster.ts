@@ -166,7 +166,7 @@ const timeoutError = () => new DOMException('the delivery timeout elapsed', 'Tim
 
 /**
  * One request and its answer, as undici's dispatch handler, settled once by the answer's end, an error or the
- * deadline. Not undici's `request()`: its stream, abort listener and async resource per answer cost a sixth (W1).
+ * deadline. Not undici's `request()`: it adds a stream, an abort listener and an async resource to every answer.
  */
 class Exchange implements Dispatcher.DispatchHandler, Expiring {
   readonly #settle: (s: Settled | 'timeout') => void;

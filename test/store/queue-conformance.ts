@@ -137,6 +137,38 @@ export function queueConformance(name: string, open: () => Promise<Store>): void
       assert.deepEqual([d.webhook_id, d.status], [kept.webhook_id, 'delivered']);
     });
 
+    test('a backlog claimed a few at a time: each due delivery once, oldest first; leases that ran out are found', async () => {
+      const ins = await instance();
+      const w = await webhook(ins);
+      const events = Array.from({ length: 13 }, () => draft(ins));
+      for (const [i, e] of events.entries()) await store.ingest(ins, [e], route, T0 + i);
+      const room = (n: number) => (id: string) => (id === w.webhook_id ? n : 0);
+      const mine = (claims: ClaimedDelivery[]) => claims.filter((c) => c.webhook_id === w.webhook_id);
+      const order = (claims: ClaimedDelivery[]) =>
+        claims.map((c) => events.findIndex((e) => e.event_id === c.event_id));
+      const now = T0 + 10;
+      const batches: ClaimedDelivery[][] = [];
+      for (let i = 0; i < 4; i++) batches.push(mine(await store.claimDue(now + i, 100, LEASE, room(3))));
+      assert.deepEqual(batches.map(order), [
+        [0, 1, 2],
+        [3, 4, 5],
+        [6, 7, 8],
+        [9, 10, 11],
+      ]);
+      // All but the first batch are answered; the first batch's holder never answers, so its leases run out, and
+      // they are found although later deliveries were claimed since.
+      await store.recordAttempts(
+        batches
+          .slice(1)
+          .flat()
+          .map((c) => result(c, 200, { kind: 'delivered' }, now + 6)),
+        now + 6,
+      );
+      const later = now + LEASE;
+      assert.deepEqual(order(mine(await store.claimDue(later, 100, LEASE, room(10)))), [0, 1, 2, 12]);
+      assert.equal(mine(await store.claimDue(later, 100, LEASE, room(10))).length, 0);
+    });
+
     test('claims respect the room left per webhook', async () => {
       const ins = await instance();
       const w = await webhook(ins);

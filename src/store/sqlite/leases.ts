@@ -13,9 +13,41 @@ export interface Lease {
   until: number;
 }
 
+/** Where a webhook's next claim may start scanning its due rows: after the last one it looked at. */
+export interface Resume {
+  at: number;
+  seq: number;
+  /** When scanning last started from the beginning. */
+  since: number;
+}
+
 export class Leases {
   readonly #byDelivery = new Map<string, Lease>();
   readonly #byWebhook = new Map<string, Map<number, Lease>>();
+  /**
+   * Claims take due rows in index order (due time, then key), so the rows before the last one a claim looked at
+   * are held: the next claim starts after it instead of stepping over them again. Dropped when a row may sit
+   * before it unheld (a lease ended without an outcome), when a scan reaches the end of the range, and once a
+   * lease's time has passed since scanning last started from the beginning, which is how a lease that ran out
+   * unnoticed before it is found.
+   */
+  readonly #resume = new Map<string, Resume>();
+
+  resumeAt(webhookId: string, now: number, leaseMs: number): Resume | undefined {
+    const r = this.#resume.get(webhookId);
+    if (r && now - r.since < leaseMs) return r;
+    this.#resume.delete(webhookId);
+    return undefined;
+  }
+
+  lookedUpTo(webhookId: string, at: number, seq: number, now: number): void {
+    const since = this.#resume.get(webhookId)?.since ?? now;
+    this.#resume.set(webhookId, { at, seq, since });
+  }
+
+  restart(webhookId: string): void {
+    this.#resume.delete(webhookId);
+  }
 
   get size(): number {
     return this.#byDelivery.size;
@@ -56,11 +88,19 @@ export class Leases {
     return lease;
   }
 
+  /** Ends the lease with no outcome written: the row stays where it was, due, so claims look from the start. */
+  release(deliveryId: string, token: string): Lease | undefined {
+    const lease = this.end(deliveryId, token);
+    if (lease) this.restart(lease.webhook_id);
+    return lease;
+  }
+
   /** A disabled webhook's attempts in flight only add to the log. */
   endAll(webhookId: string): void {
     for (const lease of this.#byWebhook.get(webhookId)?.values() ?? [])
       this.#byDelivery.delete(lease.delivery_id);
     this.#byWebhook.delete(webhookId);
+    this.restart(webhookId);
   }
 
   /** Keys of the rows under a lease at `now`. */

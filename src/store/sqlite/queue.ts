@@ -155,7 +155,7 @@ export class SqliteQueue {
    * Claims per webhook, oldest due first, at most the room each has left. Asking each webhook with deliveries
    * due for its own index range means a webhook at its in-flight cap costs nothing, however large its backlog;
    * the starting webhook rotates so that a small batch is shared fairly. Only reads: leases are held in memory
-   * (leases.ts), so the index scan passes over the rows this process holds and fetches the rest.
+   * (leases.ts); the scan starts after the rows this process already holds (Resume), and fetches the rest.
    */
   async claimDue(
     now: number,
@@ -168,10 +168,13 @@ export class SqliteQueue {
       // Only webhooks with deliveries due: the pending index is skipped through from one webhook to the next, so
       // a webhook with nothing pending costs a claim nothing, however many webhooks there are.
       const webhooks = this.#db.rows(WEBHOOKS_DUE).all(now) as unknown as [string][];
-      // The partial index (webhook_id, next_attempt_at) holds the row key: this scan never reads the table.
+      // The partial index (webhook_id, next_attempt_at) holds the row key: this scan never reads the table. It
+      // starts where the webhook's last claim stopped (leases.ts, Resume): the rows before are held.
       const due = this.#db.rows(
-        `SELECT seq FROM deliveries WHERE webhook_id = ? AND status = 'pending' AND next_attempt_at <= ?
-         ORDER BY next_attempt_at LIMIT ?`,
+        `SELECT seq, next_attempt_at FROM deliveries
+         WHERE webhook_id = ?1 AND status = 'pending' AND next_attempt_at <= ?2 AND next_attempt_at >= ?3
+           AND (next_attempt_at > ?3 OR seq > ?4)
+         ORDER BY next_attempt_at, seq`,
       );
       // The webhook's own fields are read once per webhook, not joined into every row.
       const target = this.#db.rows(
@@ -197,10 +200,22 @@ export class SqliteQueue {
         const paced = rate ? takeSlots(rate, this.#slots.get(webhookId) ?? 0, now, n, PACE_HORIZON_MS) : null;
         if (paced) n = paced.slots.length;
         if (n <= 0) continue;
-        const rows = due.all(webhookId, now, n + this.#leases.count(webhookId)) as unknown as [number][];
+        const from = this.#leases.resumeAt(webhookId, now, leaseMs) ?? {
+          at: Number.MIN_SAFE_INTEGER,
+          seq: 0,
+        };
+        // Read row by row, and only as far as needed: past the resume point the rows are rarely held.
+        const rows = due.iterate(webhookId, now, from.at, from.seq) as Iterable<[number, number]>;
+        let last: [number, number] | null = null;
+        let exhausted = true;
         let taken = 0;
-        for (const [seq] of rows) {
-          if (n === 0) break;
+        for (const row of rows) {
+          if (n === 0) {
+            exhausted = false;
+            break;
+          }
+          last = row;
+          const [seq] = row;
           if (this.#leases.holds(webhookId, seq, now)) continue;
           const [delivery_id, event_id, instance_id, attempts, cycle_attempts, trigger, body] = fetch.get(
             seq,
@@ -226,6 +241,8 @@ export class SqliteQueue {
           taken++;
           n--;
         }
+        if (exhausted) this.#leases.restart(webhookId);
+        else if (last) this.#leases.lookedUpTo(webhookId, last[1], last[0], now);
         if (paced && taken > 0) this.#slots.set(webhookId, paced.slots[taken] ?? paced.nextAt);
       }
       return claimed;
@@ -287,7 +304,7 @@ export class SqliteQueue {
       );
       let released = 0;
       for (const c of claims) {
-        if (this.#leases.end(c.delivery_id, c.lease_token)) {
+        if (this.#leases.release(c.delivery_id, c.lease_token)) {
           released += Number(release.run(now, c.delivery_id).changes);
         }
       }

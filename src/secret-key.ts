@@ -8,6 +8,7 @@ import {
   closeSync,
   existsSync,
   fsyncSync,
+  mkdirSync,
   openSync,
   readFileSync,
   renameSync,
@@ -86,7 +87,11 @@ export async function openSecretBox(config: Config, store: Store): Promise<Secre
 
 function loadOrCreateKeyFile(dataDir: string): Buffer {
   const file = keyFile(dataDir);
-  if (!existsSync(file)) writeKeyFile(file, randomBytes(32));
+  if (!existsSync(file)) {
+    // On PostgreSQL nothing else makes DATA_DIR; the owner alone may list it, as the key inside is theirs alone.
+    mkdirSync(dataDir, { recursive: true, mode: 0o700 });
+    writeKeyFile(file, randomBytes(32));
+  }
   return readKeyFile(file);
 }
 

@@ -5,7 +5,7 @@
  * `environment` and `metadata` describe the engine, not the event, and are not delivered.
  */
 import { phoneOf } from './jid.ts';
-import { isObj, type Obj } from './payload-rules.ts';
+import { isObj } from './payload-rules.ts';
 import type { FieldError } from './types.ts';
 
 export interface EngineEvent {

@@ -4,19 +4,12 @@
  * Started with `no-dispatch`, it stops its dispatcher before taking any work: events are acknowledged and their
  * deliveries stay pending until a normal Herald is started on the same data (the W4 backlog).
  */
-import { readFileSync } from 'node:fs';
+import { V8_FLAGS } from '../bin/v8-flags.js';
 import { type Role, startHerald } from '../src/app.ts';
 import { loadConfig } from '../src/config.ts';
 import { Child, serveParent } from './ipc.ts';
 
 export const ADMIN_KEY = 'bench-admin-key-0123456789abcdef';
-
-/** The Node flags `npm start` gives Herald, read from package.json: measured as it runs, and they cannot drift. */
-const HERALD_NODE_FLAGS = (
-  JSON.parse(readFileSync(new URL('../package.json', import.meta.url), 'utf8')).scripts.start as string
-)
-  .split(/\s+/)
-  .filter((word) => word.startsWith('--'));
 
 export interface HeraldProcessOptions {
   dataDir: string;
@@ -61,7 +54,8 @@ export class HeraldProcess {
     if (o.databaseUrl) env.DATABASE_URL = o.databaseUrl;
     else delete env.DATABASE_URL;
     const profile = o.profileDir ? ['--cpu-prof', `--cpu-prof-dir=${o.profileDir}`] : [];
-    const execArgv = [...HERALD_NODE_FLAGS, ...profile];
+    // The flags `npm start` gives Herald (the launcher's): measured as it runs, and they cannot drift.
+    const execArgv = [...V8_FLAGS, ...profile];
     const child = new Child(
       import.meta.filename,
       [o.dispatch ? 'dispatch' : 'no-dispatch', o.role ?? 'all'],

@@ -8,9 +8,9 @@
 import { spawn } from 'node:child_process';
 import { existsSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
+import { V8_FLAGS } from './v8-flags.js';
 
 const NEEDED = 24;
-const V8_FLAGS = ['--max-semi-space-size=8', '--v8-pool-size=1', '--heap-growing-percent=150'];
 const root = fileURLToPath(new URL('..', import.meta.url));
 const bundled = `${root}node_modules/node/bin/node`;
 

@@ -1,0 +1,1 @@
+export declare const V8_FLAGS: readonly string[];

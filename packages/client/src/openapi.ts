@@ -5590,6 +5590,395 @@ export interface paths {
     };
 }
 export interface webhooks {
+    "call.accepted": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * call.accepted
+         * @description Sent as `POST <destination_url>` with `Content-Type: application/json` and `User-Agent: Herald/<version>`. Verify the signature on the raw bytes, answer 2xx within 8 seconds and do long work afterwards.
+         */
+        post: {
+            parameters: {
+                query?: never;
+                header: {
+                    /** @description the event_id of the body */
+                    "X-Service-Event-Id": string;
+                    /** @description v1= and the lowercase hex HMAC-SHA256 of "<timestamp>.<raw body>" keyed with the secret; during a secret rotation two values separated by a space, accept either. Only when the webhook has a signing secret */
+                    "X-Service-Signature"?: string;
+                    /** @description seconds since the Unix epoch, at this attempt; refuse one more than 300 s away */
+                    "X-Service-Timestamp": string;
+                };
+                path?: never;
+                cookie?: never;
+            };
+            requestBody: {
+                content: {
+                    /**
+                     * @example {
+                     *       "event_id": "evt_01jd5q7h2k9x4m8n3p6r0t1v2w",
+                     *       "event": "call.accepted",
+                     *       "instance_id": "ins_01jd5q7h2k9x4m8n3p6r0t1v2a",
+                     *       "timestamp": 1795341600000,
+                     *       "payload": {
+                     *         "id": "ABCDEF0123456789ABCDEF0123456789",
+                     *         "from": "15557654321@c.us",
+                     *         "timestamp": 1763719305,
+                     *         "isVideo": false,
+                     *         "isGroup": false,
+                     *         "_data": {}
+                     *       }
+                     *     }
+                     */
+                    "application/json": {
+                        /**
+                         * @description the event kind
+                         * @enum {string}
+                         */
+                        event: "session.status" | "message" | "message.any" | "message.ack" | "message.reaction" | "message.edited" | "message.revoked" | "message.unknown" | "group.join" | "group.leave" | "group.update" | "group.participants" | "call.received" | "call.accepted" | "call.rejected" | "label.upsert" | "label.deleted" | "label.chat.added" | "label.chat.deleted" | "poll.vote" | "poll.vote.failed" | "presence.update" | "message.waiting" | "message.ack.group" | "group.v2.join" | "group.v2.leave" | "group.v2.update" | "group.v2.participants" | "chat.archive" | "event.response" | "event.response.failed" | "engine.event";
+                        /** @description evt_…, the same on every attempt: deduplicate by it */
+                        event_id: string;
+                        /** @description ins_…, the session the event belongs to */
+                        instance_id: string;
+                        payload: components["schemas"]["payload-call.accepted"];
+                        /** @description when the event occurred, in milliseconds since the Unix epoch */
+                        timestamp: number;
+                    };
+                };
+            };
+            responses: {
+                /** @description Delivered: nothing more is sent for this event */
+                "2XX": {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content?: never;
+                };
+                /** @description Gone: the webhook is disabled, nothing more is sent until it is enabled again */
+                410: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content?: never;
+                };
+                /** @description With Retry-After (seconds or an HTTP date): the next attempt waits that long, at most an hour */
+                429: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content?: never;
+                };
+                /** @description Anything else, or no answer within 8 seconds: retried after 5, 10, 20, 40 and 80 s; failed after 6 attempts */
+                default: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content?: never;
+                };
+            };
+        };
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "call.received": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * call.received
+         * @description Sent as `POST <destination_url>` with `Content-Type: application/json` and `User-Agent: Herald/<version>`. Verify the signature on the raw bytes, answer 2xx within 8 seconds and do long work afterwards.
+         */
+        post: {
+            parameters: {
+                query?: never;
+                header: {
+                    /** @description the event_id of the body */
+                    "X-Service-Event-Id": string;
+                    /** @description v1= and the lowercase hex HMAC-SHA256 of "<timestamp>.<raw body>" keyed with the secret; during a secret rotation two values separated by a space, accept either. Only when the webhook has a signing secret */
+                    "X-Service-Signature"?: string;
+                    /** @description seconds since the Unix epoch, at this attempt; refuse one more than 300 s away */
+                    "X-Service-Timestamp": string;
+                };
+                path?: never;
+                cookie?: never;
+            };
+            requestBody: {
+                content: {
+                    /**
+                     * @example {
+                     *       "event_id": "evt_01jd5q7h2k9x4m8n3p6r0t1v2w",
+                     *       "event": "call.received",
+                     *       "instance_id": "ins_01jd5q7h2k9x4m8n3p6r0t1v2a",
+                     *       "timestamp": 1795341600000,
+                     *       "payload": {
+                     *         "id": "ABCDEF0123456789ABCDEF0123456789",
+                     *         "from": "15557654321@c.us",
+                     *         "timestamp": 1763719300,
+                     *         "isVideo": false,
+                     *         "isGroup": false,
+                     *         "_data": {}
+                     *       }
+                     *     }
+                     */
+                    "application/json": {
+                        /**
+                         * @description the event kind
+                         * @enum {string}
+                         */
+                        event: "session.status" | "message" | "message.any" | "message.ack" | "message.reaction" | "message.edited" | "message.revoked" | "message.unknown" | "group.join" | "group.leave" | "group.update" | "group.participants" | "call.received" | "call.accepted" | "call.rejected" | "label.upsert" | "label.deleted" | "label.chat.added" | "label.chat.deleted" | "poll.vote" | "poll.vote.failed" | "presence.update" | "message.waiting" | "message.ack.group" | "group.v2.join" | "group.v2.leave" | "group.v2.update" | "group.v2.participants" | "chat.archive" | "event.response" | "event.response.failed" | "engine.event";
+                        /** @description evt_…, the same on every attempt: deduplicate by it */
+                        event_id: string;
+                        /** @description ins_…, the session the event belongs to */
+                        instance_id: string;
+                        payload: components["schemas"]["payload-call.received"];
+                        /** @description when the event occurred, in milliseconds since the Unix epoch */
+                        timestamp: number;
+                    };
+                };
+            };
+            responses: {
+                /** @description Delivered: nothing more is sent for this event */
+                "2XX": {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content?: never;
+                };
+                /** @description Gone: the webhook is disabled, nothing more is sent until it is enabled again */
+                410: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content?: never;
+                };
+                /** @description With Retry-After (seconds or an HTTP date): the next attempt waits that long, at most an hour */
+                429: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content?: never;
+                };
+                /** @description Anything else, or no answer within 8 seconds: retried after 5, 10, 20, 40 and 80 s; failed after 6 attempts */
+                default: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content?: never;
+                };
+            };
+        };
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "call.rejected": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * call.rejected
+         * @description Sent as `POST <destination_url>` with `Content-Type: application/json` and `User-Agent: Herald/<version>`. Verify the signature on the raw bytes, answer 2xx within 8 seconds and do long work afterwards.
+         */
+        post: {
+            parameters: {
+                query?: never;
+                header: {
+                    /** @description the event_id of the body */
+                    "X-Service-Event-Id": string;
+                    /** @description v1= and the lowercase hex HMAC-SHA256 of "<timestamp>.<raw body>" keyed with the secret; during a secret rotation two values separated by a space, accept either. Only when the webhook has a signing secret */
+                    "X-Service-Signature"?: string;
+                    /** @description seconds since the Unix epoch, at this attempt; refuse one more than 300 s away */
+                    "X-Service-Timestamp": string;
+                };
+                path?: never;
+                cookie?: never;
+            };
+            requestBody: {
+                content: {
+                    /**
+                     * @example {
+                     *       "event_id": "evt_01jd5q7h2k9x4m8n3p6r0t1v2w",
+                     *       "event": "call.rejected",
+                     *       "instance_id": "ins_01jd5q7h2k9x4m8n3p6r0t1v2a",
+                     *       "timestamp": 1795341600000,
+                     *       "payload": {
+                     *         "id": "ABCDEF0123456789ABCDEF0123456789",
+                     *         "from": "15557654321@c.us",
+                     *         "timestamp": 1763719305,
+                     *         "isVideo": false,
+                     *         "isGroup": false,
+                     *         "_data": {}
+                     *       }
+                     *     }
+                     */
+                    "application/json": {
+                        /**
+                         * @description the event kind
+                         * @enum {string}
+                         */
+                        event: "session.status" | "message" | "message.any" | "message.ack" | "message.reaction" | "message.edited" | "message.revoked" | "message.unknown" | "group.join" | "group.leave" | "group.update" | "group.participants" | "call.received" | "call.accepted" | "call.rejected" | "label.upsert" | "label.deleted" | "label.chat.added" | "label.chat.deleted" | "poll.vote" | "poll.vote.failed" | "presence.update" | "message.waiting" | "message.ack.group" | "group.v2.join" | "group.v2.leave" | "group.v2.update" | "group.v2.participants" | "chat.archive" | "event.response" | "event.response.failed" | "engine.event";
+                        /** @description evt_…, the same on every attempt: deduplicate by it */
+                        event_id: string;
+                        /** @description ins_…, the session the event belongs to */
+                        instance_id: string;
+                        payload: components["schemas"]["payload-call.rejected"];
+                        /** @description when the event occurred, in milliseconds since the Unix epoch */
+                        timestamp: number;
+                    };
+                };
+            };
+            responses: {
+                /** @description Delivered: nothing more is sent for this event */
+                "2XX": {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content?: never;
+                };
+                /** @description Gone: the webhook is disabled, nothing more is sent until it is enabled again */
+                410: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content?: never;
+                };
+                /** @description With Retry-After (seconds or an HTTP date): the next attempt waits that long, at most an hour */
+                429: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content?: never;
+                };
+                /** @description Anything else, or no answer within 8 seconds: retried after 5, 10, 20, 40 and 80 s; failed after 6 attempts */
+                default: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content?: never;
+                };
+            };
+        };
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "chat.archive": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * chat.archive
+         * @description Sent as `POST <destination_url>` with `Content-Type: application/json` and `User-Agent: Herald/<version>`. Verify the signature on the raw bytes, answer 2xx within 8 seconds and do long work afterwards.
+         */
+        post: {
+            parameters: {
+                query?: never;
+                header: {
+                    /** @description the event_id of the body */
+                    "X-Service-Event-Id": string;
+                    /** @description v1= and the lowercase hex HMAC-SHA256 of "<timestamp>.<raw body>" keyed with the secret; during a secret rotation two values separated by a space, accept either. Only when the webhook has a signing secret */
+                    "X-Service-Signature"?: string;
+                    /** @description seconds since the Unix epoch, at this attempt; refuse one more than 300 s away */
+                    "X-Service-Timestamp": string;
+                };
+                path?: never;
+                cookie?: never;
+            };
+            requestBody: {
+                content: {
+                    /**
+                     * @example {
+                     *       "event_id": "evt_01jd5q7h2k9x4m8n3p6r0t1v2w",
+                     *       "event": "chat.archive",
+                     *       "instance_id": "ins_01jd5q7h2k9x4m8n3p6r0t1v2a",
+                     *       "timestamp": 1795341600000,
+                     *       "payload": {
+                     *         "id": "15557654321@c.us",
+                     *         "timestamp": 1763719500,
+                     *         "archived": true
+                     *       }
+                     *     }
+                     */
+                    "application/json": {
+                        /**
+                         * @description the event kind
+                         * @enum {string}
+                         */
+                        event: "session.status" | "message" | "message.any" | "message.ack" | "message.reaction" | "message.edited" | "message.revoked" | "message.unknown" | "group.join" | "group.leave" | "group.update" | "group.participants" | "call.received" | "call.accepted" | "call.rejected" | "label.upsert" | "label.deleted" | "label.chat.added" | "label.chat.deleted" | "poll.vote" | "poll.vote.failed" | "presence.update" | "message.waiting" | "message.ack.group" | "group.v2.join" | "group.v2.leave" | "group.v2.update" | "group.v2.participants" | "chat.archive" | "event.response" | "event.response.failed" | "engine.event";
+                        /** @description evt_…, the same on every attempt: deduplicate by it */
+                        event_id: string;
+                        /** @description ins_…, the session the event belongs to */
+                        instance_id: string;
+                        payload: components["schemas"]["payload-chat.archive"];
+                        /** @description when the event occurred, in milliseconds since the Unix epoch */
+                        timestamp: number;
+                    };
+                };
+            };
+            responses: {
+                /** @description Delivered: nothing more is sent for this event */
+                "2XX": {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content?: never;
+                };
+                /** @description Gone: the webhook is disabled, nothing more is sent until it is enabled again */
+                410: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content?: never;
+                };
+                /** @description With Retry-After (seconds or an HTTP date): the next attempt waits that long, at most an hour */
+                429: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content?: never;
+                };
+                /** @description Anything else, or no answer within 8 seconds: retried after 5, 10, 20, 40 and 80 s; failed after 6 attempts */
+                default: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content?: never;
+                };
+            };
+        };
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     delivery: {
         parameters: {
             query?: never;
@@ -5655,6 +6044,2876 @@ export interface webhooks {
                         instance_id: string;
                         /** @description depends on the event kind */
                         payload: Record<string, never>;
+                        /** @description when the event occurred, in milliseconds since the Unix epoch */
+                        timestamp: number;
+                    };
+                };
+            };
+            responses: {
+                /** @description Delivered: nothing more is sent for this event */
+                "2XX": {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content?: never;
+                };
+                /** @description Gone: the webhook is disabled, nothing more is sent until it is enabled again */
+                410: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content?: never;
+                };
+                /** @description With Retry-After (seconds or an HTTP date): the next attempt waits that long, at most an hour */
+                429: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content?: never;
+                };
+                /** @description Anything else, or no answer within 8 seconds: retried after 5, 10, 20, 40 and 80 s; failed after 6 attempts */
+                default: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content?: never;
+                };
+            };
+        };
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "engine.event": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * engine.event
+         * @description Sent as `POST <destination_url>` with `Content-Type: application/json` and `User-Agent: Herald/<version>`. Verify the signature on the raw bytes, answer 2xx within 8 seconds and do long work afterwards.
+         */
+        post: {
+            parameters: {
+                query?: never;
+                header: {
+                    /** @description the event_id of the body */
+                    "X-Service-Event-Id": string;
+                    /** @description v1= and the lowercase hex HMAC-SHA256 of "<timestamp>.<raw body>" keyed with the secret; during a secret rotation two values separated by a space, accept either. Only when the webhook has a signing secret */
+                    "X-Service-Signature"?: string;
+                    /** @description seconds since the Unix epoch, at this attempt; refuse one more than 300 s away */
+                    "X-Service-Timestamp": string;
+                };
+                path?: never;
+                cookie?: never;
+            };
+            requestBody: {
+                content: {
+                    /**
+                     * @example {
+                     *       "event_id": "evt_01jd5q7h2k9x4m8n3p6r0t1v2w",
+                     *       "event": "engine.event",
+                     *       "instance_id": "ins_01jd5q7h2k9x4m8n3p6r0t1v2a",
+                     *       "timestamp": 1795341600000,
+                     *       "payload": {
+                     *         "event": "messages.upsert",
+                     *         "data": {
+                     *           "type": "notify"
+                     *         }
+                     *       }
+                     *     }
+                     */
+                    "application/json": {
+                        /**
+                         * @description the event kind
+                         * @enum {string}
+                         */
+                        event: "session.status" | "message" | "message.any" | "message.ack" | "message.reaction" | "message.edited" | "message.revoked" | "message.unknown" | "group.join" | "group.leave" | "group.update" | "group.participants" | "call.received" | "call.accepted" | "call.rejected" | "label.upsert" | "label.deleted" | "label.chat.added" | "label.chat.deleted" | "poll.vote" | "poll.vote.failed" | "presence.update" | "message.waiting" | "message.ack.group" | "group.v2.join" | "group.v2.leave" | "group.v2.update" | "group.v2.participants" | "chat.archive" | "event.response" | "event.response.failed" | "engine.event";
+                        /** @description evt_…, the same on every attempt: deduplicate by it */
+                        event_id: string;
+                        /** @description ins_…, the session the event belongs to */
+                        instance_id: string;
+                        payload: components["schemas"]["payload-engine.event"];
+                        /** @description when the event occurred, in milliseconds since the Unix epoch */
+                        timestamp: number;
+                    };
+                };
+            };
+            responses: {
+                /** @description Delivered: nothing more is sent for this event */
+                "2XX": {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content?: never;
+                };
+                /** @description Gone: the webhook is disabled, nothing more is sent until it is enabled again */
+                410: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content?: never;
+                };
+                /** @description With Retry-After (seconds or an HTTP date): the next attempt waits that long, at most an hour */
+                429: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content?: never;
+                };
+                /** @description Anything else, or no answer within 8 seconds: retried after 5, 10, 20, 40 and 80 s; failed after 6 attempts */
+                default: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content?: never;
+                };
+            };
+        };
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "event.response": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * event.response
+         * @description Sent as `POST <destination_url>` with `Content-Type: application/json` and `User-Agent: Herald/<version>`. Verify the signature on the raw bytes, answer 2xx within 8 seconds and do long work afterwards.
+         */
+        post: {
+            parameters: {
+                query?: never;
+                header: {
+                    /** @description the event_id of the body */
+                    "X-Service-Event-Id": string;
+                    /** @description v1= and the lowercase hex HMAC-SHA256 of "<timestamp>.<raw body>" keyed with the secret; during a secret rotation two values separated by a space, accept either. Only when the webhook has a signing secret */
+                    "X-Service-Signature"?: string;
+                    /** @description seconds since the Unix epoch, at this attempt; refuse one more than 300 s away */
+                    "X-Service-Timestamp": string;
+                };
+                path?: never;
+                cookie?: never;
+            };
+            requestBody: {
+                content: {
+                    /**
+                     * @example {
+                     *       "event_id": "evt_01jd5q7h2k9x4m8n3p6r0t1v2w",
+                     *       "event": "event.response",
+                     *       "instance_id": "ins_01jd5q7h2k9x4m8n3p6r0t1v2a",
+                     *       "timestamp": 1795341600000,
+                     *       "payload": {
+                     *         "id": "false_15557654321@c.us_58BBBBBBBBBBBBBBBBBB",
+                     *         "timestamp": 1763719200,
+                     *         "from": "15557654321@c.us",
+                     *         "fromMe": false,
+                     *         "source": "app",
+                     *         "to": "15550001111@c.us",
+                     *         "participant": null,
+                     *         "body": "",
+                     *         "hasMedia": false,
+                     *         "ack": null,
+                     *         "ackName": "UNKNOWN",
+                     *         "replyTo": null,
+                     *         "_data": {},
+                     *         "eventCreationKey": {
+                     *           "id": "true_15557654321@c.us_3EB0EEEEEEEE12345678",
+                     *           "to": "me",
+                     *           "from": "15557654321@c.us",
+                     *           "fromMe": false
+                     *         },
+                     *         "eventResponse": {
+                     *           "response": "GOING",
+                     *           "timestampMs": 1763719600429,
+                     *           "extraGuestCount": 0
+                     *         }
+                     *       }
+                     *     }
+                     */
+                    "application/json": {
+                        /**
+                         * @description the event kind
+                         * @enum {string}
+                         */
+                        event: "session.status" | "message" | "message.any" | "message.ack" | "message.reaction" | "message.edited" | "message.revoked" | "message.unknown" | "group.join" | "group.leave" | "group.update" | "group.participants" | "call.received" | "call.accepted" | "call.rejected" | "label.upsert" | "label.deleted" | "label.chat.added" | "label.chat.deleted" | "poll.vote" | "poll.vote.failed" | "presence.update" | "message.waiting" | "message.ack.group" | "group.v2.join" | "group.v2.leave" | "group.v2.update" | "group.v2.participants" | "chat.archive" | "event.response" | "event.response.failed" | "engine.event";
+                        /** @description evt_…, the same on every attempt: deduplicate by it */
+                        event_id: string;
+                        /** @description ins_…, the session the event belongs to */
+                        instance_id: string;
+                        payload: components["schemas"]["payload-event.response"];
+                        /** @description when the event occurred, in milliseconds since the Unix epoch */
+                        timestamp: number;
+                    };
+                };
+            };
+            responses: {
+                /** @description Delivered: nothing more is sent for this event */
+                "2XX": {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content?: never;
+                };
+                /** @description Gone: the webhook is disabled, nothing more is sent until it is enabled again */
+                410: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content?: never;
+                };
+                /** @description With Retry-After (seconds or an HTTP date): the next attempt waits that long, at most an hour */
+                429: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content?: never;
+                };
+                /** @description Anything else, or no answer within 8 seconds: retried after 5, 10, 20, 40 and 80 s; failed after 6 attempts */
+                default: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content?: never;
+                };
+            };
+        };
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "event.response.failed": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * event.response.failed
+         * @description Sent as `POST <destination_url>` with `Content-Type: application/json` and `User-Agent: Herald/<version>`. Verify the signature on the raw bytes, answer 2xx within 8 seconds and do long work afterwards.
+         */
+        post: {
+            parameters: {
+                query?: never;
+                header: {
+                    /** @description the event_id of the body */
+                    "X-Service-Event-Id": string;
+                    /** @description v1= and the lowercase hex HMAC-SHA256 of "<timestamp>.<raw body>" keyed with the secret; during a secret rotation two values separated by a space, accept either. Only when the webhook has a signing secret */
+                    "X-Service-Signature"?: string;
+                    /** @description seconds since the Unix epoch, at this attempt; refuse one more than 300 s away */
+                    "X-Service-Timestamp": string;
+                };
+                path?: never;
+                cookie?: never;
+            };
+            requestBody: {
+                content: {
+                    /**
+                     * @example {
+                     *       "event_id": "evt_01jd5q7h2k9x4m8n3p6r0t1v2w",
+                     *       "event": "event.response.failed",
+                     *       "instance_id": "ins_01jd5q7h2k9x4m8n3p6r0t1v2a",
+                     *       "timestamp": 1795341600000,
+                     *       "payload": {
+                     *         "id": "false_15557654321@c.us_58BBBBBBBBBBBBBBBBBB",
+                     *         "timestamp": 1763719200,
+                     *         "from": "15557654321@c.us",
+                     *         "fromMe": false,
+                     *         "source": "app",
+                     *         "to": "15550001111@c.us",
+                     *         "participant": null,
+                     *         "body": "",
+                     *         "hasMedia": false,
+                     *         "ack": null,
+                     *         "ackName": "UNKNOWN",
+                     *         "replyTo": null,
+                     *         "_data": {},
+                     *         "eventCreationKey": {
+                     *           "id": "true_15557654321@c.us_3EB0EEEEEEEE12345678",
+                     *           "to": "me",
+                     *           "from": "15557654321@c.us",
+                     *           "fromMe": false
+                     *         },
+                     *         "eventResponse": null
+                     *       }
+                     *     }
+                     */
+                    "application/json": {
+                        /**
+                         * @description the event kind
+                         * @enum {string}
+                         */
+                        event: "session.status" | "message" | "message.any" | "message.ack" | "message.reaction" | "message.edited" | "message.revoked" | "message.unknown" | "group.join" | "group.leave" | "group.update" | "group.participants" | "call.received" | "call.accepted" | "call.rejected" | "label.upsert" | "label.deleted" | "label.chat.added" | "label.chat.deleted" | "poll.vote" | "poll.vote.failed" | "presence.update" | "message.waiting" | "message.ack.group" | "group.v2.join" | "group.v2.leave" | "group.v2.update" | "group.v2.participants" | "chat.archive" | "event.response" | "event.response.failed" | "engine.event";
+                        /** @description evt_…, the same on every attempt: deduplicate by it */
+                        event_id: string;
+                        /** @description ins_…, the session the event belongs to */
+                        instance_id: string;
+                        payload: components["schemas"]["payload-event.response.failed"];
+                        /** @description when the event occurred, in milliseconds since the Unix epoch */
+                        timestamp: number;
+                    };
+                };
+            };
+            responses: {
+                /** @description Delivered: nothing more is sent for this event */
+                "2XX": {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content?: never;
+                };
+                /** @description Gone: the webhook is disabled, nothing more is sent until it is enabled again */
+                410: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content?: never;
+                };
+                /** @description With Retry-After (seconds or an HTTP date): the next attempt waits that long, at most an hour */
+                429: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content?: never;
+                };
+                /** @description Anything else, or no answer within 8 seconds: retried after 5, 10, 20, 40 and 80 s; failed after 6 attempts */
+                default: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content?: never;
+                };
+            };
+        };
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "group.join": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * group.join
+         * @description Sent as `POST <destination_url>` with `Content-Type: application/json` and `User-Agent: Herald/<version>`. Verify the signature on the raw bytes, answer 2xx within 8 seconds and do long work afterwards.
+         */
+        post: {
+            parameters: {
+                query?: never;
+                header: {
+                    /** @description the event_id of the body */
+                    "X-Service-Event-Id": string;
+                    /** @description v1= and the lowercase hex HMAC-SHA256 of "<timestamp>.<raw body>" keyed with the secret; during a secret rotation two values separated by a space, accept either. Only when the webhook has a signing secret */
+                    "X-Service-Signature"?: string;
+                    /** @description seconds since the Unix epoch, at this attempt; refuse one more than 300 s away */
+                    "X-Service-Timestamp": string;
+                };
+                path?: never;
+                cookie?: never;
+            };
+            requestBody: {
+                content: {
+                    /**
+                     * @example {
+                     *       "event_id": "evt_01jd5q7h2k9x4m8n3p6r0t1v2w",
+                     *       "event": "group.join",
+                     *       "instance_id": "ins_01jd5q7h2k9x4m8n3p6r0t1v2a",
+                     *       "timestamp": 1795341600000,
+                     *       "payload": {
+                     *         "group": {
+                     *           "id": "120363041234567890@g.us",
+                     *           "subject": "Order support"
+                     *         },
+                     *         "participant": "15550001111@c.us"
+                     *       }
+                     *     }
+                     */
+                    "application/json": {
+                        /**
+                         * @description the event kind
+                         * @enum {string}
+                         */
+                        event: "session.status" | "message" | "message.any" | "message.ack" | "message.reaction" | "message.edited" | "message.revoked" | "message.unknown" | "group.join" | "group.leave" | "group.update" | "group.participants" | "call.received" | "call.accepted" | "call.rejected" | "label.upsert" | "label.deleted" | "label.chat.added" | "label.chat.deleted" | "poll.vote" | "poll.vote.failed" | "presence.update" | "message.waiting" | "message.ack.group" | "group.v2.join" | "group.v2.leave" | "group.v2.update" | "group.v2.participants" | "chat.archive" | "event.response" | "event.response.failed" | "engine.event";
+                        /** @description evt_…, the same on every attempt: deduplicate by it */
+                        event_id: string;
+                        /** @description ins_…, the session the event belongs to */
+                        instance_id: string;
+                        payload: components["schemas"]["payload-group.join"];
+                        /** @description when the event occurred, in milliseconds since the Unix epoch */
+                        timestamp: number;
+                    };
+                };
+            };
+            responses: {
+                /** @description Delivered: nothing more is sent for this event */
+                "2XX": {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content?: never;
+                };
+                /** @description Gone: the webhook is disabled, nothing more is sent until it is enabled again */
+                410: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content?: never;
+                };
+                /** @description With Retry-After (seconds or an HTTP date): the next attempt waits that long, at most an hour */
+                429: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content?: never;
+                };
+                /** @description Anything else, or no answer within 8 seconds: retried after 5, 10, 20, 40 and 80 s; failed after 6 attempts */
+                default: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content?: never;
+                };
+            };
+        };
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "group.leave": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * group.leave
+         * @description Sent as `POST <destination_url>` with `Content-Type: application/json` and `User-Agent: Herald/<version>`. Verify the signature on the raw bytes, answer 2xx within 8 seconds and do long work afterwards.
+         */
+        post: {
+            parameters: {
+                query?: never;
+                header: {
+                    /** @description the event_id of the body */
+                    "X-Service-Event-Id": string;
+                    /** @description v1= and the lowercase hex HMAC-SHA256 of "<timestamp>.<raw body>" keyed with the secret; during a secret rotation two values separated by a space, accept either. Only when the webhook has a signing secret */
+                    "X-Service-Signature"?: string;
+                    /** @description seconds since the Unix epoch, at this attempt; refuse one more than 300 s away */
+                    "X-Service-Timestamp": string;
+                };
+                path?: never;
+                cookie?: never;
+            };
+            requestBody: {
+                content: {
+                    /**
+                     * @example {
+                     *       "event_id": "evt_01jd5q7h2k9x4m8n3p6r0t1v2w",
+                     *       "event": "group.leave",
+                     *       "instance_id": "ins_01jd5q7h2k9x4m8n3p6r0t1v2a",
+                     *       "timestamp": 1795341600000,
+                     *       "payload": {
+                     *         "group": {
+                     *           "id": "120363041234567890@g.us",
+                     *           "subject": "Order support"
+                     *         },
+                     *         "participant": "15550001111@c.us"
+                     *       }
+                     *     }
+                     */
+                    "application/json": {
+                        /**
+                         * @description the event kind
+                         * @enum {string}
+                         */
+                        event: "session.status" | "message" | "message.any" | "message.ack" | "message.reaction" | "message.edited" | "message.revoked" | "message.unknown" | "group.join" | "group.leave" | "group.update" | "group.participants" | "call.received" | "call.accepted" | "call.rejected" | "label.upsert" | "label.deleted" | "label.chat.added" | "label.chat.deleted" | "poll.vote" | "poll.vote.failed" | "presence.update" | "message.waiting" | "message.ack.group" | "group.v2.join" | "group.v2.leave" | "group.v2.update" | "group.v2.participants" | "chat.archive" | "event.response" | "event.response.failed" | "engine.event";
+                        /** @description evt_…, the same on every attempt: deduplicate by it */
+                        event_id: string;
+                        /** @description ins_…, the session the event belongs to */
+                        instance_id: string;
+                        payload: components["schemas"]["payload-group.leave"];
+                        /** @description when the event occurred, in milliseconds since the Unix epoch */
+                        timestamp: number;
+                    };
+                };
+            };
+            responses: {
+                /** @description Delivered: nothing more is sent for this event */
+                "2XX": {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content?: never;
+                };
+                /** @description Gone: the webhook is disabled, nothing more is sent until it is enabled again */
+                410: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content?: never;
+                };
+                /** @description With Retry-After (seconds or an HTTP date): the next attempt waits that long, at most an hour */
+                429: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content?: never;
+                };
+                /** @description Anything else, or no answer within 8 seconds: retried after 5, 10, 20, 40 and 80 s; failed after 6 attempts */
+                default: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content?: never;
+                };
+            };
+        };
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "group.participants": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * group.participants
+         * @description Sent as `POST <destination_url>` with `Content-Type: application/json` and `User-Agent: Herald/<version>`. Verify the signature on the raw bytes, answer 2xx within 8 seconds and do long work afterwards.
+         */
+        post: {
+            parameters: {
+                query?: never;
+                header: {
+                    /** @description the event_id of the body */
+                    "X-Service-Event-Id": string;
+                    /** @description v1= and the lowercase hex HMAC-SHA256 of "<timestamp>.<raw body>" keyed with the secret; during a secret rotation two values separated by a space, accept either. Only when the webhook has a signing secret */
+                    "X-Service-Signature"?: string;
+                    /** @description seconds since the Unix epoch, at this attempt; refuse one more than 300 s away */
+                    "X-Service-Timestamp": string;
+                };
+                path?: never;
+                cookie?: never;
+            };
+            requestBody: {
+                content: {
+                    /**
+                     * @example {
+                     *       "event_id": "evt_01jd5q7h2k9x4m8n3p6r0t1v2w",
+                     *       "event": "group.participants",
+                     *       "instance_id": "ins_01jd5q7h2k9x4m8n3p6r0t1v2a",
+                     *       "timestamp": 1795341600000,
+                     *       "payload": {
+                     *         "group": {
+                     *           "id": "120363041234567890@g.us",
+                     *           "subject": "Order support"
+                     *         },
+                     *         "action": "add",
+                     *         "participants": [
+                     *           "15557654321@c.us"
+                     *         ],
+                     *         "by": "15550001111@c.us"
+                     *       }
+                     *     }
+                     */
+                    "application/json": {
+                        /**
+                         * @description the event kind
+                         * @enum {string}
+                         */
+                        event: "session.status" | "message" | "message.any" | "message.ack" | "message.reaction" | "message.edited" | "message.revoked" | "message.unknown" | "group.join" | "group.leave" | "group.update" | "group.participants" | "call.received" | "call.accepted" | "call.rejected" | "label.upsert" | "label.deleted" | "label.chat.added" | "label.chat.deleted" | "poll.vote" | "poll.vote.failed" | "presence.update" | "message.waiting" | "message.ack.group" | "group.v2.join" | "group.v2.leave" | "group.v2.update" | "group.v2.participants" | "chat.archive" | "event.response" | "event.response.failed" | "engine.event";
+                        /** @description evt_…, the same on every attempt: deduplicate by it */
+                        event_id: string;
+                        /** @description ins_…, the session the event belongs to */
+                        instance_id: string;
+                        payload: components["schemas"]["payload-group.participants"];
+                        /** @description when the event occurred, in milliseconds since the Unix epoch */
+                        timestamp: number;
+                    };
+                };
+            };
+            responses: {
+                /** @description Delivered: nothing more is sent for this event */
+                "2XX": {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content?: never;
+                };
+                /** @description Gone: the webhook is disabled, nothing more is sent until it is enabled again */
+                410: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content?: never;
+                };
+                /** @description With Retry-After (seconds or an HTTP date): the next attempt waits that long, at most an hour */
+                429: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content?: never;
+                };
+                /** @description Anything else, or no answer within 8 seconds: retried after 5, 10, 20, 40 and 80 s; failed after 6 attempts */
+                default: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content?: never;
+                };
+            };
+        };
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "group.update": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * group.update
+         * @description Sent as `POST <destination_url>` with `Content-Type: application/json` and `User-Agent: Herald/<version>`. Verify the signature on the raw bytes, answer 2xx within 8 seconds and do long work afterwards.
+         */
+        post: {
+            parameters: {
+                query?: never;
+                header: {
+                    /** @description the event_id of the body */
+                    "X-Service-Event-Id": string;
+                    /** @description v1= and the lowercase hex HMAC-SHA256 of "<timestamp>.<raw body>" keyed with the secret; during a secret rotation two values separated by a space, accept either. Only when the webhook has a signing secret */
+                    "X-Service-Signature"?: string;
+                    /** @description seconds since the Unix epoch, at this attempt; refuse one more than 300 s away */
+                    "X-Service-Timestamp": string;
+                };
+                path?: never;
+                cookie?: never;
+            };
+            requestBody: {
+                content: {
+                    /**
+                     * @example {
+                     *       "event_id": "evt_01jd5q7h2k9x4m8n3p6r0t1v2w",
+                     *       "event": "group.update",
+                     *       "instance_id": "ins_01jd5q7h2k9x4m8n3p6r0t1v2a",
+                     *       "timestamp": 1795341600000,
+                     *       "payload": {
+                     *         "group": {
+                     *           "id": "120363041234567890@g.us",
+                     *           "subject": "Order support",
+                     *           "description": "Questions about orders"
+                     *         }
+                     *       }
+                     *     }
+                     */
+                    "application/json": {
+                        /**
+                         * @description the event kind
+                         * @enum {string}
+                         */
+                        event: "session.status" | "message" | "message.any" | "message.ack" | "message.reaction" | "message.edited" | "message.revoked" | "message.unknown" | "group.join" | "group.leave" | "group.update" | "group.participants" | "call.received" | "call.accepted" | "call.rejected" | "label.upsert" | "label.deleted" | "label.chat.added" | "label.chat.deleted" | "poll.vote" | "poll.vote.failed" | "presence.update" | "message.waiting" | "message.ack.group" | "group.v2.join" | "group.v2.leave" | "group.v2.update" | "group.v2.participants" | "chat.archive" | "event.response" | "event.response.failed" | "engine.event";
+                        /** @description evt_…, the same on every attempt: deduplicate by it */
+                        event_id: string;
+                        /** @description ins_…, the session the event belongs to */
+                        instance_id: string;
+                        payload: components["schemas"]["payload-group.update"];
+                        /** @description when the event occurred, in milliseconds since the Unix epoch */
+                        timestamp: number;
+                    };
+                };
+            };
+            responses: {
+                /** @description Delivered: nothing more is sent for this event */
+                "2XX": {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content?: never;
+                };
+                /** @description Gone: the webhook is disabled, nothing more is sent until it is enabled again */
+                410: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content?: never;
+                };
+                /** @description With Retry-After (seconds or an HTTP date): the next attempt waits that long, at most an hour */
+                429: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content?: never;
+                };
+                /** @description Anything else, or no answer within 8 seconds: retried after 5, 10, 20, 40 and 80 s; failed after 6 attempts */
+                default: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content?: never;
+                };
+            };
+        };
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "group.v2.join": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * group.v2.join
+         * @description Sent as `POST <destination_url>` with `Content-Type: application/json` and `User-Agent: Herald/<version>`. Verify the signature on the raw bytes, answer 2xx within 8 seconds and do long work afterwards.
+         */
+        post: {
+            parameters: {
+                query?: never;
+                header: {
+                    /** @description the event_id of the body */
+                    "X-Service-Event-Id": string;
+                    /** @description v1= and the lowercase hex HMAC-SHA256 of "<timestamp>.<raw body>" keyed with the secret; during a secret rotation two values separated by a space, accept either. Only when the webhook has a signing secret */
+                    "X-Service-Signature"?: string;
+                    /** @description seconds since the Unix epoch, at this attempt; refuse one more than 300 s away */
+                    "X-Service-Timestamp": string;
+                };
+                path?: never;
+                cookie?: never;
+            };
+            requestBody: {
+                content: {
+                    /**
+                     * @example {
+                     *       "event_id": "evt_01jd5q7h2k9x4m8n3p6r0t1v2w",
+                     *       "event": "group.v2.join",
+                     *       "instance_id": "ins_01jd5q7h2k9x4m8n3p6r0t1v2a",
+                     *       "timestamp": 1795341600000,
+                     *       "payload": {
+                     *         "group": {
+                     *           "id": "120363041234567890@g.us",
+                     *           "subject": "Order support",
+                     *           "description": "Questions about orders",
+                     *           "invite": "https://chat.whatsapp.com/invitecode",
+                     *           "membersCanAddNewMember": true,
+                     *           "membersCanSendMessages": true,
+                     *           "newMembersApprovalRequired": false,
+                     *           "participants": [
+                     *             {
+                     *               "id": "15557654321@c.us",
+                     *               "role": "participant"
+                     *             },
+                     *             {
+                     *               "id": "15550001111@c.us",
+                     *               "role": "admin"
+                     *             }
+                     *           ]
+                     *         },
+                     *         "timestamp": 1763719400,
+                     *         "_data": {}
+                     *       }
+                     *     }
+                     */
+                    "application/json": {
+                        /**
+                         * @description the event kind
+                         * @enum {string}
+                         */
+                        event: "session.status" | "message" | "message.any" | "message.ack" | "message.reaction" | "message.edited" | "message.revoked" | "message.unknown" | "group.join" | "group.leave" | "group.update" | "group.participants" | "call.received" | "call.accepted" | "call.rejected" | "label.upsert" | "label.deleted" | "label.chat.added" | "label.chat.deleted" | "poll.vote" | "poll.vote.failed" | "presence.update" | "message.waiting" | "message.ack.group" | "group.v2.join" | "group.v2.leave" | "group.v2.update" | "group.v2.participants" | "chat.archive" | "event.response" | "event.response.failed" | "engine.event";
+                        /** @description evt_…, the same on every attempt: deduplicate by it */
+                        event_id: string;
+                        /** @description ins_…, the session the event belongs to */
+                        instance_id: string;
+                        payload: components["schemas"]["payload-group.v2.join"];
+                        /** @description when the event occurred, in milliseconds since the Unix epoch */
+                        timestamp: number;
+                    };
+                };
+            };
+            responses: {
+                /** @description Delivered: nothing more is sent for this event */
+                "2XX": {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content?: never;
+                };
+                /** @description Gone: the webhook is disabled, nothing more is sent until it is enabled again */
+                410: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content?: never;
+                };
+                /** @description With Retry-After (seconds or an HTTP date): the next attempt waits that long, at most an hour */
+                429: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content?: never;
+                };
+                /** @description Anything else, or no answer within 8 seconds: retried after 5, 10, 20, 40 and 80 s; failed after 6 attempts */
+                default: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content?: never;
+                };
+            };
+        };
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "group.v2.leave": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * group.v2.leave
+         * @description Sent as `POST <destination_url>` with `Content-Type: application/json` and `User-Agent: Herald/<version>`. Verify the signature on the raw bytes, answer 2xx within 8 seconds and do long work afterwards.
+         */
+        post: {
+            parameters: {
+                query?: never;
+                header: {
+                    /** @description the event_id of the body */
+                    "X-Service-Event-Id": string;
+                    /** @description v1= and the lowercase hex HMAC-SHA256 of "<timestamp>.<raw body>" keyed with the secret; during a secret rotation two values separated by a space, accept either. Only when the webhook has a signing secret */
+                    "X-Service-Signature"?: string;
+                    /** @description seconds since the Unix epoch, at this attempt; refuse one more than 300 s away */
+                    "X-Service-Timestamp": string;
+                };
+                path?: never;
+                cookie?: never;
+            };
+            requestBody: {
+                content: {
+                    /**
+                     * @example {
+                     *       "event_id": "evt_01jd5q7h2k9x4m8n3p6r0t1v2w",
+                     *       "event": "group.v2.leave",
+                     *       "instance_id": "ins_01jd5q7h2k9x4m8n3p6r0t1v2a",
+                     *       "timestamp": 1795341600000,
+                     *       "payload": {
+                     *         "group": {
+                     *           "id": "120363041234567890@g.us"
+                     *         },
+                     *         "timestamp": 1763719400,
+                     *         "_data": {}
+                     *       }
+                     *     }
+                     */
+                    "application/json": {
+                        /**
+                         * @description the event kind
+                         * @enum {string}
+                         */
+                        event: "session.status" | "message" | "message.any" | "message.ack" | "message.reaction" | "message.edited" | "message.revoked" | "message.unknown" | "group.join" | "group.leave" | "group.update" | "group.participants" | "call.received" | "call.accepted" | "call.rejected" | "label.upsert" | "label.deleted" | "label.chat.added" | "label.chat.deleted" | "poll.vote" | "poll.vote.failed" | "presence.update" | "message.waiting" | "message.ack.group" | "group.v2.join" | "group.v2.leave" | "group.v2.update" | "group.v2.participants" | "chat.archive" | "event.response" | "event.response.failed" | "engine.event";
+                        /** @description evt_…, the same on every attempt: deduplicate by it */
+                        event_id: string;
+                        /** @description ins_…, the session the event belongs to */
+                        instance_id: string;
+                        payload: components["schemas"]["payload-group.v2.leave"];
+                        /** @description when the event occurred, in milliseconds since the Unix epoch */
+                        timestamp: number;
+                    };
+                };
+            };
+            responses: {
+                /** @description Delivered: nothing more is sent for this event */
+                "2XX": {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content?: never;
+                };
+                /** @description Gone: the webhook is disabled, nothing more is sent until it is enabled again */
+                410: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content?: never;
+                };
+                /** @description With Retry-After (seconds or an HTTP date): the next attempt waits that long, at most an hour */
+                429: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content?: never;
+                };
+                /** @description Anything else, or no answer within 8 seconds: retried after 5, 10, 20, 40 and 80 s; failed after 6 attempts */
+                default: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content?: never;
+                };
+            };
+        };
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "group.v2.participants": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * group.v2.participants
+         * @description Sent as `POST <destination_url>` with `Content-Type: application/json` and `User-Agent: Herald/<version>`. Verify the signature on the raw bytes, answer 2xx within 8 seconds and do long work afterwards.
+         */
+        post: {
+            parameters: {
+                query?: never;
+                header: {
+                    /** @description the event_id of the body */
+                    "X-Service-Event-Id": string;
+                    /** @description v1= and the lowercase hex HMAC-SHA256 of "<timestamp>.<raw body>" keyed with the secret; during a secret rotation two values separated by a space, accept either. Only when the webhook has a signing secret */
+                    "X-Service-Signature"?: string;
+                    /** @description seconds since the Unix epoch, at this attempt; refuse one more than 300 s away */
+                    "X-Service-Timestamp": string;
+                };
+                path?: never;
+                cookie?: never;
+            };
+            requestBody: {
+                content: {
+                    /**
+                     * @example {
+                     *       "event_id": "evt_01jd5q7h2k9x4m8n3p6r0t1v2w",
+                     *       "event": "group.v2.participants",
+                     *       "instance_id": "ins_01jd5q7h2k9x4m8n3p6r0t1v2a",
+                     *       "timestamp": 1795341600000,
+                     *       "payload": {
+                     *         "type": "join",
+                     *         "timestamp": 1763719400,
+                     *         "group": {
+                     *           "id": "120363041234567890@g.us"
+                     *         },
+                     *         "participants": [
+                     *           {
+                     *             "id": "15557654321@c.us",
+                     *             "role": "participant"
+                     *           }
+                     *         ],
+                     *         "_data": {}
+                     *       }
+                     *     }
+                     */
+                    "application/json": {
+                        /**
+                         * @description the event kind
+                         * @enum {string}
+                         */
+                        event: "session.status" | "message" | "message.any" | "message.ack" | "message.reaction" | "message.edited" | "message.revoked" | "message.unknown" | "group.join" | "group.leave" | "group.update" | "group.participants" | "call.received" | "call.accepted" | "call.rejected" | "label.upsert" | "label.deleted" | "label.chat.added" | "label.chat.deleted" | "poll.vote" | "poll.vote.failed" | "presence.update" | "message.waiting" | "message.ack.group" | "group.v2.join" | "group.v2.leave" | "group.v2.update" | "group.v2.participants" | "chat.archive" | "event.response" | "event.response.failed" | "engine.event";
+                        /** @description evt_…, the same on every attempt: deduplicate by it */
+                        event_id: string;
+                        /** @description ins_…, the session the event belongs to */
+                        instance_id: string;
+                        payload: components["schemas"]["payload-group.v2.participants"];
+                        /** @description when the event occurred, in milliseconds since the Unix epoch */
+                        timestamp: number;
+                    };
+                };
+            };
+            responses: {
+                /** @description Delivered: nothing more is sent for this event */
+                "2XX": {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content?: never;
+                };
+                /** @description Gone: the webhook is disabled, nothing more is sent until it is enabled again */
+                410: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content?: never;
+                };
+                /** @description With Retry-After (seconds or an HTTP date): the next attempt waits that long, at most an hour */
+                429: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content?: never;
+                };
+                /** @description Anything else, or no answer within 8 seconds: retried after 5, 10, 20, 40 and 80 s; failed after 6 attempts */
+                default: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content?: never;
+                };
+            };
+        };
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "group.v2.update": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * group.v2.update
+         * @description Sent as `POST <destination_url>` with `Content-Type: application/json` and `User-Agent: Herald/<version>`. Verify the signature on the raw bytes, answer 2xx within 8 seconds and do long work afterwards.
+         */
+        post: {
+            parameters: {
+                query?: never;
+                header: {
+                    /** @description the event_id of the body */
+                    "X-Service-Event-Id": string;
+                    /** @description v1= and the lowercase hex HMAC-SHA256 of "<timestamp>.<raw body>" keyed with the secret; during a secret rotation two values separated by a space, accept either. Only when the webhook has a signing secret */
+                    "X-Service-Signature"?: string;
+                    /** @description seconds since the Unix epoch, at this attempt; refuse one more than 300 s away */
+                    "X-Service-Timestamp": string;
+                };
+                path?: never;
+                cookie?: never;
+            };
+            requestBody: {
+                content: {
+                    /**
+                     * @example {
+                     *       "event_id": "evt_01jd5q7h2k9x4m8n3p6r0t1v2w",
+                     *       "event": "group.v2.update",
+                     *       "instance_id": "ins_01jd5q7h2k9x4m8n3p6r0t1v2a",
+                     *       "timestamp": 1795341600000,
+                     *       "payload": {
+                     *         "group": {
+                     *           "id": "120363041234567890@g.us",
+                     *           "subject": "Order support (EU)"
+                     *         },
+                     *         "timestamp": 1763719400,
+                     *         "_data": {}
+                     *       }
+                     *     }
+                     */
+                    "application/json": {
+                        /**
+                         * @description the event kind
+                         * @enum {string}
+                         */
+                        event: "session.status" | "message" | "message.any" | "message.ack" | "message.reaction" | "message.edited" | "message.revoked" | "message.unknown" | "group.join" | "group.leave" | "group.update" | "group.participants" | "call.received" | "call.accepted" | "call.rejected" | "label.upsert" | "label.deleted" | "label.chat.added" | "label.chat.deleted" | "poll.vote" | "poll.vote.failed" | "presence.update" | "message.waiting" | "message.ack.group" | "group.v2.join" | "group.v2.leave" | "group.v2.update" | "group.v2.participants" | "chat.archive" | "event.response" | "event.response.failed" | "engine.event";
+                        /** @description evt_…, the same on every attempt: deduplicate by it */
+                        event_id: string;
+                        /** @description ins_…, the session the event belongs to */
+                        instance_id: string;
+                        payload: components["schemas"]["payload-group.v2.update"];
+                        /** @description when the event occurred, in milliseconds since the Unix epoch */
+                        timestamp: number;
+                    };
+                };
+            };
+            responses: {
+                /** @description Delivered: nothing more is sent for this event */
+                "2XX": {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content?: never;
+                };
+                /** @description Gone: the webhook is disabled, nothing more is sent until it is enabled again */
+                410: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content?: never;
+                };
+                /** @description With Retry-After (seconds or an HTTP date): the next attempt waits that long, at most an hour */
+                429: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content?: never;
+                };
+                /** @description Anything else, or no answer within 8 seconds: retried after 5, 10, 20, 40 and 80 s; failed after 6 attempts */
+                default: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content?: never;
+                };
+            };
+        };
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "label.chat.added": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * label.chat.added
+         * @description Sent as `POST <destination_url>` with `Content-Type: application/json` and `User-Agent: Herald/<version>`. Verify the signature on the raw bytes, answer 2xx within 8 seconds and do long work afterwards.
+         */
+        post: {
+            parameters: {
+                query?: never;
+                header: {
+                    /** @description the event_id of the body */
+                    "X-Service-Event-Id": string;
+                    /** @description v1= and the lowercase hex HMAC-SHA256 of "<timestamp>.<raw body>" keyed with the secret; during a secret rotation two values separated by a space, accept either. Only when the webhook has a signing secret */
+                    "X-Service-Signature"?: string;
+                    /** @description seconds since the Unix epoch, at this attempt; refuse one more than 300 s away */
+                    "X-Service-Timestamp": string;
+                };
+                path?: never;
+                cookie?: never;
+            };
+            requestBody: {
+                content: {
+                    /**
+                     * @example {
+                     *       "event_id": "evt_01jd5q7h2k9x4m8n3p6r0t1v2w",
+                     *       "event": "label.chat.added",
+                     *       "instance_id": "ins_01jd5q7h2k9x4m8n3p6r0t1v2a",
+                     *       "timestamp": 1795341600000,
+                     *       "payload": {
+                     *         "labelId": "3",
+                     *         "chatId": "15557654321@c.us",
+                     *         "label": {
+                     *           "id": "3",
+                     *           "name": "Paid",
+                     *           "color": 2,
+                     *           "colorHex": "#64c4ff"
+                     *         }
+                     *       }
+                     *     }
+                     */
+                    "application/json": {
+                        /**
+                         * @description the event kind
+                         * @enum {string}
+                         */
+                        event: "session.status" | "message" | "message.any" | "message.ack" | "message.reaction" | "message.edited" | "message.revoked" | "message.unknown" | "group.join" | "group.leave" | "group.update" | "group.participants" | "call.received" | "call.accepted" | "call.rejected" | "label.upsert" | "label.deleted" | "label.chat.added" | "label.chat.deleted" | "poll.vote" | "poll.vote.failed" | "presence.update" | "message.waiting" | "message.ack.group" | "group.v2.join" | "group.v2.leave" | "group.v2.update" | "group.v2.participants" | "chat.archive" | "event.response" | "event.response.failed" | "engine.event";
+                        /** @description evt_…, the same on every attempt: deduplicate by it */
+                        event_id: string;
+                        /** @description ins_…, the session the event belongs to */
+                        instance_id: string;
+                        payload: components["schemas"]["payload-label.chat.added"];
+                        /** @description when the event occurred, in milliseconds since the Unix epoch */
+                        timestamp: number;
+                    };
+                };
+            };
+            responses: {
+                /** @description Delivered: nothing more is sent for this event */
+                "2XX": {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content?: never;
+                };
+                /** @description Gone: the webhook is disabled, nothing more is sent until it is enabled again */
+                410: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content?: never;
+                };
+                /** @description With Retry-After (seconds or an HTTP date): the next attempt waits that long, at most an hour */
+                429: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content?: never;
+                };
+                /** @description Anything else, or no answer within 8 seconds: retried after 5, 10, 20, 40 and 80 s; failed after 6 attempts */
+                default: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content?: never;
+                };
+            };
+        };
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "label.chat.deleted": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * label.chat.deleted
+         * @description Sent as `POST <destination_url>` with `Content-Type: application/json` and `User-Agent: Herald/<version>`. Verify the signature on the raw bytes, answer 2xx within 8 seconds and do long work afterwards.
+         */
+        post: {
+            parameters: {
+                query?: never;
+                header: {
+                    /** @description the event_id of the body */
+                    "X-Service-Event-Id": string;
+                    /** @description v1= and the lowercase hex HMAC-SHA256 of "<timestamp>.<raw body>" keyed with the secret; during a secret rotation two values separated by a space, accept either. Only when the webhook has a signing secret */
+                    "X-Service-Signature"?: string;
+                    /** @description seconds since the Unix epoch, at this attempt; refuse one more than 300 s away */
+                    "X-Service-Timestamp": string;
+                };
+                path?: never;
+                cookie?: never;
+            };
+            requestBody: {
+                content: {
+                    /**
+                     * @example {
+                     *       "event_id": "evt_01jd5q7h2k9x4m8n3p6r0t1v2w",
+                     *       "event": "label.chat.deleted",
+                     *       "instance_id": "ins_01jd5q7h2k9x4m8n3p6r0t1v2a",
+                     *       "timestamp": 1795341600000,
+                     *       "payload": {
+                     *         "labelId": "3",
+                     *         "chatId": "15557654321@c.us",
+                     *         "label": null
+                     *       }
+                     *     }
+                     */
+                    "application/json": {
+                        /**
+                         * @description the event kind
+                         * @enum {string}
+                         */
+                        event: "session.status" | "message" | "message.any" | "message.ack" | "message.reaction" | "message.edited" | "message.revoked" | "message.unknown" | "group.join" | "group.leave" | "group.update" | "group.participants" | "call.received" | "call.accepted" | "call.rejected" | "label.upsert" | "label.deleted" | "label.chat.added" | "label.chat.deleted" | "poll.vote" | "poll.vote.failed" | "presence.update" | "message.waiting" | "message.ack.group" | "group.v2.join" | "group.v2.leave" | "group.v2.update" | "group.v2.participants" | "chat.archive" | "event.response" | "event.response.failed" | "engine.event";
+                        /** @description evt_…, the same on every attempt: deduplicate by it */
+                        event_id: string;
+                        /** @description ins_…, the session the event belongs to */
+                        instance_id: string;
+                        payload: components["schemas"]["payload-label.chat.deleted"];
+                        /** @description when the event occurred, in milliseconds since the Unix epoch */
+                        timestamp: number;
+                    };
+                };
+            };
+            responses: {
+                /** @description Delivered: nothing more is sent for this event */
+                "2XX": {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content?: never;
+                };
+                /** @description Gone: the webhook is disabled, nothing more is sent until it is enabled again */
+                410: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content?: never;
+                };
+                /** @description With Retry-After (seconds or an HTTP date): the next attempt waits that long, at most an hour */
+                429: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content?: never;
+                };
+                /** @description Anything else, or no answer within 8 seconds: retried after 5, 10, 20, 40 and 80 s; failed after 6 attempts */
+                default: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content?: never;
+                };
+            };
+        };
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "label.deleted": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * label.deleted
+         * @description Sent as `POST <destination_url>` with `Content-Type: application/json` and `User-Agent: Herald/<version>`. Verify the signature on the raw bytes, answer 2xx within 8 seconds and do long work afterwards.
+         */
+        post: {
+            parameters: {
+                query?: never;
+                header: {
+                    /** @description the event_id of the body */
+                    "X-Service-Event-Id": string;
+                    /** @description v1= and the lowercase hex HMAC-SHA256 of "<timestamp>.<raw body>" keyed with the secret; during a secret rotation two values separated by a space, accept either. Only when the webhook has a signing secret */
+                    "X-Service-Signature"?: string;
+                    /** @description seconds since the Unix epoch, at this attempt; refuse one more than 300 s away */
+                    "X-Service-Timestamp": string;
+                };
+                path?: never;
+                cookie?: never;
+            };
+            requestBody: {
+                content: {
+                    /**
+                     * @example {
+                     *       "event_id": "evt_01jd5q7h2k9x4m8n3p6r0t1v2w",
+                     *       "event": "label.deleted",
+                     *       "instance_id": "ins_01jd5q7h2k9x4m8n3p6r0t1v2a",
+                     *       "timestamp": 1795341600000,
+                     *       "payload": {
+                     *         "id": "3",
+                     *         "name": "Paid",
+                     *         "color": 2,
+                     *         "colorHex": "#64c4ff"
+                     *       }
+                     *     }
+                     */
+                    "application/json": {
+                        /**
+                         * @description the event kind
+                         * @enum {string}
+                         */
+                        event: "session.status" | "message" | "message.any" | "message.ack" | "message.reaction" | "message.edited" | "message.revoked" | "message.unknown" | "group.join" | "group.leave" | "group.update" | "group.participants" | "call.received" | "call.accepted" | "call.rejected" | "label.upsert" | "label.deleted" | "label.chat.added" | "label.chat.deleted" | "poll.vote" | "poll.vote.failed" | "presence.update" | "message.waiting" | "message.ack.group" | "group.v2.join" | "group.v2.leave" | "group.v2.update" | "group.v2.participants" | "chat.archive" | "event.response" | "event.response.failed" | "engine.event";
+                        /** @description evt_…, the same on every attempt: deduplicate by it */
+                        event_id: string;
+                        /** @description ins_…, the session the event belongs to */
+                        instance_id: string;
+                        payload: components["schemas"]["payload-label.deleted"];
+                        /** @description when the event occurred, in milliseconds since the Unix epoch */
+                        timestamp: number;
+                    };
+                };
+            };
+            responses: {
+                /** @description Delivered: nothing more is sent for this event */
+                "2XX": {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content?: never;
+                };
+                /** @description Gone: the webhook is disabled, nothing more is sent until it is enabled again */
+                410: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content?: never;
+                };
+                /** @description With Retry-After (seconds or an HTTP date): the next attempt waits that long, at most an hour */
+                429: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content?: never;
+                };
+                /** @description Anything else, or no answer within 8 seconds: retried after 5, 10, 20, 40 and 80 s; failed after 6 attempts */
+                default: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content?: never;
+                };
+            };
+        };
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "label.upsert": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * label.upsert
+         * @description Sent as `POST <destination_url>` with `Content-Type: application/json` and `User-Agent: Herald/<version>`. Verify the signature on the raw bytes, answer 2xx within 8 seconds and do long work afterwards.
+         */
+        post: {
+            parameters: {
+                query?: never;
+                header: {
+                    /** @description the event_id of the body */
+                    "X-Service-Event-Id": string;
+                    /** @description v1= and the lowercase hex HMAC-SHA256 of "<timestamp>.<raw body>" keyed with the secret; during a secret rotation two values separated by a space, accept either. Only when the webhook has a signing secret */
+                    "X-Service-Signature"?: string;
+                    /** @description seconds since the Unix epoch, at this attempt; refuse one more than 300 s away */
+                    "X-Service-Timestamp": string;
+                };
+                path?: never;
+                cookie?: never;
+            };
+            requestBody: {
+                content: {
+                    /**
+                     * @example {
+                     *       "event_id": "evt_01jd5q7h2k9x4m8n3p6r0t1v2w",
+                     *       "event": "label.upsert",
+                     *       "instance_id": "ins_01jd5q7h2k9x4m8n3p6r0t1v2a",
+                     *       "timestamp": 1795341600000,
+                     *       "payload": {
+                     *         "id": "3",
+                     *         "name": "Paid",
+                     *         "color": 2,
+                     *         "colorHex": "#64c4ff"
+                     *       }
+                     *     }
+                     */
+                    "application/json": {
+                        /**
+                         * @description the event kind
+                         * @enum {string}
+                         */
+                        event: "session.status" | "message" | "message.any" | "message.ack" | "message.reaction" | "message.edited" | "message.revoked" | "message.unknown" | "group.join" | "group.leave" | "group.update" | "group.participants" | "call.received" | "call.accepted" | "call.rejected" | "label.upsert" | "label.deleted" | "label.chat.added" | "label.chat.deleted" | "poll.vote" | "poll.vote.failed" | "presence.update" | "message.waiting" | "message.ack.group" | "group.v2.join" | "group.v2.leave" | "group.v2.update" | "group.v2.participants" | "chat.archive" | "event.response" | "event.response.failed" | "engine.event";
+                        /** @description evt_…, the same on every attempt: deduplicate by it */
+                        event_id: string;
+                        /** @description ins_…, the session the event belongs to */
+                        instance_id: string;
+                        payload: components["schemas"]["payload-label.upsert"];
+                        /** @description when the event occurred, in milliseconds since the Unix epoch */
+                        timestamp: number;
+                    };
+                };
+            };
+            responses: {
+                /** @description Delivered: nothing more is sent for this event */
+                "2XX": {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content?: never;
+                };
+                /** @description Gone: the webhook is disabled, nothing more is sent until it is enabled again */
+                410: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content?: never;
+                };
+                /** @description With Retry-After (seconds or an HTTP date): the next attempt waits that long, at most an hour */
+                429: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content?: never;
+                };
+                /** @description Anything else, or no answer within 8 seconds: retried after 5, 10, 20, 40 and 80 s; failed after 6 attempts */
+                default: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content?: never;
+                };
+            };
+        };
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    message: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * message
+         * @description Sent as `POST <destination_url>` with `Content-Type: application/json` and `User-Agent: Herald/<version>`. Verify the signature on the raw bytes, answer 2xx within 8 seconds and do long work afterwards.
+         */
+        post: {
+            parameters: {
+                query?: never;
+                header: {
+                    /** @description the event_id of the body */
+                    "X-Service-Event-Id": string;
+                    /** @description v1= and the lowercase hex HMAC-SHA256 of "<timestamp>.<raw body>" keyed with the secret; during a secret rotation two values separated by a space, accept either. Only when the webhook has a signing secret */
+                    "X-Service-Signature"?: string;
+                    /** @description seconds since the Unix epoch, at this attempt; refuse one more than 300 s away */
+                    "X-Service-Timestamp": string;
+                };
+                path?: never;
+                cookie?: never;
+            };
+            requestBody: {
+                content: {
+                    /**
+                     * @example {
+                     *       "event_id": "evt_01jd5q7h2k9x4m8n3p6r0t1v2w",
+                     *       "event": "message",
+                     *       "instance_id": "ins_01jd5q7h2k9x4m8n3p6r0t1v2a",
+                     *       "timestamp": 1795341600000,
+                     *       "payload": {
+                     *         "id": "false_15557654321@c.us_3EB0C767D26A1D8F4A2B",
+                     *         "timestamp": 1763719200,
+                     *         "from": "15557654321@c.us",
+                     *         "fromMe": false,
+                     *         "source": "app",
+                     *         "to": "15550001111@c.us",
+                     *         "participant": null,
+                     *         "body": "Hi! Is my order on its way?",
+                     *         "hasMedia": false,
+                     *         "ack": null,
+                     *         "ackName": "UNKNOWN",
+                     *         "replyTo": null,
+                     *         "_data": {},
+                     *         "from_phone": "15557654321"
+                     *       }
+                     *     }
+                     */
+                    "application/json": {
+                        /**
+                         * @description the event kind
+                         * @enum {string}
+                         */
+                        event: "session.status" | "message" | "message.any" | "message.ack" | "message.reaction" | "message.edited" | "message.revoked" | "message.unknown" | "group.join" | "group.leave" | "group.update" | "group.participants" | "call.received" | "call.accepted" | "call.rejected" | "label.upsert" | "label.deleted" | "label.chat.added" | "label.chat.deleted" | "poll.vote" | "poll.vote.failed" | "presence.update" | "message.waiting" | "message.ack.group" | "group.v2.join" | "group.v2.leave" | "group.v2.update" | "group.v2.participants" | "chat.archive" | "event.response" | "event.response.failed" | "engine.event";
+                        /** @description evt_…, the same on every attempt: deduplicate by it */
+                        event_id: string;
+                        /** @description ins_…, the session the event belongs to */
+                        instance_id: string;
+                        payload: components["schemas"]["payload-message"];
+                        /** @description when the event occurred, in milliseconds since the Unix epoch */
+                        timestamp: number;
+                    };
+                };
+            };
+            responses: {
+                /** @description Delivered: nothing more is sent for this event */
+                "2XX": {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content?: never;
+                };
+                /** @description Gone: the webhook is disabled, nothing more is sent until it is enabled again */
+                410: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content?: never;
+                };
+                /** @description With Retry-After (seconds or an HTTP date): the next attempt waits that long, at most an hour */
+                429: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content?: never;
+                };
+                /** @description Anything else, or no answer within 8 seconds: retried after 5, 10, 20, 40 and 80 s; failed after 6 attempts */
+                default: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content?: never;
+                };
+            };
+        };
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "message.ack": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * message.ack
+         * @description Sent as `POST <destination_url>` with `Content-Type: application/json` and `User-Agent: Herald/<version>`. Verify the signature on the raw bytes, answer 2xx within 8 seconds and do long work afterwards.
+         */
+        post: {
+            parameters: {
+                query?: never;
+                header: {
+                    /** @description the event_id of the body */
+                    "X-Service-Event-Id": string;
+                    /** @description v1= and the lowercase hex HMAC-SHA256 of "<timestamp>.<raw body>" keyed with the secret; during a secret rotation two values separated by a space, accept either. Only when the webhook has a signing secret */
+                    "X-Service-Signature"?: string;
+                    /** @description seconds since the Unix epoch, at this attempt; refuse one more than 300 s away */
+                    "X-Service-Timestamp": string;
+                };
+                path?: never;
+                cookie?: never;
+            };
+            requestBody: {
+                content: {
+                    /**
+                     * @example {
+                     *       "event_id": "evt_01jd5q7h2k9x4m8n3p6r0t1v2w",
+                     *       "event": "message.ack",
+                     *       "instance_id": "ins_01jd5q7h2k9x4m8n3p6r0t1v2a",
+                     *       "timestamp": 1795341600000,
+                     *       "payload": {
+                     *         "id": "true_15557654321@c.us_3EB0A1B2C3D4E5F60718",
+                     *         "from": "15550001111@c.us",
+                     *         "to": "15557654321@c.us",
+                     *         "participant": null,
+                     *         "fromMe": true,
+                     *         "ack": 3,
+                     *         "ackName": "READ"
+                     *       }
+                     *     }
+                     */
+                    "application/json": {
+                        /**
+                         * @description the event kind
+                         * @enum {string}
+                         */
+                        event: "session.status" | "message" | "message.any" | "message.ack" | "message.reaction" | "message.edited" | "message.revoked" | "message.unknown" | "group.join" | "group.leave" | "group.update" | "group.participants" | "call.received" | "call.accepted" | "call.rejected" | "label.upsert" | "label.deleted" | "label.chat.added" | "label.chat.deleted" | "poll.vote" | "poll.vote.failed" | "presence.update" | "message.waiting" | "message.ack.group" | "group.v2.join" | "group.v2.leave" | "group.v2.update" | "group.v2.participants" | "chat.archive" | "event.response" | "event.response.failed" | "engine.event";
+                        /** @description evt_…, the same on every attempt: deduplicate by it */
+                        event_id: string;
+                        /** @description ins_…, the session the event belongs to */
+                        instance_id: string;
+                        payload: components["schemas"]["payload-message.ack"];
+                        /** @description when the event occurred, in milliseconds since the Unix epoch */
+                        timestamp: number;
+                    };
+                };
+            };
+            responses: {
+                /** @description Delivered: nothing more is sent for this event */
+                "2XX": {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content?: never;
+                };
+                /** @description Gone: the webhook is disabled, nothing more is sent until it is enabled again */
+                410: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content?: never;
+                };
+                /** @description With Retry-After (seconds or an HTTP date): the next attempt waits that long, at most an hour */
+                429: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content?: never;
+                };
+                /** @description Anything else, or no answer within 8 seconds: retried after 5, 10, 20, 40 and 80 s; failed after 6 attempts */
+                default: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content?: never;
+                };
+            };
+        };
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "message.ack.group": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * message.ack.group
+         * @description Sent as `POST <destination_url>` with `Content-Type: application/json` and `User-Agent: Herald/<version>`. Verify the signature on the raw bytes, answer 2xx within 8 seconds and do long work afterwards.
+         */
+        post: {
+            parameters: {
+                query?: never;
+                header: {
+                    /** @description the event_id of the body */
+                    "X-Service-Event-Id": string;
+                    /** @description v1= and the lowercase hex HMAC-SHA256 of "<timestamp>.<raw body>" keyed with the secret; during a secret rotation two values separated by a space, accept either. Only when the webhook has a signing secret */
+                    "X-Service-Signature"?: string;
+                    /** @description seconds since the Unix epoch, at this attempt; refuse one more than 300 s away */
+                    "X-Service-Timestamp": string;
+                };
+                path?: never;
+                cookie?: never;
+            };
+            requestBody: {
+                content: {
+                    /**
+                     * @example {
+                     *       "event_id": "evt_01jd5q7h2k9x4m8n3p6r0t1v2w",
+                     *       "event": "message.ack.group",
+                     *       "instance_id": "ins_01jd5q7h2k9x4m8n3p6r0t1v2a",
+                     *       "timestamp": 1795341600000,
+                     *       "payload": {
+                     *         "id": "true_120363041234567890@g.us_3EB0A1B2C3D4E5F60718_99999999999999@lid",
+                     *         "from": "120363041234567890@g.us",
+                     *         "participant": "99999999999999@lid",
+                     *         "fromMe": true,
+                     *         "ack": 3,
+                     *         "ackName": "READ"
+                     *       }
+                     *     }
+                     */
+                    "application/json": {
+                        /**
+                         * @description the event kind
+                         * @enum {string}
+                         */
+                        event: "session.status" | "message" | "message.any" | "message.ack" | "message.reaction" | "message.edited" | "message.revoked" | "message.unknown" | "group.join" | "group.leave" | "group.update" | "group.participants" | "call.received" | "call.accepted" | "call.rejected" | "label.upsert" | "label.deleted" | "label.chat.added" | "label.chat.deleted" | "poll.vote" | "poll.vote.failed" | "presence.update" | "message.waiting" | "message.ack.group" | "group.v2.join" | "group.v2.leave" | "group.v2.update" | "group.v2.participants" | "chat.archive" | "event.response" | "event.response.failed" | "engine.event";
+                        /** @description evt_…, the same on every attempt: deduplicate by it */
+                        event_id: string;
+                        /** @description ins_…, the session the event belongs to */
+                        instance_id: string;
+                        payload: components["schemas"]["payload-message.ack.group"];
+                        /** @description when the event occurred, in milliseconds since the Unix epoch */
+                        timestamp: number;
+                    };
+                };
+            };
+            responses: {
+                /** @description Delivered: nothing more is sent for this event */
+                "2XX": {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content?: never;
+                };
+                /** @description Gone: the webhook is disabled, nothing more is sent until it is enabled again */
+                410: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content?: never;
+                };
+                /** @description With Retry-After (seconds or an HTTP date): the next attempt waits that long, at most an hour */
+                429: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content?: never;
+                };
+                /** @description Anything else, or no answer within 8 seconds: retried after 5, 10, 20, 40 and 80 s; failed after 6 attempts */
+                default: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content?: never;
+                };
+            };
+        };
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "message.any": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * message.any
+         * @description Sent as `POST <destination_url>` with `Content-Type: application/json` and `User-Agent: Herald/<version>`. Verify the signature on the raw bytes, answer 2xx within 8 seconds and do long work afterwards.
+         */
+        post: {
+            parameters: {
+                query?: never;
+                header: {
+                    /** @description the event_id of the body */
+                    "X-Service-Event-Id": string;
+                    /** @description v1= and the lowercase hex HMAC-SHA256 of "<timestamp>.<raw body>" keyed with the secret; during a secret rotation two values separated by a space, accept either. Only when the webhook has a signing secret */
+                    "X-Service-Signature"?: string;
+                    /** @description seconds since the Unix epoch, at this attempt; refuse one more than 300 s away */
+                    "X-Service-Timestamp": string;
+                };
+                path?: never;
+                cookie?: never;
+            };
+            requestBody: {
+                content: {
+                    /**
+                     * @example {
+                     *       "event_id": "evt_01jd5q7h2k9x4m8n3p6r0t1v2w",
+                     *       "event": "message.any",
+                     *       "instance_id": "ins_01jd5q7h2k9x4m8n3p6r0t1v2a",
+                     *       "timestamp": 1795341600000,
+                     *       "payload": {
+                     *         "id": "true_15557654321@c.us_3EB0A1B2C3D4E5F60718",
+                     *         "timestamp": 1763719200,
+                     *         "from": "15550001111@c.us",
+                     *         "fromMe": true,
+                     *         "source": "app",
+                     *         "to": "15557654321@c.us",
+                     *         "participant": null,
+                     *         "body": "Yes, here is the tracking label.",
+                     *         "hasMedia": true,
+                     *         "ack": 1,
+                     *         "ackName": "SERVER",
+                     *         "replyTo": null,
+                     *         "_data": {},
+                     *         "from_phone": "15550001111",
+                     *         "media": {
+                     *           "status": "outgoing",
+                     *           "mimetype": "image/jpeg"
+                     *         }
+                     *       }
+                     *     }
+                     */
+                    "application/json": {
+                        /**
+                         * @description the event kind
+                         * @enum {string}
+                         */
+                        event: "session.status" | "message" | "message.any" | "message.ack" | "message.reaction" | "message.edited" | "message.revoked" | "message.unknown" | "group.join" | "group.leave" | "group.update" | "group.participants" | "call.received" | "call.accepted" | "call.rejected" | "label.upsert" | "label.deleted" | "label.chat.added" | "label.chat.deleted" | "poll.vote" | "poll.vote.failed" | "presence.update" | "message.waiting" | "message.ack.group" | "group.v2.join" | "group.v2.leave" | "group.v2.update" | "group.v2.participants" | "chat.archive" | "event.response" | "event.response.failed" | "engine.event";
+                        /** @description evt_…, the same on every attempt: deduplicate by it */
+                        event_id: string;
+                        /** @description ins_…, the session the event belongs to */
+                        instance_id: string;
+                        payload: components["schemas"]["payload-message.any"];
+                        /** @description when the event occurred, in milliseconds since the Unix epoch */
+                        timestamp: number;
+                    };
+                };
+            };
+            responses: {
+                /** @description Delivered: nothing more is sent for this event */
+                "2XX": {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content?: never;
+                };
+                /** @description Gone: the webhook is disabled, nothing more is sent until it is enabled again */
+                410: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content?: never;
+                };
+                /** @description With Retry-After (seconds or an HTTP date): the next attempt waits that long, at most an hour */
+                429: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content?: never;
+                };
+                /** @description Anything else, or no answer within 8 seconds: retried after 5, 10, 20, 40 and 80 s; failed after 6 attempts */
+                default: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content?: never;
+                };
+            };
+        };
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "message.edited": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * message.edited
+         * @description Sent as `POST <destination_url>` with `Content-Type: application/json` and `User-Agent: Herald/<version>`. Verify the signature on the raw bytes, answer 2xx within 8 seconds and do long work afterwards.
+         */
+        post: {
+            parameters: {
+                query?: never;
+                header: {
+                    /** @description the event_id of the body */
+                    "X-Service-Event-Id": string;
+                    /** @description v1= and the lowercase hex HMAC-SHA256 of "<timestamp>.<raw body>" keyed with the secret; during a secret rotation two values separated by a space, accept either. Only when the webhook has a signing secret */
+                    "X-Service-Signature"?: string;
+                    /** @description seconds since the Unix epoch, at this attempt; refuse one more than 300 s away */
+                    "X-Service-Timestamp": string;
+                };
+                path?: never;
+                cookie?: never;
+            };
+            requestBody: {
+                content: {
+                    /**
+                     * @example {
+                     *       "event_id": "evt_01jd5q7h2k9x4m8n3p6r0t1v2w",
+                     *       "event": "message.edited",
+                     *       "instance_id": "ins_01jd5q7h2k9x4m8n3p6r0t1v2a",
+                     *       "timestamp": 1795341600000,
+                     *       "payload": {
+                     *         "id": "false_15557654321@c.us_3EB0E1D1E1D1E1D1E1D1",
+                     *         "timestamp": 1763719200,
+                     *         "from": "15557654321@c.us",
+                     *         "fromMe": false,
+                     *         "source": "app",
+                     *         "to": "15550001111@c.us",
+                     *         "participant": null,
+                     *         "body": "Order 1042, not 1024",
+                     *         "hasMedia": false,
+                     *         "ack": null,
+                     *         "ackName": "UNKNOWN",
+                     *         "replyTo": null,
+                     *         "_data": {},
+                     *         "editedMessageId": "3EB0C767D26A1D8F4A2B"
+                     *       }
+                     *     }
+                     */
+                    "application/json": {
+                        /**
+                         * @description the event kind
+                         * @enum {string}
+                         */
+                        event: "session.status" | "message" | "message.any" | "message.ack" | "message.reaction" | "message.edited" | "message.revoked" | "message.unknown" | "group.join" | "group.leave" | "group.update" | "group.participants" | "call.received" | "call.accepted" | "call.rejected" | "label.upsert" | "label.deleted" | "label.chat.added" | "label.chat.deleted" | "poll.vote" | "poll.vote.failed" | "presence.update" | "message.waiting" | "message.ack.group" | "group.v2.join" | "group.v2.leave" | "group.v2.update" | "group.v2.participants" | "chat.archive" | "event.response" | "event.response.failed" | "engine.event";
+                        /** @description evt_…, the same on every attempt: deduplicate by it */
+                        event_id: string;
+                        /** @description ins_…, the session the event belongs to */
+                        instance_id: string;
+                        payload: components["schemas"]["payload-message.edited"];
+                        /** @description when the event occurred, in milliseconds since the Unix epoch */
+                        timestamp: number;
+                    };
+                };
+            };
+            responses: {
+                /** @description Delivered: nothing more is sent for this event */
+                "2XX": {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content?: never;
+                };
+                /** @description Gone: the webhook is disabled, nothing more is sent until it is enabled again */
+                410: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content?: never;
+                };
+                /** @description With Retry-After (seconds or an HTTP date): the next attempt waits that long, at most an hour */
+                429: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content?: never;
+                };
+                /** @description Anything else, or no answer within 8 seconds: retried after 5, 10, 20, 40 and 80 s; failed after 6 attempts */
+                default: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content?: never;
+                };
+            };
+        };
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "message.reaction": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * message.reaction
+         * @description Sent as `POST <destination_url>` with `Content-Type: application/json` and `User-Agent: Herald/<version>`. Verify the signature on the raw bytes, answer 2xx within 8 seconds and do long work afterwards.
+         */
+        post: {
+            parameters: {
+                query?: never;
+                header: {
+                    /** @description the event_id of the body */
+                    "X-Service-Event-Id": string;
+                    /** @description v1= and the lowercase hex HMAC-SHA256 of "<timestamp>.<raw body>" keyed with the secret; during a secret rotation two values separated by a space, accept either. Only when the webhook has a signing secret */
+                    "X-Service-Signature"?: string;
+                    /** @description seconds since the Unix epoch, at this attempt; refuse one more than 300 s away */
+                    "X-Service-Timestamp": string;
+                };
+                path?: never;
+                cookie?: never;
+            };
+            requestBody: {
+                content: {
+                    /**
+                     * @example {
+                     *       "event_id": "evt_01jd5q7h2k9x4m8n3p6r0t1v2w",
+                     *       "event": "message.reaction",
+                     *       "instance_id": "ins_01jd5q7h2k9x4m8n3p6r0t1v2a",
+                     *       "timestamp": 1795341600000,
+                     *       "payload": {
+                     *         "id": "false_15557654321@c.us_3EB0F00D5A5A5A5A5A5A",
+                     *         "from": "15557654321@c.us",
+                     *         "fromMe": false,
+                     *         "participant": "15557654321@c.us",
+                     *         "to": "15550001111@c.us",
+                     *         "timestamp": 1763719290.853,
+                     *         "reaction": {
+                     *           "text": "👍",
+                     *           "messageId": "true_15557654321@c.us_3EB0A1B2C3D4E5F60718"
+                     *         }
+                     *       }
+                     *     }
+                     */
+                    "application/json": {
+                        /**
+                         * @description the event kind
+                         * @enum {string}
+                         */
+                        event: "session.status" | "message" | "message.any" | "message.ack" | "message.reaction" | "message.edited" | "message.revoked" | "message.unknown" | "group.join" | "group.leave" | "group.update" | "group.participants" | "call.received" | "call.accepted" | "call.rejected" | "label.upsert" | "label.deleted" | "label.chat.added" | "label.chat.deleted" | "poll.vote" | "poll.vote.failed" | "presence.update" | "message.waiting" | "message.ack.group" | "group.v2.join" | "group.v2.leave" | "group.v2.update" | "group.v2.participants" | "chat.archive" | "event.response" | "event.response.failed" | "engine.event";
+                        /** @description evt_…, the same on every attempt: deduplicate by it */
+                        event_id: string;
+                        /** @description ins_…, the session the event belongs to */
+                        instance_id: string;
+                        payload: components["schemas"]["payload-message.reaction"];
+                        /** @description when the event occurred, in milliseconds since the Unix epoch */
+                        timestamp: number;
+                    };
+                };
+            };
+            responses: {
+                /** @description Delivered: nothing more is sent for this event */
+                "2XX": {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content?: never;
+                };
+                /** @description Gone: the webhook is disabled, nothing more is sent until it is enabled again */
+                410: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content?: never;
+                };
+                /** @description With Retry-After (seconds or an HTTP date): the next attempt waits that long, at most an hour */
+                429: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content?: never;
+                };
+                /** @description Anything else, or no answer within 8 seconds: retried after 5, 10, 20, 40 and 80 s; failed after 6 attempts */
+                default: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content?: never;
+                };
+            };
+        };
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "message.revoked": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * message.revoked
+         * @description Sent as `POST <destination_url>` with `Content-Type: application/json` and `User-Agent: Herald/<version>`. Verify the signature on the raw bytes, answer 2xx within 8 seconds and do long work afterwards.
+         */
+        post: {
+            parameters: {
+                query?: never;
+                header: {
+                    /** @description the event_id of the body */
+                    "X-Service-Event-Id": string;
+                    /** @description v1= and the lowercase hex HMAC-SHA256 of "<timestamp>.<raw body>" keyed with the secret; during a secret rotation two values separated by a space, accept either. Only when the webhook has a signing secret */
+                    "X-Service-Signature"?: string;
+                    /** @description seconds since the Unix epoch, at this attempt; refuse one more than 300 s away */
+                    "X-Service-Timestamp": string;
+                };
+                path?: never;
+                cookie?: never;
+            };
+            requestBody: {
+                content: {
+                    /**
+                     * @example {
+                     *       "event_id": "evt_01jd5q7h2k9x4m8n3p6r0t1v2w",
+                     *       "event": "message.revoked",
+                     *       "instance_id": "ins_01jd5q7h2k9x4m8n3p6r0t1v2a",
+                     *       "timestamp": 1795341600000,
+                     *       "payload": {
+                     *         "after": {
+                     *           "id": "false_15557654321@c.us_3EB0DE1EDE1EDE1EDE1E",
+                     *           "timestamp": 1763719200,
+                     *           "from": "15557654321@c.us",
+                     *           "fromMe": false,
+                     *           "source": "app",
+                     *           "to": "15550001111@c.us",
+                     *           "participant": null,
+                     *           "body": "",
+                     *           "hasMedia": false,
+                     *           "ack": null,
+                     *           "ackName": "UNKNOWN",
+                     *           "replyTo": null,
+                     *           "_data": {}
+                     *         },
+                     *         "before": null,
+                     *         "revokedMessageId": "3EB0C767D26A1D8F4A2B"
+                     *       }
+                     *     }
+                     */
+                    "application/json": {
+                        /**
+                         * @description the event kind
+                         * @enum {string}
+                         */
+                        event: "session.status" | "message" | "message.any" | "message.ack" | "message.reaction" | "message.edited" | "message.revoked" | "message.unknown" | "group.join" | "group.leave" | "group.update" | "group.participants" | "call.received" | "call.accepted" | "call.rejected" | "label.upsert" | "label.deleted" | "label.chat.added" | "label.chat.deleted" | "poll.vote" | "poll.vote.failed" | "presence.update" | "message.waiting" | "message.ack.group" | "group.v2.join" | "group.v2.leave" | "group.v2.update" | "group.v2.participants" | "chat.archive" | "event.response" | "event.response.failed" | "engine.event";
+                        /** @description evt_…, the same on every attempt: deduplicate by it */
+                        event_id: string;
+                        /** @description ins_…, the session the event belongs to */
+                        instance_id: string;
+                        payload: components["schemas"]["payload-message.revoked"];
+                        /** @description when the event occurred, in milliseconds since the Unix epoch */
+                        timestamp: number;
+                    };
+                };
+            };
+            responses: {
+                /** @description Delivered: nothing more is sent for this event */
+                "2XX": {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content?: never;
+                };
+                /** @description Gone: the webhook is disabled, nothing more is sent until it is enabled again */
+                410: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content?: never;
+                };
+                /** @description With Retry-After (seconds or an HTTP date): the next attempt waits that long, at most an hour */
+                429: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content?: never;
+                };
+                /** @description Anything else, or no answer within 8 seconds: retried after 5, 10, 20, 40 and 80 s; failed after 6 attempts */
+                default: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content?: never;
+                };
+            };
+        };
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "message.unknown": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * message.unknown
+         * @description Sent as `POST <destination_url>` with `Content-Type: application/json` and `User-Agent: Herald/<version>`. Verify the signature on the raw bytes, answer 2xx within 8 seconds and do long work afterwards.
+         */
+        post: {
+            parameters: {
+                query?: never;
+                header: {
+                    /** @description the event_id of the body */
+                    "X-Service-Event-Id": string;
+                    /** @description v1= and the lowercase hex HMAC-SHA256 of "<timestamp>.<raw body>" keyed with the secret; during a secret rotation two values separated by a space, accept either. Only when the webhook has a signing secret */
+                    "X-Service-Signature"?: string;
+                    /** @description seconds since the Unix epoch, at this attempt; refuse one more than 300 s away */
+                    "X-Service-Timestamp": string;
+                };
+                path?: never;
+                cookie?: never;
+            };
+            requestBody: {
+                content: {
+                    /**
+                     * @example {
+                     *       "event_id": "evt_01jd5q7h2k9x4m8n3p6r0t1v2w",
+                     *       "event": "message.unknown",
+                     *       "instance_id": "ins_01jd5q7h2k9x4m8n3p6r0t1v2a",
+                     *       "timestamp": 1795341600000,
+                     *       "payload": {
+                     *         "message_id": "msg_01JD5Q7H2K9X4M8N3P6R0T1V2W",
+                     *         "client_reference": "order-1042-confirmation",
+                     *         "to": "15557654321",
+                     *         "type": "text",
+                     *         "error_code": "TIMEOUT"
+                     *       }
+                     *     }
+                     */
+                    "application/json": {
+                        /**
+                         * @description the event kind
+                         * @enum {string}
+                         */
+                        event: "session.status" | "message" | "message.any" | "message.ack" | "message.reaction" | "message.edited" | "message.revoked" | "message.unknown" | "group.join" | "group.leave" | "group.update" | "group.participants" | "call.received" | "call.accepted" | "call.rejected" | "label.upsert" | "label.deleted" | "label.chat.added" | "label.chat.deleted" | "poll.vote" | "poll.vote.failed" | "presence.update" | "message.waiting" | "message.ack.group" | "group.v2.join" | "group.v2.leave" | "group.v2.update" | "group.v2.participants" | "chat.archive" | "event.response" | "event.response.failed" | "engine.event";
+                        /** @description evt_…, the same on every attempt: deduplicate by it */
+                        event_id: string;
+                        /** @description ins_…, the session the event belongs to */
+                        instance_id: string;
+                        payload: components["schemas"]["payload-message.unknown"];
+                        /** @description when the event occurred, in milliseconds since the Unix epoch */
+                        timestamp: number;
+                    };
+                };
+            };
+            responses: {
+                /** @description Delivered: nothing more is sent for this event */
+                "2XX": {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content?: never;
+                };
+                /** @description Gone: the webhook is disabled, nothing more is sent until it is enabled again */
+                410: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content?: never;
+                };
+                /** @description With Retry-After (seconds or an HTTP date): the next attempt waits that long, at most an hour */
+                429: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content?: never;
+                };
+                /** @description Anything else, or no answer within 8 seconds: retried after 5, 10, 20, 40 and 80 s; failed after 6 attempts */
+                default: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content?: never;
+                };
+            };
+        };
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "message.waiting": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * message.waiting
+         * @description Sent as `POST <destination_url>` with `Content-Type: application/json` and `User-Agent: Herald/<version>`. Verify the signature on the raw bytes, answer 2xx within 8 seconds and do long work afterwards.
+         */
+        post: {
+            parameters: {
+                query?: never;
+                header: {
+                    /** @description the event_id of the body */
+                    "X-Service-Event-Id": string;
+                    /** @description v1= and the lowercase hex HMAC-SHA256 of "<timestamp>.<raw body>" keyed with the secret; during a secret rotation two values separated by a space, accept either. Only when the webhook has a signing secret */
+                    "X-Service-Signature"?: string;
+                    /** @description seconds since the Unix epoch, at this attempt; refuse one more than 300 s away */
+                    "X-Service-Timestamp": string;
+                };
+                path?: never;
+                cookie?: never;
+            };
+            requestBody: {
+                content: {
+                    /**
+                     * @example {
+                     *       "event_id": "evt_01jd5q7h2k9x4m8n3p6r0t1v2w",
+                     *       "event": "message.waiting",
+                     *       "instance_id": "ins_01jd5q7h2k9x4m8n3p6r0t1v2a",
+                     *       "timestamp": 1795341600000,
+                     *       "payload": {
+                     *         "id": "false_15557654321@c.us_3EB0C767D26A1D8F4A2B",
+                     *         "timestamp": 1763719200,
+                     *         "from": "15557654321@c.us",
+                     *         "fromMe": false,
+                     *         "source": "app",
+                     *         "to": "15550001111@c.us",
+                     *         "participant": null,
+                     *         "body": null,
+                     *         "hasMedia": false,
+                     *         "ack": null,
+                     *         "ackName": "UNKNOWN",
+                     *         "replyTo": null,
+                     *         "_data": {}
+                     *       }
+                     *     }
+                     */
+                    "application/json": {
+                        /**
+                         * @description the event kind
+                         * @enum {string}
+                         */
+                        event: "session.status" | "message" | "message.any" | "message.ack" | "message.reaction" | "message.edited" | "message.revoked" | "message.unknown" | "group.join" | "group.leave" | "group.update" | "group.participants" | "call.received" | "call.accepted" | "call.rejected" | "label.upsert" | "label.deleted" | "label.chat.added" | "label.chat.deleted" | "poll.vote" | "poll.vote.failed" | "presence.update" | "message.waiting" | "message.ack.group" | "group.v2.join" | "group.v2.leave" | "group.v2.update" | "group.v2.participants" | "chat.archive" | "event.response" | "event.response.failed" | "engine.event";
+                        /** @description evt_…, the same on every attempt: deduplicate by it */
+                        event_id: string;
+                        /** @description ins_…, the session the event belongs to */
+                        instance_id: string;
+                        payload: components["schemas"]["payload-message.waiting"];
+                        /** @description when the event occurred, in milliseconds since the Unix epoch */
+                        timestamp: number;
+                    };
+                };
+            };
+            responses: {
+                /** @description Delivered: nothing more is sent for this event */
+                "2XX": {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content?: never;
+                };
+                /** @description Gone: the webhook is disabled, nothing more is sent until it is enabled again */
+                410: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content?: never;
+                };
+                /** @description With Retry-After (seconds or an HTTP date): the next attempt waits that long, at most an hour */
+                429: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content?: never;
+                };
+                /** @description Anything else, or no answer within 8 seconds: retried after 5, 10, 20, 40 and 80 s; failed after 6 attempts */
+                default: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content?: never;
+                };
+            };
+        };
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "poll.vote": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * poll.vote
+         * @description Sent as `POST <destination_url>` with `Content-Type: application/json` and `User-Agent: Herald/<version>`. Verify the signature on the raw bytes, answer 2xx within 8 seconds and do long work afterwards.
+         */
+        post: {
+            parameters: {
+                query?: never;
+                header: {
+                    /** @description the event_id of the body */
+                    "X-Service-Event-Id": string;
+                    /** @description v1= and the lowercase hex HMAC-SHA256 of "<timestamp>.<raw body>" keyed with the secret; during a secret rotation two values separated by a space, accept either. Only when the webhook has a signing secret */
+                    "X-Service-Signature"?: string;
+                    /** @description seconds since the Unix epoch, at this attempt; refuse one more than 300 s away */
+                    "X-Service-Timestamp": string;
+                };
+                path?: never;
+                cookie?: never;
+            };
+            requestBody: {
+                content: {
+                    /**
+                     * @example {
+                     *       "event_id": "evt_01jd5q7h2k9x4m8n3p6r0t1v2w",
+                     *       "event": "poll.vote",
+                     *       "instance_id": "ins_01jd5q7h2k9x4m8n3p6r0t1v2a",
+                     *       "timestamp": 1795341600000,
+                     *       "payload": {
+                     *         "vote": {
+                     *           "id": "false_15557654321@c.us_3EB0B0B0B0B012345678",
+                     *           "to": "me",
+                     *           "from": "15557654321@c.us",
+                     *           "fromMe": false,
+                     *           "selectedOptions": [
+                     *             "Tuesday"
+                     *           ],
+                     *           "timestamp": 1763719320
+                     *         },
+                     *         "poll": {
+                     *           "id": "true_15557654321@c.us_3EB0C0C0C0C012345678",
+                     *           "to": "15557654321@c.us",
+                     *           "from": "me",
+                     *           "fromMe": true
+                     *         }
+                     *       }
+                     *     }
+                     */
+                    "application/json": {
+                        /**
+                         * @description the event kind
+                         * @enum {string}
+                         */
+                        event: "session.status" | "message" | "message.any" | "message.ack" | "message.reaction" | "message.edited" | "message.revoked" | "message.unknown" | "group.join" | "group.leave" | "group.update" | "group.participants" | "call.received" | "call.accepted" | "call.rejected" | "label.upsert" | "label.deleted" | "label.chat.added" | "label.chat.deleted" | "poll.vote" | "poll.vote.failed" | "presence.update" | "message.waiting" | "message.ack.group" | "group.v2.join" | "group.v2.leave" | "group.v2.update" | "group.v2.participants" | "chat.archive" | "event.response" | "event.response.failed" | "engine.event";
+                        /** @description evt_…, the same on every attempt: deduplicate by it */
+                        event_id: string;
+                        /** @description ins_…, the session the event belongs to */
+                        instance_id: string;
+                        payload: components["schemas"]["payload-poll.vote"];
+                        /** @description when the event occurred, in milliseconds since the Unix epoch */
+                        timestamp: number;
+                    };
+                };
+            };
+            responses: {
+                /** @description Delivered: nothing more is sent for this event */
+                "2XX": {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content?: never;
+                };
+                /** @description Gone: the webhook is disabled, nothing more is sent until it is enabled again */
+                410: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content?: never;
+                };
+                /** @description With Retry-After (seconds or an HTTP date): the next attempt waits that long, at most an hour */
+                429: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content?: never;
+                };
+                /** @description Anything else, or no answer within 8 seconds: retried after 5, 10, 20, 40 and 80 s; failed after 6 attempts */
+                default: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content?: never;
+                };
+            };
+        };
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "poll.vote.failed": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * poll.vote.failed
+         * @description Sent as `POST <destination_url>` with `Content-Type: application/json` and `User-Agent: Herald/<version>`. Verify the signature on the raw bytes, answer 2xx within 8 seconds and do long work afterwards.
+         */
+        post: {
+            parameters: {
+                query?: never;
+                header: {
+                    /** @description the event_id of the body */
+                    "X-Service-Event-Id": string;
+                    /** @description v1= and the lowercase hex HMAC-SHA256 of "<timestamp>.<raw body>" keyed with the secret; during a secret rotation two values separated by a space, accept either. Only when the webhook has a signing secret */
+                    "X-Service-Signature"?: string;
+                    /** @description seconds since the Unix epoch, at this attempt; refuse one more than 300 s away */
+                    "X-Service-Timestamp": string;
+                };
+                path?: never;
+                cookie?: never;
+            };
+            requestBody: {
+                content: {
+                    /**
+                     * @example {
+                     *       "event_id": "evt_01jd5q7h2k9x4m8n3p6r0t1v2w",
+                     *       "event": "poll.vote.failed",
+                     *       "instance_id": "ins_01jd5q7h2k9x4m8n3p6r0t1v2a",
+                     *       "timestamp": 1795341600000,
+                     *       "payload": {
+                     *         "vote": {
+                     *           "id": "false_15557654321@c.us_3EB0B0B0B0B012345678",
+                     *           "to": "me",
+                     *           "from": "15557654321@c.us",
+                     *           "fromMe": false,
+                     *           "selectedOptions": [],
+                     *           "timestamp": 1763719320
+                     *         },
+                     *         "poll": {
+                     *           "id": "true_15557654321@c.us_3EB0C0C0C0C012345678",
+                     *           "to": "15557654321@c.us",
+                     *           "from": "me",
+                     *           "fromMe": true
+                     *         }
+                     *       }
+                     *     }
+                     */
+                    "application/json": {
+                        /**
+                         * @description the event kind
+                         * @enum {string}
+                         */
+                        event: "session.status" | "message" | "message.any" | "message.ack" | "message.reaction" | "message.edited" | "message.revoked" | "message.unknown" | "group.join" | "group.leave" | "group.update" | "group.participants" | "call.received" | "call.accepted" | "call.rejected" | "label.upsert" | "label.deleted" | "label.chat.added" | "label.chat.deleted" | "poll.vote" | "poll.vote.failed" | "presence.update" | "message.waiting" | "message.ack.group" | "group.v2.join" | "group.v2.leave" | "group.v2.update" | "group.v2.participants" | "chat.archive" | "event.response" | "event.response.failed" | "engine.event";
+                        /** @description evt_…, the same on every attempt: deduplicate by it */
+                        event_id: string;
+                        /** @description ins_…, the session the event belongs to */
+                        instance_id: string;
+                        payload: components["schemas"]["payload-poll.vote.failed"];
+                        /** @description when the event occurred, in milliseconds since the Unix epoch */
+                        timestamp: number;
+                    };
+                };
+            };
+            responses: {
+                /** @description Delivered: nothing more is sent for this event */
+                "2XX": {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content?: never;
+                };
+                /** @description Gone: the webhook is disabled, nothing more is sent until it is enabled again */
+                410: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content?: never;
+                };
+                /** @description With Retry-After (seconds or an HTTP date): the next attempt waits that long, at most an hour */
+                429: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content?: never;
+                };
+                /** @description Anything else, or no answer within 8 seconds: retried after 5, 10, 20, 40 and 80 s; failed after 6 attempts */
+                default: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content?: never;
+                };
+            };
+        };
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "presence.update": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * presence.update
+         * @description Sent as `POST <destination_url>` with `Content-Type: application/json` and `User-Agent: Herald/<version>`. Verify the signature on the raw bytes, answer 2xx within 8 seconds and do long work afterwards.
+         */
+        post: {
+            parameters: {
+                query?: never;
+                header: {
+                    /** @description the event_id of the body */
+                    "X-Service-Event-Id": string;
+                    /** @description v1= and the lowercase hex HMAC-SHA256 of "<timestamp>.<raw body>" keyed with the secret; during a secret rotation two values separated by a space, accept either. Only when the webhook has a signing secret */
+                    "X-Service-Signature"?: string;
+                    /** @description seconds since the Unix epoch, at this attempt; refuse one more than 300 s away */
+                    "X-Service-Timestamp": string;
+                };
+                path?: never;
+                cookie?: never;
+            };
+            requestBody: {
+                content: {
+                    /**
+                     * @example {
+                     *       "event_id": "evt_01jd5q7h2k9x4m8n3p6r0t1v2w",
+                     *       "event": "presence.update",
+                     *       "instance_id": "ins_01jd5q7h2k9x4m8n3p6r0t1v2a",
+                     *       "timestamp": 1795341600000,
+                     *       "payload": {
+                     *         "id": "15557654321@c.us",
+                     *         "presences": [
+                     *           {
+                     *             "participant": "15557654321@c.us",
+                     *             "lastKnownPresence": "typing",
+                     *             "lastSeen": null
+                     *           }
+                     *         ]
+                     *       }
+                     *     }
+                     */
+                    "application/json": {
+                        /**
+                         * @description the event kind
+                         * @enum {string}
+                         */
+                        event: "session.status" | "message" | "message.any" | "message.ack" | "message.reaction" | "message.edited" | "message.revoked" | "message.unknown" | "group.join" | "group.leave" | "group.update" | "group.participants" | "call.received" | "call.accepted" | "call.rejected" | "label.upsert" | "label.deleted" | "label.chat.added" | "label.chat.deleted" | "poll.vote" | "poll.vote.failed" | "presence.update" | "message.waiting" | "message.ack.group" | "group.v2.join" | "group.v2.leave" | "group.v2.update" | "group.v2.participants" | "chat.archive" | "event.response" | "event.response.failed" | "engine.event";
+                        /** @description evt_…, the same on every attempt: deduplicate by it */
+                        event_id: string;
+                        /** @description ins_…, the session the event belongs to */
+                        instance_id: string;
+                        payload: components["schemas"]["payload-presence.update"];
+                        /** @description when the event occurred, in milliseconds since the Unix epoch */
+                        timestamp: number;
+                    };
+                };
+            };
+            responses: {
+                /** @description Delivered: nothing more is sent for this event */
+                "2XX": {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content?: never;
+                };
+                /** @description Gone: the webhook is disabled, nothing more is sent until it is enabled again */
+                410: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content?: never;
+                };
+                /** @description With Retry-After (seconds or an HTTP date): the next attempt waits that long, at most an hour */
+                429: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content?: never;
+                };
+                /** @description Anything else, or no answer within 8 seconds: retried after 5, 10, 20, 40 and 80 s; failed after 6 attempts */
+                default: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content?: never;
+                };
+            };
+        };
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "session.status": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * session.status
+         * @description Sent as `POST <destination_url>` with `Content-Type: application/json` and `User-Agent: Herald/<version>`. Verify the signature on the raw bytes, answer 2xx within 8 seconds and do long work afterwards.
+         */
+        post: {
+            parameters: {
+                query?: never;
+                header: {
+                    /** @description the event_id of the body */
+                    "X-Service-Event-Id": string;
+                    /** @description v1= and the lowercase hex HMAC-SHA256 of "<timestamp>.<raw body>" keyed with the secret; during a secret rotation two values separated by a space, accept either. Only when the webhook has a signing secret */
+                    "X-Service-Signature"?: string;
+                    /** @description seconds since the Unix epoch, at this attempt; refuse one more than 300 s away */
+                    "X-Service-Timestamp": string;
+                };
+                path?: never;
+                cookie?: never;
+            };
+            requestBody: {
+                content: {
+                    /**
+                     * @example {
+                     *       "event_id": "evt_01jd5q7h2k9x4m8n3p6r0t1v2w",
+                     *       "event": "session.status",
+                     *       "instance_id": "ins_01jd5q7h2k9x4m8n3p6r0t1v2a",
+                     *       "timestamp": 1795341600000,
+                     *       "payload": {
+                     *         "status": "WORKING",
+                     *         "statuses": [
+                     *           {
+                     *             "status": "STOPPED",
+                     *             "timestamp": 1763719000000
+                     *           },
+                     *           {
+                     *             "status": "STARTING",
+                     *             "timestamp": 1763719001000
+                     *           },
+                     *           {
+                     *             "status": "WORKING",
+                     *             "timestamp": 1763719003000
+                     *           }
+                     *         ],
+                     *         "data": null,
+                     *         "phone": "15550001111"
+                     *       }
+                     *     }
+                     */
+                    "application/json": {
+                        /**
+                         * @description the event kind
+                         * @enum {string}
+                         */
+                        event: "session.status" | "message" | "message.any" | "message.ack" | "message.reaction" | "message.edited" | "message.revoked" | "message.unknown" | "group.join" | "group.leave" | "group.update" | "group.participants" | "call.received" | "call.accepted" | "call.rejected" | "label.upsert" | "label.deleted" | "label.chat.added" | "label.chat.deleted" | "poll.vote" | "poll.vote.failed" | "presence.update" | "message.waiting" | "message.ack.group" | "group.v2.join" | "group.v2.leave" | "group.v2.update" | "group.v2.participants" | "chat.archive" | "event.response" | "event.response.failed" | "engine.event";
+                        /** @description evt_…, the same on every attempt: deduplicate by it */
+                        event_id: string;
+                        /** @description ins_…, the session the event belongs to */
+                        instance_id: string;
+                        payload: components["schemas"]["payload-session.status"];
                         /** @description when the event occurred, in milliseconds since the Unix epoch */
                         timestamp: number;
                     };
@@ -5863,6 +9122,231 @@ export interface components {
             phone: string | null;
             /** @description last session.status published; STOPPED before any */
             status: string;
+        };
+        /** @description as the engine sends it */
+        "payload-call.accepted": {
+            [key: string]: unknown;
+        };
+        /** @description as the engine sends it */
+        "payload-call.received": {
+            [key: string]: unknown;
+        };
+        /** @description as the engine sends it */
+        "payload-call.rejected": {
+            [key: string]: unknown;
+        };
+        /** @description as the engine sends it */
+        "payload-chat.archive": {
+            [key: string]: unknown;
+        };
+        /** @description as the engine sends it */
+        "payload-engine.event": {
+            [key: string]: unknown;
+        };
+        /** @description as the engine sends it */
+        "payload-event.response": {
+            [key: string]: unknown;
+        };
+        /** @description as the engine sends it */
+        "payload-event.response.failed": {
+            [key: string]: unknown;
+        };
+        /** @description as the engine sends it */
+        "payload-group.join": {
+            [key: string]: unknown;
+        };
+        /** @description as the engine sends it */
+        "payload-group.leave": {
+            [key: string]: unknown;
+        };
+        /** @description as the engine sends it */
+        "payload-group.participants": {
+            [key: string]: unknown;
+        };
+        /** @description as the engine sends it */
+        "payload-group.update": {
+            [key: string]: unknown;
+        };
+        /** @description as the engine sends it */
+        "payload-group.v2.join": {
+            [key: string]: unknown;
+        };
+        /** @description as the engine sends it */
+        "payload-group.v2.leave": {
+            [key: string]: unknown;
+        };
+        /** @description as the engine sends it */
+        "payload-group.v2.participants": {
+            [key: string]: unknown;
+        };
+        /** @description as the engine sends it */
+        "payload-group.v2.update": {
+            [key: string]: unknown;
+        };
+        /** @description as the engine sends it */
+        "payload-label.chat.added": {
+            [key: string]: unknown;
+        };
+        /** @description as the engine sends it */
+        "payload-label.chat.deleted": {
+            [key: string]: unknown;
+        };
+        /** @description as the engine sends it */
+        "payload-label.deleted": {
+            [key: string]: unknown;
+        };
+        /** @description as the engine sends it */
+        "payload-label.upsert": {
+            [key: string]: unknown;
+        };
+        "payload-message": {
+            body?: string | null;
+            from?: string | null;
+            from_phone?: string | null;
+            fromMe: boolean;
+            hasMedia?: boolean | null;
+            id: string;
+            /** @description only when hasMedia is true */
+            media?: (({
+                /** Format: date-time */
+                expires_at?: string | null;
+                media_id?: string | null;
+                mimetype?: string | null;
+                /** @enum {unknown} */
+                status?: "ready" | "too_large" | "failed" | "outgoing" | "unavailable" | null;
+                /** Format: uri */
+                url?: string | null;
+            } & {
+                [key: string]: unknown;
+            }) | ({
+                filename?: string | null;
+                mimetype?: string | null;
+                /** Format: uri */
+                url?: string | null;
+            } & {
+                [key: string]: unknown;
+            })) | null;
+            participant?: string | null;
+            to?: string | null;
+        } & {
+            [key: string]: unknown;
+        };
+        "payload-message.ack": {
+            ack?: number | null;
+            ackName?: string | null;
+            from?: string | null;
+            id: string;
+            participant?: string | null;
+            to?: string | null;
+        } & {
+            [key: string]: unknown;
+        };
+        /** @description as the engine sends it */
+        "payload-message.ack.group": {
+            [key: string]: unknown;
+        };
+        "payload-message.any": {
+            body?: string | null;
+            from?: string | null;
+            from_phone?: string | null;
+            fromMe: boolean;
+            hasMedia?: boolean | null;
+            id: string;
+            /** @description only when hasMedia is true */
+            media?: (({
+                /** Format: date-time */
+                expires_at?: string | null;
+                media_id?: string | null;
+                mimetype?: string | null;
+                /** @enum {unknown} */
+                status?: "ready" | "too_large" | "failed" | "outgoing" | "unavailable" | null;
+                /** Format: uri */
+                url?: string | null;
+            } & {
+                [key: string]: unknown;
+            }) | ({
+                filename?: string | null;
+                mimetype?: string | null;
+                /** Format: uri */
+                url?: string | null;
+            } & {
+                [key: string]: unknown;
+            })) | null;
+            participant?: string | null;
+            to?: string | null;
+        } & {
+            [key: string]: unknown;
+        };
+        "payload-message.edited": {
+            body?: string | null;
+            editedMessageId?: string | null;
+            from?: string | null;
+            id: string;
+            participant?: string | null;
+            to?: string | null;
+        } & {
+            [key: string]: unknown;
+        };
+        "payload-message.reaction": {
+            from?: string | null;
+            id?: string | null;
+            participant?: string | null;
+            reaction: {
+                messageId: string;
+                text: string;
+            } & {
+                [key: string]: unknown;
+            };
+            to?: string | null;
+        } & {
+            [key: string]: unknown;
+        };
+        "payload-message.revoked": (({
+            after?: Record<string, never> | null;
+            before?: Record<string, never> | null;
+            revokedMessageId?: string | null;
+        } & {
+            [key: string]: unknown;
+        }) | unknown | unknown) | ({
+            from?: string | null;
+            id?: string | null;
+            participant?: string | null;
+            revokedMessageId: string;
+            to?: string | null;
+        } & {
+            [key: string]: unknown;
+        });
+        "payload-message.unknown": {
+            client_reference: string;
+            /** @enum {unknown} */
+            error_code: "TIMEOUT" | "WORKER_DIED";
+            message_id: string;
+            to: string;
+            type: string;
+        } & {
+            [key: string]: unknown;
+        };
+        /** @description as the engine sends it */
+        "payload-message.waiting": {
+            [key: string]: unknown;
+        };
+        /** @description as the engine sends it */
+        "payload-poll.vote": {
+            [key: string]: unknown;
+        };
+        /** @description as the engine sends it */
+        "payload-poll.vote.failed": {
+            [key: string]: unknown;
+        };
+        /** @description as the engine sends it */
+        "payload-presence.update": {
+            [key: string]: unknown;
+        };
+        "payload-session.status": {
+            phone?: string | null;
+            status: string;
+        } & {
+            [key: string]: unknown;
         };
         /**
          * @example {

@@ -36,7 +36,7 @@ npx herald --help | tee "$work/help.txt"
 grep -q '^Usage: herald <command>' "$work/help.txt" || fail 'npx herald --help printed no usage'
 
 step 'README.md and docs/ stand alone'
-if grep -nE '\.\./shared|\bSPEC\b|§|\b[Ss]eed( section|:| [0-9])|\(seed\b|\b[Ii]ssues? #?[0-9]+' \
+if grep -nE "\.\./shared|\bSPEC\b|§|\b[Ss]eed('s| section|:| [0-9])|\(seed\b|\b[Ii]ssues? #?[0-9]+" \
   README.md docs/*.md packages/*/README.md; then
   fail 'the lines above point at files or numbers a reader of the repository does not have'
 fi

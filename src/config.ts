@@ -1,4 +1,4 @@
-/** Configuration from environment variables (SPEC §1). Parsing is pure: a bad value throws a ConfigError naming it. */
+/** Configuration from environment variables. Parsing is pure: a bad value throws a ConfigError naming it. */
 
 import { retryHorizonMs } from './domain/retry-horizon.ts';
 import { type Cidr, parseCidrList } from './net/address-allow-list.ts';

@@ -1,4 +1,4 @@
-/** `herald receiver`: the reference receiver (SPEC §10) as a command, with ways to misbehave on purpose. */
+/** `herald receiver`: the reference receiver as a command, with ways to misbehave on purpose. */
 import type { AddressInfo } from 'node:net';
 import { parseArgs } from 'node:util';
 import { createReferenceReceiver } from '../../packages/receiver/src/reference-server.ts';

@@ -1,6 +1,6 @@
 /**
  * A webhook's own headers, sent with every attempt (tokens a receiver expects, a tenant id…). They never replace
- * what Herald itself sends: the seed's X-Service-* headers and the ones that describe the request.
+ * what Herald itself sends: its X-Service-* headers and the ones that describe the request.
  */
 import type { FieldError } from './types.ts';
 

@@ -1,7 +1,7 @@
 import type { EventDraft } from './types.ts';
 
 /**
- * The delivery request body of seed §2.2, serialised once when the event is accepted: the size limit is checked
+ * The delivery request body, serialised once when the event is accepted: the size limit is checked
  * on these bytes, they are stored, and every attempt to every webhook sends them unchanged.
  */
 export function eventBody(e: Omit<EventDraft, 'body'>): string {

@@ -1,6 +1,6 @@
 /**
  * The event kinds alone, without imports, so the session page can load the same catalog in the browser.
- * The seed's kinds first, then the further ones (groups, calls, labels, polls, presence), then the rest of what
+ * The core kinds first, then the further ones (groups, calls, labels, polls, presence), then the rest of what
  * WAHA's engines emit, so that a webhook can subscribe to anything a real engine sends.
  */
 // biome-ignore format: one family of kinds per line reads better than one kind per line

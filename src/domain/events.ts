@@ -50,7 +50,7 @@ export const ACK_NAMES: Record<number, string> = Object.freeze({
 
 export const MEDIA_STATUSES = list('ready', 'too_large', 'failed', 'outgoing', 'unavailable');
 
-/** The kinds whose payload is a message that may carry media (seed 2.3). */
+/** The kinds whose payload is a message that may carry media. */
 export const MESSAGE_KINDS = list('message', 'message.any');
 
 const UNKNOWN_ERROR_CODES = ['TIMEOUT', 'WORKER_DIED'];
@@ -72,7 +72,7 @@ const MESSAGE: Shape = {
   hasMedia: { check: bool },
 };
 
-/** A media object in Herald's own terms (seed 2.5): it says its status. */
+/** A media object in Herald's own terms: it says its status. */
 const SEED_MEDIA: Shape = {
   status: { check: oneOf(MEDIA_STATUSES) },
   mimetype: { check: nonEmpty },
@@ -127,7 +127,7 @@ function checkRevoked(p: Obj, path: string, errors: FieldError[]): void {
   checkShape(p, { id: { check: str }, ...CHATS, revokedMessageId: required(nonEmpty) }, path, errors);
 }
 
-/** Seed 2.5: a status, or a reference to an upload; a stored file (url) comes with all that describes it. */
+/** A media object: a status, or a reference to an upload; a stored file (url) comes with all that describes it. */
 function checkSeedMedia(media: Obj, fromMe: unknown, path: string, errors: FieldError[]): void {
   const before = errors.length;
   checkShape(media, SEED_MEDIA, `${path}.`, errors);
@@ -141,7 +141,7 @@ function checkSeedMedia(media: Obj, fromMe: unknown, path: string, errors: Field
         errors.push({ field: `${path}.${name}`, message: 'is required when url is given' });
     }
   } else if (status === 'ready' && !isReference(media)) {
-    // "ready" means the receiver downloads it from url (seed 2.5); without one it cannot.
+    // "ready" means the receiver downloads it from url; without one it cannot.
     errors.push({
       field: `${path}.url`,
       message: 'is required when status is ready, unless the media is only a media_id reference to an upload',

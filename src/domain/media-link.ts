@@ -1,5 +1,5 @@
 /**
- * Signed download links for stored media (seed 2.5 `url`, `expires_at`): `${base}/media/{media_id}?expires=&sig=`.
+ * Signed download links for stored media: `${base}/media/{media_id}?expires=&sig=`.
  * `expires` is Unix seconds; `sig` is HMAC-SHA256 over "v1\n{media_id}\n{expires}" (base64url), so neither the id
  * nor the time can be changed without the key. No API key is needed to follow one. Pure: no I/O.
  */

@@ -1,5 +1,5 @@
 /**
- * The media object of a message payload (seed 2.5) as Herald delivers it. Pure: the caller looks uploads up,
+ * The media object of a message payload as Herald delivers it. Pure: the caller looks uploads up,
  * downloads the engine's files and signs links.
  *   { media_id }                           → a file uploaded to Herald: becomes ready (completeMedia)
  *   { status, … }                          → Herald's own terms: passed on, expires_at in UTC
@@ -45,7 +45,7 @@ export interface MediaDownload {
 }
 
 /**
- * Seed 2.5's ready object. Beyond the seed's fields it carries `size` and `sha256`, so a receiver can check its
+ * The ready object. Beyond url, media_id and expires_at it carries `size` and `sha256`, so a receiver can check its
  * download, and the engine's `filename` of a document.
  */
 export function readyMedia(ready: ReadyMedia, filename: string | null = null): Obj {

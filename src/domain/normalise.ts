@@ -1,7 +1,7 @@
 /**
- * An accepted payload turned into the seed's delivery format, as a pure step: what engines leave out or write
+ * An accepted payload turned into Herald's delivery format, as a pure step: what engines leave out or write
  * their own way is filled in or rewritten here, once, before the delivery body is serialised.
- *   message, message.any: from_phone from the sender's phone id, the media object in the seed's states
+ *   message, message.any: from_phone from the sender's phone id, the media object in Herald's states
  *   session.status:       the linked phone from the engine's own account (`me`) when the payload has none
  */
 import { MESSAGE_KINDS } from './events.ts';
@@ -29,7 +29,7 @@ export function normalise(kind: string, payload: Obj, sessionPhone: string | nul
 }
 
 /**
- * Seed 2.3's from_phone: the digits of the sender's phone id, which is the chat for a private chat and the
+ * from_phone: the digits of the sender's phone id, which is the chat for a private chat and the
  * `participant` in a group or a broadcast (stories). A sender known by a hidden id (`@lid`) or a channel has none.
  * The session's own messages are the session's: NOWEB and GOWS put the recipient's chat in `from`.
  */

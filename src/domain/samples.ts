@@ -54,7 +54,7 @@ const SAMPLES: Record<string, Obj> = {
     phone: '15550001111',
   },
   message: { ...message(IN_ID, false, 'Hi! Is my order on its way?'), from_phone: '15557654321' },
-  // Shows media too: the session's own media has no stored copy (seed 2.5 "outgoing").
+  // Shows media too: the session's own media has no stored copy.
   'message.any': {
     ...message(OUT_ID, true, 'Yes, here is the tracking label.'),
     from_phone: '15550001111',

@@ -1,5 +1,5 @@
 /**
- * The v1 signature of seed §5.1. It lives in the receiver kit (packages/receiver), which receivers install: Herald
+ * The v1 signature (X-Service-Signature). It lives in the receiver kit (packages/receiver), which receivers install: Herald
  * signs with the very code they verify with.
  */
 export { HEADERS, SIGNATURE_VERSION, sign, signWith } from '../../packages/receiver/src/signature.ts';

@@ -17,7 +17,7 @@ export interface EngineFetchOptions {
   spoolDir: string;
 }
 
-/** The file in the spool with its Content-Type, or why there is none: the seed's too_large and failed. */
+/** The file in the spool with its Content-Type, or why there is none: too_large or failed. */
 export type Fetched =
   | { kind: 'file'; file: Spooled; contentType: string | null }
   | { kind: 'too_large' }

@@ -96,7 +96,7 @@ export class MediaJobs {
         { err, event_id: job.event_id, tries: job.tries + 1 },
         'media jobs: could not store engine media',
       );
-      // Given up at last as failed (seed 2.5: the file could not be had), so the deliveries are not held for ever.
+      // Given up at last as failed, so the deliveries are not held for ever.
       const settle =
         job.tries + 1 >= MAX_TRIES
           ? store.settleMediaJob(job, fileless('failed', job.mimetype), clock())

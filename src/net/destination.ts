@@ -39,7 +39,7 @@ const V4_RANGES: [string, number, string][] = [
   ['192.0.0.0', 24, 'IETF protocol assignments'],
   ['192.168.0.0', 16, 'private'],
   ['198.18.0.0', 15, 'benchmarking'],
-  // Beyond SPEC §6's list, other special-purpose blocks that no webhook receiver lives in:
+  // Other special-purpose blocks that no webhook receiver lives in either:
   ['192.0.2.0', 24, 'documentation'], // TEST-NET-1
   ['192.88.99.0', 24, 'deprecated 6to4 relay'],
   ['198.51.100.0', 24, 'documentation'], // TEST-NET-2

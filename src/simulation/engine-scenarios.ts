@@ -1,5 +1,5 @@
 /**
- * What WAHA's engines publish beyond the seed's kinds and the further ones: a message still being decrypted, a
+ * What WAHA's engines publish beyond the core kinds and the further ones: a message still being decrypted, a
  * group's read receipts, groups in WAHA's v2 shapes, archiving, event-message answers and raw engine events.
  * Payloads follow the examples in WAHA's documentation.
  */

@@ -24,7 +24,7 @@ const REPLIES = [
 ];
 const EMOJI = ['👍', '❤️', '😂', '🙏', '']; // '' removes a reaction
 
-/** An incoming message is both "message" and "message.any" (SPEC §7). */
+/** An incoming message is both "message" and "message.any". */
 function incoming(
   s: Session,
   mediaStatus?: string,
@@ -49,7 +49,7 @@ function incoming(
   ];
 }
 
-/** An outgoing message is only "message.any" (SPEC §7); its acks SERVER → DEVICE → READ follow a step or two apart. */
+/** An outgoing message is only "message.any"; its acks SERVER → DEVICE → READ follow a step or two apart. */
 function outgoing(s: Session, withMedia = false): SimulatedEvent[] {
   const to = s.pick(s.contacts);
   const payload: Obj = {

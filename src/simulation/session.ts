@@ -60,7 +60,7 @@ export class Session {
     if (list.length > RECENT) list.shift();
   }
 
-  /** Seed 2.5: a stored file has url, media_id and expires_at; the other statuses have no file. */
+  /** A stored file has url, media_id and expires_at; the other statuses have no file. */
   media(status: string): Obj {
     const mimetype = this.pick(MIMETYPES);
     if (status !== 'ready') return { status, mimetype };

@@ -8,7 +8,7 @@ import type { DedupeStore } from './dedupe.ts';
 import { HEADERS } from './signature.ts';
 import { type HeaderInput, type VerifyFailure, verify } from './verify.ts';
 
-/** The delivery request body (seed §2.2, SPEC §8). */
+/** The delivery request body. */
 export interface HeraldDelivery {
   event_id: string;
   event: string;
@@ -20,7 +20,7 @@ export interface HeraldDelivery {
 export interface CheckOptions {
   /** The webhook's client_sign_secret. Without one, deliveries are accepted unverified: only for trying things. */
   secret?: string;
-  /** Maximum |now - X-Service-Timestamp| in seconds; default 300 (seed §5.1). */
+  /** Maximum |now - X-Service-Timestamp| in seconds; default 300. */
   toleranceSeconds?: number;
   now?: () => number;
 }

@@ -32,7 +32,7 @@ export function signWith(
   return secrets.map((s) => sign(s, timestampSeconds, body)).join(' ');
 }
 
-/** Header names of seed §4.1, lowercase as they appear on the wire in Node. */
+/** Herald's header names, lowercase as they appear on the wire in Node. */
 export const HEADERS = {
   eventId: 'x-service-event-id',
   timestamp: 'x-service-timestamp',

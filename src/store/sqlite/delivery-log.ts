@@ -125,7 +125,7 @@ export class SqliteDeliveryLog {
 }
 
 /**
- * A manual redelivery: a fresh cycle of attempts, the first at once and marked manual (SPEC §8); one whose event
+ * A manual redelivery: a fresh cycle of attempts, the first at once and marked manual; one whose event
  * still waits for its media waits with it.
  */
 const RESTART = `UPDATE deliveries SET status = 'pending', cycle_attempts = 0, next_trigger = 'manual',

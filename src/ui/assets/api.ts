@@ -1,4 +1,4 @@
-/** The public HTTP API (SPEC §3–§8), as the page uses it: the key as a bearer header, errors as ApiError. */
+/** The public HTTP API, as the page uses it: the key as a bearer header, errors as ApiError. */
 import { sessionKey } from './session-key.ts';
 
 export interface Counts {

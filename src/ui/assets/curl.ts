@@ -1,6 +1,6 @@
 /**
- * Copy-as-curl for a delivery: the exact request body and the headers of seed §4.1, as a shell snippet that
- * replays it now. It takes a fresh X-Service-Timestamp (a receiver refuses one more than 300 s old, seed §5.1)
+ * Copy-as-curl for a delivery: the exact request body and Herald's X-Service-* headers, as a shell snippet that
+ * replays it now. It takes a fresh X-Service-Timestamp (a receiver refuses one more than 300 s old)
  * and, for a signed webhook, computes the signature with openssl from $WEBHOOK_SECRET: Herald keeps the secret
  * sealed and the page never sees it.
  */

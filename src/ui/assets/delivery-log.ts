@@ -1,5 +1,5 @@
 /**
- * The delivery log (seed §1, SPEC §8): newest first, filtered by status, webhook, event kind, event id and a range
+ * The delivery log: newest first, filtered by status, webhook, event kind, event id and a range
  * of dates, paged; each delivery opens to its detail; Redeliver on a failed one, Redeliver all failed with the
  * count first.
  * Refreshes keep filters, page, open deliveries and focus: rows are updated in place by delivery id.

@@ -61,7 +61,7 @@ export function deliveryRow(ctx: RowContext, first: Delivery): Row<Delivery> {
   }
 
   /**
-   * A failed delivery of a disabled webhook cannot be redelivered (SPEC §8): the button is disabled and says why in
+   * A failed delivery of a disabled webhook cannot be redelivered: the button is disabled and says why in
    * text beside it (a tooltip is never seen on a touch screen).
    */
   function redeliverAction(hook: Webhook | undefined) {

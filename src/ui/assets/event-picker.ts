@@ -1,4 +1,4 @@
-/** Event kinds picked from the catalog the API itself validates against (SPEC §7), grouped by family. */
+/** Event kinds picked from the catalog the API itself validates against, grouped by family. */
 import { EVENT_KINDS } from '../../domain/event-kinds.ts';
 import { h, uid } from './dom.ts';
 

@@ -1,5 +1,5 @@
 /**
- * API validation errors (SPEC §4) shown next to the field they name: `events[2]` belongs to the events fieldset,
+ * API validation errors shown next to the field they name: `events[2]` belongs to the events fieldset,
  * `destination_url` to its input. A complaint that names no field of the form is shown at the form's top.
  */
 import type { ApiError } from './api.ts';

@@ -83,7 +83,7 @@ export function failureText(reason: string | null): string {
   }
 }
 
-/** Why the next attempt is at its time (SPEC §8): the fixed schedule, or the receiver's Retry-After. */
+/** Why the next attempt is at its time: the fixed schedule, or the receiver's Retry-After. */
 export function nextAttemptText(a: Attempt): string {
   if (!a.next_attempt_at) return '—';
   const why = a.next_attempt_reason === 'retry-after' ? "receiver's Retry-After" : 'retry schedule';

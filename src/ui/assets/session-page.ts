@@ -1,5 +1,5 @@
 /**
- * The session page `/ui/instances/{instance_id}` (SPEC §9): the session's status and phone, its webhooks and its
+ * The session page `/ui/instances/{instance_id}`: the session's status and phone, its webhooks and its
  * delivery log, all refreshed together every few seconds from the public API; for the admin key also the
  * instance's keys and deleting the instance.
  */

@@ -1,4 +1,4 @@
-/** Sign in with an API key (SPEC §3): the key is checked against the API before it is kept for the session. */
+/** Sign in with an API key: the key is checked against the API before it is kept for the session. */
 import { ApiError, api } from './api.ts';
 import { h } from './dom.ts';
 import { clearErrors, showErrors } from './field-errors.ts';

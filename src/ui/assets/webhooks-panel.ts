@@ -17,7 +17,7 @@ export interface WebhooksPanel {
   update(webhooks: Webhook[]): void;
 }
 
-/** Why a webhook is disabled, in words: a 410 says so and when (seed §3.1). */
+/** Why a webhook is disabled, in words: a 410 says so and when. */
 function disabledNote(w: Webhook): HTMLElement | null {
   if (w.enabled) return null;
   if (w.disabled_reason === 'gone') {

@@ -18,6 +18,7 @@ import { metricsRoutes } from './routes/metrics.ts';
 import { testDeliveryRoutes } from './routes/test-delivery.ts';
 import { webhookRoutes } from './routes/webhooks.ts';
 import { SHARED_SCHEMAS } from './schemas.ts';
+import { installUnreadBodyClose } from './unread-body.ts';
 
 export const VERSION = '0.1.0';
 
@@ -50,6 +51,7 @@ export async function buildServer(
   });
   installRequestLog(app);
   installJsonBody(app);
+  installUnreadBodyClose(app);
   installErrorHandling(app);
   for (const schema of SHARED_SCHEMAS) app.addSchema(schema);
   await installApiDocs(app, { version: VERSION });

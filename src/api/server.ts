@@ -2,6 +2,7 @@
 import Fastify, { type FastifyBaseLogger, type FastifyInstance, type FastifyReply } from 'fastify';
 import { uiRoutes } from '../ui/routes.ts';
 import { installAuth } from './auth.ts';
+import { installBodyBudget } from './body-budget.ts';
 import type { ApiContext } from './context.ts';
 import { installApiDocs } from './docs.ts';
 import { errorBody, installErrorHandling } from './errors.ts';
@@ -61,6 +62,7 @@ export async function buildServer(
     { ingest: ctx.config.rateLimitIngest, management: ctx.config.rateLimitManagement },
     ctx.clock,
   );
+  installBodyBudget(app);
   healthRoutes(app, ctx);
   instanceRoutes(app, ctx);
   webhookRoutes(app, ctx);

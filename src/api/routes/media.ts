@@ -44,6 +44,7 @@ export function mediaRoutes(app: FastifyInstance, ctx: ApiContext): void {
     scope.post(
       '/instances/:instance_id/media',
       {
+        config: { streamsBody: true },
         schema: {
           tags: ['media'],
           summary: 'Upload a media file: the raw bytes, with their Content-Type',

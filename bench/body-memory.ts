@@ -67,7 +67,7 @@ try {
       headers: { authorization: `Bearer ${KEY}`, 'content-type': 'application/json' },
       body: body === undefined ? undefined : JSON.stringify(body),
     });
-    return { status: res.status, body: (await res.json()) as any };
+    return { status: res.status, body: (await res.json()) as Record<string, string> };
   };
   const ins = (await api('POST', '/instances', { name: 'bench' })).body.instance_id;
   const whk = (

@@ -42,6 +42,9 @@ export function installAuth(
     const key = await store.findKeyByHash(hash);
     if (!key) throw new HttpError('unauthorized', 'unknown or revoked API key');
     request.principal = { kind: 'instance', instance_id: key.instance_id, key_id: key.key_id };
+    // Before the body is read: another instance's key is refused without a byte of its body parsed or buffered.
+    const { instance_id } = request.params as { instance_id?: unknown };
+    if (typeof instance_id === 'string') requireInstanceAccess(request, instance_id);
   });
 }
 

@@ -2,6 +2,7 @@
 import Fastify, { type FastifyBaseLogger, type FastifyInstance, type FastifyReply } from 'fastify';
 import { uiRoutes } from '../ui/routes.ts';
 import { installAuth } from './auth.ts';
+import { installBodyBudget } from './body-budget.ts';
 import type { ApiContext } from './context.ts';
 import { installApiDocs } from './docs.ts';
 import { errorBody, installErrorHandling } from './errors.ts';
@@ -18,6 +19,7 @@ import { metricsRoutes } from './routes/metrics.ts';
 import { testDeliveryRoutes } from './routes/test-delivery.ts';
 import { webhookRoutes } from './routes/webhooks.ts';
 import { SHARED_SCHEMAS } from './schemas.ts';
+import { installUnreadBodyClose } from './unread-body.ts';
 
 export const VERSION = '0.1.0';
 
@@ -50,6 +52,7 @@ export async function buildServer(
   });
   installRequestLog(app);
   installJsonBody(app);
+  installUnreadBodyClose(app);
   installErrorHandling(app);
   for (const schema of SHARED_SCHEMAS) app.addSchema(schema);
   await installApiDocs(app, { version: VERSION });
@@ -59,6 +62,7 @@ export async function buildServer(
     { ingest: ctx.config.rateLimitIngest, management: ctx.config.rateLimitManagement },
     ctx.clock,
   );
+  installBodyBudget(app);
   healthRoutes(app, ctx);
   instanceRoutes(app, ctx);
   webhookRoutes(app, ctx);

@@ -60,9 +60,17 @@ export class Media {
       : 'must be a media type such as image/jpeg or audio/ogg; codecs=opus';
   }
 
-  /** Streams an upload into storage. Throws TooLarge (nothing kept) beyond MEDIA_MAX_BYTES. */
-  async upload(instanceId: string, source: Readable, mimetype: string): Promise<MediaMeta> {
-    const spooled = await spool(source, this.#o.spoolDir, this.#o.maxBytes);
+  /**
+   * Streams an upload into storage. Throws TooLarge beyond MEDIA_MAX_BYTES, Stopped when `stop` fires first;
+   * either way nothing is kept.
+   */
+  async upload(
+    instanceId: string,
+    source: Readable,
+    mimetype: string,
+    stop?: AbortSignal,
+  ): Promise<MediaMeta> {
+    const spooled = await spool(source, this.#o.spoolDir, this.#o.maxBytes, stop);
     // Until an event refers to it, an upload lives one TTL; each event that does keeps it one TTL past itself.
     return this.#keep(spooled, instanceId, mimetype);
   }

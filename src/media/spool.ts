@@ -16,16 +16,26 @@ export interface Spooled {
 
 export class TooLarge extends Error {}
 
+/** The upload was cut short because Herald is stopping (see `spool`'s signal). */
+export class Stopped extends Error {}
+
 /**
- * Reads `source` to its end into a new file under `dir`. On any failure (too large, aborted) the file is removed.
- * The source is not destroyed on TooLarge, so the caller can still answer on its connection.
+ * Reads `source` to its end into a new file under `dir`. On any failure (too large, aborted, `stop` signalled) the
+ * file is removed. The source is not destroyed on TooLarge or Stopped, so the caller can still answer on its
+ * connection.
  */
-export async function spool(source: Readable, dir: string, maxBytes: number): Promise<Spooled> {
+export async function spool(
+  source: Readable,
+  dir: string,
+  maxBytes: number,
+  stop?: AbortSignal,
+): Promise<Spooled> {
   await mkdir(dir, { recursive: true });
   const path = join(dir, `${randomToken(12)}.part`);
   const file = await open(path, 'wx', 0o600);
   const hash = createHash('sha256');
   let size = 0;
+  let onStop = () => {};
   try {
     await new Promise<void>((resolve, reject) => {
       let writing = Promise.resolve();
@@ -59,6 +69,10 @@ export async function spool(source: Readable, dir: string, maxBytes: number): Pr
         }),
       );
       source.once('error', fail);
+      // A client trickling its bytes would otherwise hold a graceful stop until the process is killed.
+      onStop = () => fail(new Stopped());
+      if (stop?.aborted) onStop();
+      stop?.addEventListener('abort', onStop, { once: true });
       // A client that goes away mid-upload closes the stream without an end.
       source.once('close', () => {
         if (!source.readableEnded) fail(new Error('upload aborted'));
@@ -69,6 +83,8 @@ export async function spool(source: Readable, dir: string, maxBytes: number): Pr
     await file.close();
     await rm(path, { force: true });
     throw err;
+  } finally {
+    stop?.removeEventListener('abort', onStop);
   }
   await file.close();
   return { path, size, sha256: hash.digest('hex') };

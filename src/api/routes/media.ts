@@ -10,7 +10,7 @@ import { checkLink } from '../../domain/media-link.ts';
 import { parseRange } from '../../media/byte-range.ts';
 import { Media } from '../../media/media.ts';
 import type { MediaMeta } from '../../media/media-store.ts';
-import { TooLarge } from '../../media/spool.ts';
+import { Stopped, TooLarge } from '../../media/spool.ts';
 import type { ApiContext } from '../context.ts';
 import { HttpError } from '../errors.ts';
 import { InstanceParams, Ok, responses } from '../schemas.ts';
@@ -23,7 +23,12 @@ const Uploaded = Ok({
   sha256: Type.String({ description: 'lowercase hex SHA-256 of the bytes' }),
 });
 
+/** A stopping Herald answers an upload in flight at once, rather than wait for a client that may trickle for hours. */
+const RETRY_AFTER_STOP_S = 5;
+
 export function mediaRoutes(app: FastifyInstance, ctx: ApiContext): void {
+  const stopping = new AbortController();
+  app.addHook('preClose', async () => stopping.abort());
   app.register(async (scope) => {
     // Any Content-Type (or none) is accepted here and left unread: the handler streams request.raw itself.
     scope.removeAllContentTypeParsers();
@@ -39,6 +44,7 @@ export function mediaRoutes(app: FastifyInstance, ctx: ApiContext): void {
     scope.post(
       '/instances/:instance_id/media',
       {
+        config: { streamsBody: true },
         schema: {
           tags: ['media'],
           summary: 'Upload a media file: the raw bytes, with their Content-Type',
@@ -46,7 +52,7 @@ export function mediaRoutes(app: FastifyInstance, ctx: ApiContext): void {
           response: { ...responses(201, Uploaded), 413: Type.Ref('Error') },
         },
       },
-      async (request, reply) => upload(ctx, request, reply),
+      async (request, reply) => upload(ctx, request, reply, stopping.signal),
     );
 
     scope.get(
@@ -70,7 +76,7 @@ export function mediaRoutes(app: FastifyInstance, ctx: ApiContext): void {
   });
 }
 
-async function upload(ctx: ApiContext, request: FastifyRequest, reply: FastifyReply) {
+async function upload(ctx: ApiContext, request: FastifyRequest, reply: FastifyReply, stop: AbortSignal) {
   const instance = await loadInstance(ctx, request);
   const mimetype = (request.headers['content-type'] ?? 'application/octet-stream').trim();
   const tooLarge = () =>
@@ -79,13 +85,10 @@ async function upload(ctx: ApiContext, request: FastifyRequest, reply: FastifyRe
       `body: larger than MEDIA_MAX_BYTES (${ctx.config.mediaMaxBytes} bytes)`,
     );
   const declared = Number(request.headers['content-length']);
-  if (declared > ctx.config.mediaMaxBytes) {
-    // Refused before a byte is read; the connection closes rather than taking in the rest.
-    reply.header('connection', 'close');
-    throw tooLarge();
-  }
+  // Refused before a byte is read (unread-body.ts closes the connection after the answer).
+  if (declared > ctx.config.mediaMaxBytes) throw tooLarge();
   try {
-    const meta = await ctx.media.upload(instance.instance_id, request.raw, mimetype);
+    const meta = await ctx.media.upload(instance.instance_id, request.raw, mimetype, stop);
     return reply.status(201).send({
       success: true,
       media_id: meta.media_id,
@@ -94,9 +97,10 @@ async function upload(ctx: ApiContext, request: FastifyRequest, reply: FastifyRe
       sha256: meta.sha256,
     });
   } catch (err) {
-    if (!(err instanceof TooLarge)) throw err;
-    reply.header('connection', 'close');
-    throw tooLarge();
+    if (err instanceof TooLarge) throw tooLarge();
+    if (!(err instanceof Stopped)) throw err;
+    reply.header('retry-after', String(RETRY_AFTER_STOP_S));
+    throw new HttpError('unavailable', 'Herald is stopping: the upload was not kept; send it again');
   }
 }
 

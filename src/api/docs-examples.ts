@@ -1,6 +1,7 @@
 /**
- * Names and examples for every response of /openapi.json. @fastify/swagger calls each one "Default Response" and
- * shows no example; a reader wants "Accepted: stored, deliveries queued" and a body to copy. Examples are built from
+ * Examples for the success responses of /openapi.json (errors get theirs from docs-errors.ts). @fastify/swagger shows
+ * none, and names a response its route did not describe "Default Response"; a reader wants a body to copy. Examples
+ * are built from
  * each schema, with the shared resources (Instance, Webhook, Delivery…) taking the example written beside them in
  * schemas.ts, so an example can never list a field the schema lacks.
  */

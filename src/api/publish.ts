@@ -15,6 +15,10 @@ import { HttpError } from './errors.ts';
 
 export const MAX_EVENT_BYTES = 256 * 1024;
 
+/** The 413 of an event whose delivery body is too large; `field` names it ("event", "events[3]"). */
+export const eventTooLarge = (field: string) =>
+  new HttpError('payload_too_large', `${field}: larger than ${MAX_EVENT_BYTES} bytes`);
+
 export interface Publication {
   event: string;
   payload: unknown;
@@ -73,10 +77,7 @@ export async function publishEvents(
     };
     const body = eventBody(event);
     if (Buffer.byteLength(body) > MAX_EVENT_BYTES) {
-      throw new HttpError(
-        'payload_too_large',
-        `${prefix(i) || 'event'}: larger than ${MAX_EVENT_BYTES} bytes`,
-      );
+      throw eventTooLarge(prefix(i).replace(/\.$/, '') || 'event');
     }
     return { ...event, body, download: normalised[i].download };
   });

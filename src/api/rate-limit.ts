@@ -16,6 +16,9 @@ export interface RateLimits {
 
 const BURST_SECONDS = 2;
 
+/** Publishing routes, on the ingest budget; every other authenticated route is on the management one. */
+export const isIngestRoute = (url: string): boolean => /\/events(\/batch)?$/.test(url);
+
 export function installRateLimit(app: FastifyInstance, limits: RateLimits, clock: Clock): void {
   const buckets = (rate: number) => (rate > 0 ? new TokenBuckets(rate, rate * BURST_SECONDS) : null);
   const ingest = buckets(limits.ingest);
@@ -23,7 +26,7 @@ export function installRateLimit(app: FastifyInstance, limits: RateLimits, clock
   // Runs after authentication (registered later), so the principal is known and unauthenticated calls are 401s.
   app.addHook('onRequest', async (request, reply) => {
     if (request.routeOptions.config?.public || !request.principal) return;
-    const isIngest = /\/events(\/batch)?$/.test(request.routeOptions.url ?? '');
+    const isIngest = isIngestRoute(request.routeOptions.url ?? '');
     const limiter = isIngest ? ingest : management;
     if (!limiter) return;
     const p = request.principal;

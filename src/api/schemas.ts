@@ -222,23 +222,33 @@ export const ErrorResponse = Type.Object(
 );
 
 /** `{ success: true, ...fields }` */
-export const Ok = <T extends Record<string, TSchema>>(fields: T) =>
-  Type.Object({ success: Type.Literal(true), ...fields });
+export const Ok = <T extends Record<string, TSchema>>(fields: T, options: { description?: string } = {}) =>
+  Type.Object({ success: Type.Literal(true), ...fields }, options);
 
-const errorRef = Type.Ref('Error');
+/** The answers several operations give, named once. */
+export const ENVELOPES = [
+  Type.Object({ success: Type.Literal(true) }, { $id: 'Success' }),
+  Type.Object({ success: Type.Literal(true), instance: Type.Ref('Instance') }, { $id: 'InstanceResponse' }),
+  Type.Object({ success: Type.Literal(true), webhook: Type.Ref('Webhook') }, { $id: 'WebhookResponse' }),
+  Type.Object(
+    {
+      success: Type.Literal(true),
+      event_id: Type.String({ description: 'the one given, or the one Herald made' }),
+      deliveries: Type.Integer({ description: 'deliveries queued: one per subscribed, enabled webhook' }),
+    },
+    { $id: 'EventAccepted' },
+  ),
+];
 
-/** Responses of a route: its success body and the errors every route can give. */
-export function responses(status: number, body: TSchema): Record<number, TSchema> {
-  // 429: every authenticated route is rate-limited per key (src/api/rate-limit.ts).
-  return {
-    [status]: body,
-    400: errorRef,
-    401: errorRef,
-    403: errorRef,
-    404: errorRef,
-    409: errorRef,
-    429: errorRef,
-  };
-}
+/** A response of a named envelope (one of ENVELOPES or the shared resources), said what it is for this operation. */
+export const Answer = (id: string, description: string) => Type.Ref(id, { description });
 
-export const SHARED_SCHEMAS = [Instance, Webhook, Delivery, Attempt, DeliveryDetail, ErrorResponse];
+export const SHARED_SCHEMAS = [
+  Instance,
+  Webhook,
+  Delivery,
+  Attempt,
+  DeliveryDetail,
+  ErrorResponse,
+  ...ENVELOPES,
+];

@@ -51,7 +51,21 @@ export const WebhookBody = Type.Object(
     ),
     rate_limit: Type.Optional(Type.Union([RateLimit, Type.Null()])),
   },
-  { additionalProperties: false },
+  {
+    additionalProperties: false,
+    // Valid for create and PATCH alike (a test posts it): no `enabled`, no `clear_client_sign`.
+    examples: [
+      {
+        destination_url: 'https://hooks.example.com/herald',
+        events: ['message', 'message.ack', 'session.status'],
+        client_sign_secret: 'whsec_3b8f0c2a9d4e6f1b7c5a8e2d0f9b4c6a',
+        ignore_status: true,
+        filter: { 'payload.fromMe': false },
+        headers: { Authorization: 'Bearer rcv_live_5f2c' },
+        rate_limit: { per_second: 20 },
+      },
+    ],
+  },
 );
 export type WebhookBodyType = Static<typeof WebhookBody>;
 

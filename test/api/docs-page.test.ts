@@ -112,3 +112,17 @@ test('the page and Swagger UI come from this origin, with a CSP and without a ke
   assert.equal((await h.request('GET', '/docs/vendor/package.json', { key: null })).status, 404);
   assert.equal((await h.request('GET', '/docs/vendor/..%2Fpackage.json', { key: null })).status, 404);
 });
+
+test('at a phone’s width (390 px) the page does not scroll sideways and Sign out is on screen', {
+  skip,
+}, async () => {
+  const page = await browser.newPage({ viewport: { width: 390, height: 844 } });
+  await signIn(page, h.url, ADMIN_KEY, '/docs');
+  await page.locator('.opblock').first().waitFor();
+  const width = await page.evaluate(() => document.documentElement.scrollWidth);
+  assert.ok(width <= 390, `the page is ${width} px wide`);
+  const signOut = await page.getByRole('button', { name: 'Sign out' }).boundingBox();
+  assert.ok(signOut && signOut.x >= 0 && signOut.x + signOut.width <= 390, JSON.stringify(signOut));
+  await screenshot(page, 'docs-03-phone');
+  await page.close();
+});

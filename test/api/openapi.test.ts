@@ -2,10 +2,13 @@ import assert from 'node:assert/strict';
 import { after, before, test } from 'node:test';
 import { Validator } from '@seriousme/openapi-schema-validator';
 import { registeredRoutes } from '../../src/api/docs.ts';
+import { ERROR_STATUS, type ErrorCode } from '../../src/api/errors.ts';
 import { EVENT_KINDS } from '../../src/domain/event-kinds.ts';
 import { payloadSchema } from '../../src/domain/events.ts';
 import { samplePayload } from '../../src/domain/samples.ts';
 import { startTestHerald, type TestHerald } from '../support/herald.ts';
+import { declaredCauses, fillPath, operations, schemaValidator } from '../support/openapi-doc.ts';
+import { TestReceiver } from '../support/receiver.ts';
 
 let h: TestHerald;
 before(async () => {
@@ -92,7 +95,7 @@ test('the document is valid OpenAPI 3.1', async () => {
   assert.equal(result.valid, true, JSON.stringify(result.errors, null, 2));
 });
 
-test('every operation has a summary, its success response, and the errors it can give', async () => {
+test('every operation has a summary, its success response, and the errors every route of its kind can give', async () => {
   for (const [name, op] of await documentedOperations()) {
     assert.ok(op.summary, `${name}: summary`);
     const statuses = Object.keys(op.responses);
@@ -101,32 +104,120 @@ test('every operation has a summary, its success response, and the errors it can
       `${name}: a 2xx response`,
     );
     const isPublic = Array.isArray(op.security) && op.security.length === 0;
-    const expected = isPublic ? ['500'] : ['401', '403', '500'];
+    const expected = isPublic ? ['500'] : ['401', '429', '500'];
     if (op.requestBody) expected.push('400', '413', '415');
+    if (op.parameters?.some((p: any) => p.in === 'path' && p.schema?.pattern)) expected.push('400');
     for (const s of expected) assert.ok(statuses.includes(s), `${name}: ${s} in ${statuses}`);
   }
 });
 
-test('every response is named and has an example, errors the error of their status', async () => {
+test('each operation names the errors of its own handler, and only those', async () => {
+  const causes = new Map(
+    (await documentedOperations()).map(([name, op]) => [name, [...declaredCauses(op).keys()]]),
+  );
+  const has = (name: string, cause: string) => causes.get(name)?.includes(cause) ?? false;
+  // The audit's findings: 422 on webhook configuration, and no error that cannot happen.
+  assert.ok(has('POST /instances/{instance_id}/webhooks', 'destination_not_allowed'));
+  assert.ok(has('PATCH /instances/{instance_id}/webhooks/{webhook_id}', 'destination_not_allowed'));
+  assert.ok(!has('POST /instances', 'webhook_not_found'));
+  assert.deepEqual(
+    Object.keys((await documentedOperations()).find(([n]) => n === 'GET /instances')?.[1].responses).sort(),
+    ['200', '401', '429', '500'],
+  );
+  const media = (await documentedOperations()).find(([n]) => n === 'GET /media/{media_id}')?.[1];
+  assert.deepEqual(Object.keys(media?.responses).sort(), [
+    '200',
+    '206',
+    '304',
+    '403',
+    '404',
+    '410',
+    '416',
+    '500',
+  ]);
+  assert.deepEqual(Object.keys(media?.responses['416'].headers), ['Content-Range']);
+});
+
+/** The names a response falls back to when its route says nothing of it. */
+const UNNAMED = ['OK', 'Created', 'Accepted', 'Default Response'];
+
+test('every response says what it is and has an example; each error, one per cause, of its status', async () => {
   for (const [name, op] of await documentedOperations()) {
     for (const [status, response] of Object.entries(op.responses as Record<string, any>)) {
       const where = `${name} ${status}`;
-      assert.ok(response.description && response.description !== 'Default Response', `${where}: named`);
+      assert.ok(response.description && !UNNAMED.includes(response.description), `${where}: named`);
       const json = response.content?.['application/json'];
-      if (!json) continue;
-      assert.ok(json.example !== undefined, `${where}: an example`);
       if (Number(status) >= 400) {
-        assert.equal(json.example.success, false, where);
-        assert.match(json.example.error.code, /^[a-z_]+$/, where);
-      } else {
+        const examples = Object.entries(json?.examples ?? {}) as [string, any][];
+        assert.ok(examples.length > 0, `${where}: an example per cause`);
+        for (const [cause, example] of examples) {
+          assert.ok(example.summary, `${where} ${cause}: says when`);
+          assert.equal(
+            ERROR_STATUS[example.value.error.code as ErrorCode],
+            Number(status),
+            `${where} ${cause}`,
+          );
+        }
+      } else if (json) {
+        assert.ok(json.example !== undefined, `${where}: an example`);
         assert.notDeepEqual(json.example, {}, where);
       }
     }
   }
   const { body } = await h.request('GET', '/openapi.json');
   const list = body.paths['/instances/{instance_id}/deliveries'].get.responses['200'];
-  assert.equal(list.description, 'OK');
+  assert.equal(list.description, 'A page of deliveries, newest first');
   assert.equal(list.content['application/json'].example.deliveries[0].attempt_count, 2);
+});
+
+test('every example, of a request body or of a response, is valid for its schema', async () => {
+  const { body: doc } = await h.request('GET', '/openapi.json');
+  const check = schemaValidator(doc);
+  let checked = 0;
+  for (const [path, ops] of Object.entries(doc.paths as Record<string, Record<string, any>>)) {
+    for (const [method, op] of Object.entries(ops)) {
+      const media: [string[], any][] = [];
+      if (op.requestBody) media.push([['requestBody'], op.requestBody.content['application/json']]);
+      for (const [status, response] of Object.entries(op.responses as Record<string, any>)) {
+        const json = response.content?.['application/json'];
+        if (json) media.push([['responses', status], json]);
+      }
+      for (const [where, json] of media) {
+        const values =
+          json.example !== undefined
+            ? [json.example]
+            : Object.values(json.examples ?? {}).map((e: any) => e.value);
+        const name = `${method.toUpperCase()} ${path} ${where.join(' ')}`;
+        assert.ok(values.length > 0, `${name}: an example`);
+        for (const value of values) {
+          const pointer = ['paths', path, method, ...where, 'content', 'application/json', 'schema'];
+          assert.equal(check(pointer, value), null, `${name}: ${JSON.stringify(value)}`);
+          checked++;
+        }
+      }
+    }
+  }
+  assert.ok(checked > 150, `${checked} examples checked`);
+});
+
+test('every request body example is accepted by a real Herald (2xx)', async () => {
+  const { body: doc } = await h.request('GET', '/openapi.json');
+  const receiver = await TestReceiver.start();
+  try {
+    // PATCH /instances/{id} sets an engine HMAC key, which the engine's webhook would then demand: its own instance.
+    const withBodies = operations(doc).filter((o) => o.op.requestBody);
+    assert.ok(withBodies.length >= 11, withBodies.map((o) => o.name).join(', '));
+    for (const { name, method, path, op } of withBodies) {
+      const instance_id = await h.createInstance('examples');
+      const webhook_id = await h.createWebhook(instance_id, { destination_url: receiver.url, events: ['*'] });
+      const example = op.requestBody.content['application/json'].example;
+      assert.ok(example, `${name}: an example`);
+      const r = await h.request(method, fillPath(path, { instance_id, webhook_id }), { body: example });
+      assert.ok(r.status >= 200 && r.status < 300, `${name}: ${r.status} ${JSON.stringify(r.body)}`);
+    }
+  } finally {
+    await receiver.close();
+  }
 });
 
 test("the shared resources' examples have exactly their schema's fields", async () => {
@@ -179,7 +270,9 @@ test('request bodies and responses are described with the shared schemas', async
   const props = create.requestBody.content['application/json'].schema.properties;
   assert.ok(props.destination_url && props.events && props.client_sign_secret && props.ignore_status);
   assert.ok(create.responses['201'] && create.responses['400']);
-  for (const name of ['Instance', 'Webhook', 'Delivery', 'Attempt', 'DeliveryDetail', 'Error']) {
+  const names = ['Instance', 'Webhook', 'Delivery', 'Attempt', 'DeliveryDetail', 'Error'];
+  const envelopes = ['Success', 'InstanceResponse', 'WebhookResponse', 'EventAccepted'];
+  for (const name of [...names, ...envelopes]) {
     assert.ok(body.components.schemas[name], `components.schemas.${name}`);
   }
 });

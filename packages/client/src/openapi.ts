@@ -20,7 +20,7 @@ export interface paths {
             };
             requestBody?: never;
             responses: {
-                /** @description OK */
+                /** @description The process answers */
                 200: {
                     headers: {
                         [name: string]: unknown;
@@ -40,22 +40,12 @@ export interface paths {
                         };
                     };
                 };
-                /** @description Internal error (details are in Herald’s log, never in the answer) */
+                /** @description A fault of Herald’s; the details are in its log, never in the answer. */
                 500: {
                     headers: {
                         [name: string]: unknown;
                     };
                     content: {
-                        /**
-                         * @example {
-                         *       "success": false,
-                         *       "error": {
-                         *         "code": "internal",
-                         *         "message": "internal error",
-                         *         "details": []
-                         *       }
-                         *     }
-                         */
                         "application/json": components["schemas"]["Error"];
                     };
                 };
@@ -86,7 +76,7 @@ export interface paths {
             };
             requestBody?: never;
             responses: {
-                /** @description OK */
+                /** @description Every instance (an instance key: its own only), with its counts */
                 200: {
                     headers: {
                         [name: string]: unknown;
@@ -119,141 +109,35 @@ export interface paths {
                         };
                     };
                 };
-                /** @description Invalid request: the message names the field and the rule */
-                400: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        /**
-                         * @example {
-                         *       "success": false,
-                         *       "error": {
-                         *         "code": "invalid_request",
-                         *         "message": "events: choose at least one event kind",
-                         *         "details": [
-                         *           {
-                         *             "field": "events",
-                         *             "message": "choose at least one event kind"
-                         *           }
-                         *         ]
-                         *       }
-                         *     }
-                         */
-                        "application/json": components["schemas"]["Error"];
-                    };
-                };
-                /** @description Missing or unknown API key */
+                /**
+                 * @description - No Authorization: Bearer key.
+                 *     - A key Herald does not know (unknown or revoked).
+                 */
                 401: {
                     headers: {
                         [name: string]: unknown;
                     };
                     content: {
-                        /**
-                         * @example {
-                         *       "success": false,
-                         *       "error": {
-                         *         "code": "unauthorized",
-                         *         "message": "missing or unknown API key",
-                         *         "details": []
-                         *       }
-                         *     }
-                         */
                         "application/json": components["schemas"]["Error"];
                     };
                 };
-                /** @description The key may not do this (an instance key outside its instance, or an admin operation) */
-                403: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        /**
-                         * @example {
-                         *       "success": false,
-                         *       "error": {
-                         *         "code": "forbidden",
-                         *         "message": "this key belongs to another instance",
-                         *         "details": []
-                         *       }
-                         *     }
-                         */
-                        "application/json": components["schemas"]["Error"];
-                    };
-                };
-                /** @description No such resource (or no such route) */
-                404: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        /**
-                         * @example {
-                         *       "success": false,
-                         *       "error": {
-                         *         "code": "not_found",
-                         *         "message": "webhook whk_01jd5q7h2k9x4m8n3p6r0t1v2w does not exist",
-                         *         "details": []
-                         *       }
-                         *     }
-                         */
-                        "application/json": components["schemas"]["Error"];
-                    };
-                };
-                /** @description Conflict with what is stored; the message says why */
-                409: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        /**
-                         * @example {
-                         *       "success": false,
-                         *       "error": {
-                         *         "code": "conflict",
-                         *         "message": "delivery is delivered; only failed deliveries can be redelivered",
-                         *         "details": []
-                         *       }
-                         *     }
-                         */
-                        "application/json": components["schemas"]["Error"];
-                    };
-                };
-                /** @description Rate limited: retry after the Retry-After header */
+                /** @description This key made more management requests per second than RATE_LIMIT_MANAGEMENT allows. */
                 429: {
                     headers: {
+                        /** @description seconds to wait before retrying */
+                        "Retry-After"?: number;
                         [name: string]: unknown;
                     };
                     content: {
-                        /**
-                         * @example {
-                         *       "success": false,
-                         *       "error": {
-                         *         "code": "rate_limited",
-                         *         "message": "too many requests for this key; retry after 1 s",
-                         *         "details": []
-                         *       }
-                         *     }
-                         */
                         "application/json": components["schemas"]["Error"];
                     };
                 };
-                /** @description Internal error (details are in Herald’s log, never in the answer) */
+                /** @description A fault of Herald’s; the details are in its log, never in the answer. */
                 500: {
                     headers: {
                         [name: string]: unknown;
                     };
                     content: {
-                        /**
-                         * @example {
-                         *       "success": false,
-                         *       "error": {
-                         *         "code": "internal",
-                         *         "message": "internal error",
-                         *         "details": []
-                         *       }
-                         *     }
-                         */
                         "application/json": components["schemas"]["Error"];
                     };
                 };
@@ -270,13 +154,18 @@ export interface paths {
             };
             requestBody: {
                 content: {
+                    /**
+                     * @example {
+                     *       "name": "Sales line"
+                     *     }
+                     */
                     "application/json": {
                         name?: string;
                     };
                 };
             };
             responses: {
-                /** @description Created */
+                /** @description The new instance’s id */
                 201: {
                     headers: {
                         [name: string]: unknown;
@@ -295,179 +184,74 @@ export interface paths {
                         };
                     };
                 };
-                /** @description Invalid request: the message names the field and the rule */
+                /**
+                 * @description - The body is not valid JSON.
+                 *     - A field breaks its rule (name at most 200 characters; engine_hmac_key 1 to 1024, or null).
+                 */
                 400: {
                     headers: {
                         [name: string]: unknown;
                     };
                     content: {
-                        /**
-                         * @example {
-                         *       "success": false,
-                         *       "error": {
-                         *         "code": "invalid_request",
-                         *         "message": "events: choose at least one event kind",
-                         *         "details": [
-                         *           {
-                         *             "field": "events",
-                         *             "message": "choose at least one event kind"
-                         *           }
-                         *         ]
-                         *       }
-                         *     }
-                         */
                         "application/json": components["schemas"]["Error"];
                     };
                 };
-                /** @description Missing or unknown API key */
+                /**
+                 * @description - No Authorization: Bearer key.
+                 *     - A key Herald does not know (unknown or revoked).
+                 */
                 401: {
                     headers: {
                         [name: string]: unknown;
                     };
                     content: {
-                        /**
-                         * @example {
-                         *       "success": false,
-                         *       "error": {
-                         *         "code": "unauthorized",
-                         *         "message": "missing or unknown API key",
-                         *         "details": []
-                         *       }
-                         *     }
-                         */
                         "application/json": components["schemas"]["Error"];
                     };
                 };
-                /** @description The key may not do this (an instance key outside its instance, or an admin operation) */
+                /** @description An instance key: this operation needs the admin key. */
                 403: {
                     headers: {
                         [name: string]: unknown;
                     };
                     content: {
-                        /**
-                         * @example {
-                         *       "success": false,
-                         *       "error": {
-                         *         "code": "forbidden",
-                         *         "message": "this key belongs to another instance",
-                         *         "details": []
-                         *       }
-                         *     }
-                         */
                         "application/json": components["schemas"]["Error"];
                     };
                 };
-                /** @description No such resource (or no such route) */
-                404: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        /**
-                         * @example {
-                         *       "success": false,
-                         *       "error": {
-                         *         "code": "not_found",
-                         *         "message": "webhook whk_01jd5q7h2k9x4m8n3p6r0t1v2w does not exist",
-                         *         "details": []
-                         *       }
-                         *     }
-                         */
-                        "application/json": components["schemas"]["Error"];
-                    };
-                };
-                /** @description Conflict with what is stored; the message says why */
-                409: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        /**
-                         * @example {
-                         *       "success": false,
-                         *       "error": {
-                         *         "code": "conflict",
-                         *         "message": "delivery is delivered; only failed deliveries can be redelivered",
-                         *         "details": []
-                         *       }
-                         *     }
-                         */
-                        "application/json": components["schemas"]["Error"];
-                    };
-                };
-                /** @description Request body too large */
+                /** @description The body is over this endpoint’s limit. */
                 413: {
                     headers: {
                         [name: string]: unknown;
                     };
                     content: {
-                        /**
-                         * @example {
-                         *       "success": false,
-                         *       "error": {
-                         *         "code": "payload_too_large",
-                         *         "message": "request body is larger than the limit for this endpoint",
-                         *         "details": []
-                         *       }
-                         *     }
-                         */
                         "application/json": components["schemas"]["Error"];
                     };
                 };
-                /** @description The body is not JSON (Content-Type: application/json) */
+                /** @description The body is not sent as Content-Type: application/json. */
                 415: {
                     headers: {
                         [name: string]: unknown;
                     };
                     content: {
-                        /**
-                         * @example {
-                         *       "success": false,
-                         *       "error": {
-                         *         "code": "unsupported_media_type",
-                         *         "message": "request body must be JSON with Content-Type: application/json",
-                         *         "details": []
-                         *       }
-                         *     }
-                         */
                         "application/json": components["schemas"]["Error"];
                     };
                 };
-                /** @description Rate limited: retry after the Retry-After header */
+                /** @description This key made more management requests per second than RATE_LIMIT_MANAGEMENT allows. */
                 429: {
                     headers: {
+                        /** @description seconds to wait before retrying */
+                        "Retry-After"?: number;
                         [name: string]: unknown;
                     };
                     content: {
-                        /**
-                         * @example {
-                         *       "success": false,
-                         *       "error": {
-                         *         "code": "rate_limited",
-                         *         "message": "too many requests for this key; retry after 1 s",
-                         *         "details": []
-                         *       }
-                         *     }
-                         */
                         "application/json": components["schemas"]["Error"];
                     };
                 };
-                /** @description Internal error (details are in Herald’s log, never in the answer) */
+                /** @description A fault of Herald’s; the details are in its log, never in the answer. */
                 500: {
                     headers: {
                         [name: string]: unknown;
                     };
                     content: {
-                        /**
-                         * @example {
-                         *       "success": false,
-                         *       "error": {
-                         *         "code": "internal",
-                         *         "message": "internal error",
-                         *         "details": []
-                         *       }
-                         *     }
-                         */
                         "application/json": components["schemas"]["Error"];
                     };
                 };
@@ -499,7 +283,7 @@ export interface paths {
             };
             requestBody?: never;
             responses: {
-                /** @description OK */
+                /** @description The instance, with its counts */
                 200: {
                     headers: {
                         [name: string]: unknown;
@@ -523,148 +307,65 @@ export interface paths {
                          *       }
                          *     }
                          */
-                        "application/json": {
-                            instance: components["schemas"]["Instance"];
-                            /** @enum {boolean} */
-                            success: true;
-                        };
+                        "application/json": components["schemas"]["InstanceResponse"];
                     };
                 };
-                /** @description Invalid request: the message names the field and the rule */
+                /** @description An id in the path is not in its form (ins_…, whk_…, dlv_…, key_…). */
                 400: {
                     headers: {
                         [name: string]: unknown;
                     };
                     content: {
-                        /**
-                         * @example {
-                         *       "success": false,
-                         *       "error": {
-                         *         "code": "invalid_request",
-                         *         "message": "events: choose at least one event kind",
-                         *         "details": [
-                         *           {
-                         *             "field": "events",
-                         *             "message": "choose at least one event kind"
-                         *           }
-                         *         ]
-                         *       }
-                         *     }
-                         */
                         "application/json": components["schemas"]["Error"];
                     };
                 };
-                /** @description Missing or unknown API key */
+                /**
+                 * @description - No Authorization: Bearer key.
+                 *     - A key Herald does not know (unknown or revoked).
+                 */
                 401: {
                     headers: {
                         [name: string]: unknown;
                     };
                     content: {
-                        /**
-                         * @example {
-                         *       "success": false,
-                         *       "error": {
-                         *         "code": "unauthorized",
-                         *         "message": "missing or unknown API key",
-                         *         "details": []
-                         *       }
-                         *     }
-                         */
                         "application/json": components["schemas"]["Error"];
                     };
                 };
-                /** @description The key may not do this (an instance key outside its instance, or an admin operation) */
+                /** @description An instance key of another instance. */
                 403: {
                     headers: {
                         [name: string]: unknown;
                     };
                     content: {
-                        /**
-                         * @example {
-                         *       "success": false,
-                         *       "error": {
-                         *         "code": "forbidden",
-                         *         "message": "this key belongs to another instance",
-                         *         "details": []
-                         *       }
-                         *     }
-                         */
                         "application/json": components["schemas"]["Error"];
                     };
                 };
-                /** @description No such resource (or no such route) */
+                /** @description The instance does not exist. */
                 404: {
                     headers: {
                         [name: string]: unknown;
                     };
                     content: {
-                        /**
-                         * @example {
-                         *       "success": false,
-                         *       "error": {
-                         *         "code": "not_found",
-                         *         "message": "webhook whk_01jd5q7h2k9x4m8n3p6r0t1v2w does not exist",
-                         *         "details": []
-                         *       }
-                         *     }
-                         */
                         "application/json": components["schemas"]["Error"];
                     };
                 };
-                /** @description Conflict with what is stored; the message says why */
-                409: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        /**
-                         * @example {
-                         *       "success": false,
-                         *       "error": {
-                         *         "code": "conflict",
-                         *         "message": "delivery is delivered; only failed deliveries can be redelivered",
-                         *         "details": []
-                         *       }
-                         *     }
-                         */
-                        "application/json": components["schemas"]["Error"];
-                    };
-                };
-                /** @description Rate limited: retry after the Retry-After header */
+                /** @description This key made more management requests per second than RATE_LIMIT_MANAGEMENT allows. */
                 429: {
                     headers: {
+                        /** @description seconds to wait before retrying */
+                        "Retry-After"?: number;
                         [name: string]: unknown;
                     };
                     content: {
-                        /**
-                         * @example {
-                         *       "success": false,
-                         *       "error": {
-                         *         "code": "rate_limited",
-                         *         "message": "too many requests for this key; retry after 1 s",
-                         *         "details": []
-                         *       }
-                         *     }
-                         */
                         "application/json": components["schemas"]["Error"];
                     };
                 };
-                /** @description Internal error (details are in Herald’s log, never in the answer) */
+                /** @description A fault of Herald’s; the details are in its log, never in the answer. */
                 500: {
                     headers: {
                         [name: string]: unknown;
                     };
                     content: {
-                        /**
-                         * @example {
-                         *       "success": false,
-                         *       "error": {
-                         *         "code": "internal",
-                         *         "message": "internal error",
-                         *         "details": []
-                         *       }
-                         *     }
-                         */
                         "application/json": components["schemas"]["Error"];
                     };
                 };
@@ -685,7 +386,7 @@ export interface paths {
             };
             requestBody?: never;
             responses: {
-                /** @description OK */
+                /** @description Deleted, with its webhooks, keys, deliveries and media */
                 200: {
                     headers: {
                         [name: string]: unknown;
@@ -696,147 +397,65 @@ export interface paths {
                          *       "success": true
                          *     }
                          */
-                        "application/json": {
-                            /** @enum {boolean} */
-                            success: true;
-                        };
+                        "application/json": components["schemas"]["Success"];
                     };
                 };
-                /** @description Invalid request: the message names the field and the rule */
+                /** @description An id in the path is not in its form (ins_…, whk_…, dlv_…, key_…). */
                 400: {
                     headers: {
                         [name: string]: unknown;
                     };
                     content: {
-                        /**
-                         * @example {
-                         *       "success": false,
-                         *       "error": {
-                         *         "code": "invalid_request",
-                         *         "message": "events: choose at least one event kind",
-                         *         "details": [
-                         *           {
-                         *             "field": "events",
-                         *             "message": "choose at least one event kind"
-                         *           }
-                         *         ]
-                         *       }
-                         *     }
-                         */
                         "application/json": components["schemas"]["Error"];
                     };
                 };
-                /** @description Missing or unknown API key */
+                /**
+                 * @description - No Authorization: Bearer key.
+                 *     - A key Herald does not know (unknown or revoked).
+                 */
                 401: {
                     headers: {
                         [name: string]: unknown;
                     };
                     content: {
-                        /**
-                         * @example {
-                         *       "success": false,
-                         *       "error": {
-                         *         "code": "unauthorized",
-                         *         "message": "missing or unknown API key",
-                         *         "details": []
-                         *       }
-                         *     }
-                         */
                         "application/json": components["schemas"]["Error"];
                     };
                 };
-                /** @description The key may not do this (an instance key outside its instance, or an admin operation) */
+                /** @description An instance key: this operation needs the admin key. */
                 403: {
                     headers: {
                         [name: string]: unknown;
                     };
                     content: {
-                        /**
-                         * @example {
-                         *       "success": false,
-                         *       "error": {
-                         *         "code": "forbidden",
-                         *         "message": "this key belongs to another instance",
-                         *         "details": []
-                         *       }
-                         *     }
-                         */
                         "application/json": components["schemas"]["Error"];
                     };
                 };
-                /** @description No such resource (or no such route) */
+                /** @description The instance does not exist. */
                 404: {
                     headers: {
                         [name: string]: unknown;
                     };
                     content: {
-                        /**
-                         * @example {
-                         *       "success": false,
-                         *       "error": {
-                         *         "code": "not_found",
-                         *         "message": "webhook whk_01jd5q7h2k9x4m8n3p6r0t1v2w does not exist",
-                         *         "details": []
-                         *       }
-                         *     }
-                         */
                         "application/json": components["schemas"]["Error"];
                     };
                 };
-                /** @description Conflict with what is stored; the message says why */
-                409: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        /**
-                         * @example {
-                         *       "success": false,
-                         *       "error": {
-                         *         "code": "conflict",
-                         *         "message": "delivery is delivered; only failed deliveries can be redelivered",
-                         *         "details": []
-                         *       }
-                         *     }
-                         */
-                        "application/json": components["schemas"]["Error"];
-                    };
-                };
-                /** @description Rate limited: retry after the Retry-After header */
+                /** @description This key made more management requests per second than RATE_LIMIT_MANAGEMENT allows. */
                 429: {
                     headers: {
+                        /** @description seconds to wait before retrying */
+                        "Retry-After"?: number;
                         [name: string]: unknown;
                     };
                     content: {
-                        /**
-                         * @example {
-                         *       "success": false,
-                         *       "error": {
-                         *         "code": "rate_limited",
-                         *         "message": "too many requests for this key; retry after 1 s",
-                         *         "details": []
-                         *       }
-                         *     }
-                         */
                         "application/json": components["schemas"]["Error"];
                     };
                 };
-                /** @description Internal error (details are in Herald’s log, never in the answer) */
+                /** @description A fault of Herald’s; the details are in its log, never in the answer. */
                 500: {
                     headers: {
                         [name: string]: unknown;
                     };
                     content: {
-                        /**
-                         * @example {
-                         *       "success": false,
-                         *       "error": {
-                         *         "code": "internal",
-                         *         "message": "internal error",
-                         *         "details": []
-                         *       }
-                         *     }
-                         */
                         "application/json": components["schemas"]["Error"];
                     };
                 };
@@ -857,6 +476,12 @@ export interface paths {
             };
             requestBody: {
                 content: {
+                    /**
+                     * @example {
+                     *       "name": "Sales line",
+                     *       "engine_hmac_key": "waha-hmac-2f9c41d7"
+                     *     }
+                     */
                     "application/json": {
                         /** @description the key the engine signs its webhook with (WAHA's hmac.key); null removes it. Write-only, sealed at rest */
                         engine_hmac_key?: string | null;
@@ -865,7 +490,7 @@ export interface paths {
                 };
             };
             responses: {
-                /** @description OK */
+                /** @description The instance as changed */
                 200: {
                     headers: {
                         [name: string]: unknown;
@@ -889,186 +514,87 @@ export interface paths {
                          *       }
                          *     }
                          */
-                        "application/json": {
-                            instance: components["schemas"]["Instance"];
-                            /** @enum {boolean} */
-                            success: true;
-                        };
+                        "application/json": components["schemas"]["InstanceResponse"];
                     };
                 };
-                /** @description Invalid request: the message names the field and the rule */
+                /**
+                 * @description - An id in the path is not in its form (ins_…, whk_…, dlv_…, key_…).
+                 *     - The body is not valid JSON.
+                 *     - A field breaks its rule (name at most 200 characters; engine_hmac_key 1 to 1024, or null).
+                 */
                 400: {
                     headers: {
                         [name: string]: unknown;
                     };
                     content: {
-                        /**
-                         * @example {
-                         *       "success": false,
-                         *       "error": {
-                         *         "code": "invalid_request",
-                         *         "message": "events: choose at least one event kind",
-                         *         "details": [
-                         *           {
-                         *             "field": "events",
-                         *             "message": "choose at least one event kind"
-                         *           }
-                         *         ]
-                         *       }
-                         *     }
-                         */
                         "application/json": components["schemas"]["Error"];
                     };
                 };
-                /** @description Missing or unknown API key */
+                /**
+                 * @description - No Authorization: Bearer key.
+                 *     - A key Herald does not know (unknown or revoked).
+                 */
                 401: {
                     headers: {
                         [name: string]: unknown;
                     };
                     content: {
-                        /**
-                         * @example {
-                         *       "success": false,
-                         *       "error": {
-                         *         "code": "unauthorized",
-                         *         "message": "missing or unknown API key",
-                         *         "details": []
-                         *       }
-                         *     }
-                         */
                         "application/json": components["schemas"]["Error"];
                     };
                 };
-                /** @description The key may not do this (an instance key outside its instance, or an admin operation) */
+                /** @description An instance key of another instance. */
                 403: {
                     headers: {
                         [name: string]: unknown;
                     };
                     content: {
-                        /**
-                         * @example {
-                         *       "success": false,
-                         *       "error": {
-                         *         "code": "forbidden",
-                         *         "message": "this key belongs to another instance",
-                         *         "details": []
-                         *       }
-                         *     }
-                         */
                         "application/json": components["schemas"]["Error"];
                     };
                 };
-                /** @description No such resource (or no such route) */
+                /** @description The instance does not exist. */
                 404: {
                     headers: {
                         [name: string]: unknown;
                     };
                     content: {
-                        /**
-                         * @example {
-                         *       "success": false,
-                         *       "error": {
-                         *         "code": "not_found",
-                         *         "message": "webhook whk_01jd5q7h2k9x4m8n3p6r0t1v2w does not exist",
-                         *         "details": []
-                         *       }
-                         *     }
-                         */
                         "application/json": components["schemas"]["Error"];
                     };
                 };
-                /** @description Conflict with what is stored; the message says why */
-                409: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        /**
-                         * @example {
-                         *       "success": false,
-                         *       "error": {
-                         *         "code": "conflict",
-                         *         "message": "delivery is delivered; only failed deliveries can be redelivered",
-                         *         "details": []
-                         *       }
-                         *     }
-                         */
-                        "application/json": components["schemas"]["Error"];
-                    };
-                };
-                /** @description Request body too large */
+                /** @description The body is over this endpoint’s limit. */
                 413: {
                     headers: {
                         [name: string]: unknown;
                     };
                     content: {
-                        /**
-                         * @example {
-                         *       "success": false,
-                         *       "error": {
-                         *         "code": "payload_too_large",
-                         *         "message": "request body is larger than the limit for this endpoint",
-                         *         "details": []
-                         *       }
-                         *     }
-                         */
                         "application/json": components["schemas"]["Error"];
                     };
                 };
-                /** @description The body is not JSON (Content-Type: application/json) */
+                /** @description The body is not sent as Content-Type: application/json. */
                 415: {
                     headers: {
                         [name: string]: unknown;
                     };
                     content: {
-                        /**
-                         * @example {
-                         *       "success": false,
-                         *       "error": {
-                         *         "code": "unsupported_media_type",
-                         *         "message": "request body must be JSON with Content-Type: application/json",
-                         *         "details": []
-                         *       }
-                         *     }
-                         */
                         "application/json": components["schemas"]["Error"];
                     };
                 };
-                /** @description Rate limited: retry after the Retry-After header */
+                /** @description This key made more management requests per second than RATE_LIMIT_MANAGEMENT allows. */
                 429: {
                     headers: {
+                        /** @description seconds to wait before retrying */
+                        "Retry-After"?: number;
                         [name: string]: unknown;
                     };
                     content: {
-                        /**
-                         * @example {
-                         *       "success": false,
-                         *       "error": {
-                         *         "code": "rate_limited",
-                         *         "message": "too many requests for this key; retry after 1 s",
-                         *         "details": []
-                         *       }
-                         *     }
-                         */
                         "application/json": components["schemas"]["Error"];
                     };
                 };
-                /** @description Internal error (details are in Herald’s log, never in the answer) */
+                /** @description A fault of Herald’s; the details are in its log, never in the answer. */
                 500: {
                     headers: {
                         [name: string]: unknown;
                     };
                     content: {
-                        /**
-                         * @example {
-                         *       "success": false,
-                         *       "error": {
-                         *         "code": "internal",
-                         *         "message": "internal error",
-                         *         "details": []
-                         *       }
-                         *     }
-                         */
                         "application/json": components["schemas"]["Error"];
                     };
                 };
@@ -1111,7 +637,7 @@ export interface paths {
             };
             requestBody?: never;
             responses: {
-                /** @description OK */
+                /** @description A page of deliveries, newest first */
                 200: {
                     headers: {
                         [name: string]: unknown;
@@ -1141,147 +667,72 @@ export interface paths {
                          */
                         "application/json": {
                             deliveries: components["schemas"]["Delivery"][];
+                            /** @description pass it as cursor for the next page; null on the last */
                             next_cursor: string | null;
                             /** @enum {boolean} */
                             success: true;
                         };
                     };
                 };
-                /** @description Invalid request: the message names the field and the rule */
+                /**
+                 * @description - An id in the path is not in its form (ins_…, whk_…, dlv_…, key_…).
+                 *     - A filter is out of form: an unknown status or event kind, a bad time, limit or cursor.
+                 */
                 400: {
                     headers: {
                         [name: string]: unknown;
                     };
                     content: {
-                        /**
-                         * @example {
-                         *       "success": false,
-                         *       "error": {
-                         *         "code": "invalid_request",
-                         *         "message": "events: choose at least one event kind",
-                         *         "details": [
-                         *           {
-                         *             "field": "events",
-                         *             "message": "choose at least one event kind"
-                         *           }
-                         *         ]
-                         *       }
-                         *     }
-                         */
                         "application/json": components["schemas"]["Error"];
                     };
                 };
-                /** @description Missing or unknown API key */
+                /**
+                 * @description - No Authorization: Bearer key.
+                 *     - A key Herald does not know (unknown or revoked).
+                 */
                 401: {
                     headers: {
                         [name: string]: unknown;
                     };
                     content: {
-                        /**
-                         * @example {
-                         *       "success": false,
-                         *       "error": {
-                         *         "code": "unauthorized",
-                         *         "message": "missing or unknown API key",
-                         *         "details": []
-                         *       }
-                         *     }
-                         */
                         "application/json": components["schemas"]["Error"];
                     };
                 };
-                /** @description The key may not do this (an instance key outside its instance, or an admin operation) */
+                /** @description An instance key of another instance. */
                 403: {
                     headers: {
                         [name: string]: unknown;
                     };
                     content: {
-                        /**
-                         * @example {
-                         *       "success": false,
-                         *       "error": {
-                         *         "code": "forbidden",
-                         *         "message": "this key belongs to another instance",
-                         *         "details": []
-                         *       }
-                         *     }
-                         */
                         "application/json": components["schemas"]["Error"];
                     };
                 };
-                /** @description No such resource (or no such route) */
+                /** @description The instance does not exist. */
                 404: {
                     headers: {
                         [name: string]: unknown;
                     };
                     content: {
-                        /**
-                         * @example {
-                         *       "success": false,
-                         *       "error": {
-                         *         "code": "not_found",
-                         *         "message": "webhook whk_01jd5q7h2k9x4m8n3p6r0t1v2w does not exist",
-                         *         "details": []
-                         *       }
-                         *     }
-                         */
                         "application/json": components["schemas"]["Error"];
                     };
                 };
-                /** @description Conflict with what is stored; the message says why */
-                409: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        /**
-                         * @example {
-                         *       "success": false,
-                         *       "error": {
-                         *         "code": "conflict",
-                         *         "message": "delivery is delivered; only failed deliveries can be redelivered",
-                         *         "details": []
-                         *       }
-                         *     }
-                         */
-                        "application/json": components["schemas"]["Error"];
-                    };
-                };
-                /** @description Rate limited: retry after the Retry-After header */
+                /** @description This key made more management requests per second than RATE_LIMIT_MANAGEMENT allows. */
                 429: {
                     headers: {
+                        /** @description seconds to wait before retrying */
+                        "Retry-After"?: number;
                         [name: string]: unknown;
                     };
                     content: {
-                        /**
-                         * @example {
-                         *       "success": false,
-                         *       "error": {
-                         *         "code": "rate_limited",
-                         *         "message": "too many requests for this key; retry after 1 s",
-                         *         "details": []
-                         *       }
-                         *     }
-                         */
                         "application/json": components["schemas"]["Error"];
                     };
                 };
-                /** @description Internal error (details are in Herald’s log, never in the answer) */
+                /** @description A fault of Herald’s; the details are in its log, never in the answer. */
                 500: {
                     headers: {
                         [name: string]: unknown;
                     };
                     content: {
-                        /**
-                         * @example {
-                         *       "success": false,
-                         *       "error": {
-                         *         "code": "internal",
-                         *         "message": "internal error",
-                         *         "details": []
-                         *       }
-                         *     }
-                         */
                         "application/json": components["schemas"]["Error"];
                     };
                 };
@@ -1317,7 +768,7 @@ export interface paths {
             };
             requestBody?: never;
             responses: {
-                /** @description OK */
+                /** @description The delivery, the exact body sent and every attempt */
                 200: {
                     headers: {
                         [name: string]: unknown;
@@ -1376,141 +827,65 @@ export interface paths {
                         };
                     };
                 };
-                /** @description Invalid request: the message names the field and the rule */
+                /** @description An id in the path is not in its form (ins_…, whk_…, dlv_…, key_…). */
                 400: {
                     headers: {
                         [name: string]: unknown;
                     };
                     content: {
-                        /**
-                         * @example {
-                         *       "success": false,
-                         *       "error": {
-                         *         "code": "invalid_request",
-                         *         "message": "events: choose at least one event kind",
-                         *         "details": [
-                         *           {
-                         *             "field": "events",
-                         *             "message": "choose at least one event kind"
-                         *           }
-                         *         ]
-                         *       }
-                         *     }
-                         */
                         "application/json": components["schemas"]["Error"];
                     };
                 };
-                /** @description Missing or unknown API key */
+                /**
+                 * @description - No Authorization: Bearer key.
+                 *     - A key Herald does not know (unknown or revoked).
+                 */
                 401: {
                     headers: {
                         [name: string]: unknown;
                     };
                     content: {
-                        /**
-                         * @example {
-                         *       "success": false,
-                         *       "error": {
-                         *         "code": "unauthorized",
-                         *         "message": "missing or unknown API key",
-                         *         "details": []
-                         *       }
-                         *     }
-                         */
                         "application/json": components["schemas"]["Error"];
                     };
                 };
-                /** @description The key may not do this (an instance key outside its instance, or an admin operation) */
+                /** @description An instance key of another instance. */
                 403: {
                     headers: {
                         [name: string]: unknown;
                     };
                     content: {
-                        /**
-                         * @example {
-                         *       "success": false,
-                         *       "error": {
-                         *         "code": "forbidden",
-                         *         "message": "this key belongs to another instance",
-                         *         "details": []
-                         *       }
-                         *     }
-                         */
                         "application/json": components["schemas"]["Error"];
                     };
                 };
-                /** @description No such resource (or no such route) */
+                /**
+                 * @description - The instance does not exist.
+                 *     - The delivery does not exist on this instance.
+                 */
                 404: {
                     headers: {
                         [name: string]: unknown;
                     };
                     content: {
-                        /**
-                         * @example {
-                         *       "success": false,
-                         *       "error": {
-                         *         "code": "not_found",
-                         *         "message": "webhook whk_01jd5q7h2k9x4m8n3p6r0t1v2w does not exist",
-                         *         "details": []
-                         *       }
-                         *     }
-                         */
                         "application/json": components["schemas"]["Error"];
                     };
                 };
-                /** @description Conflict with what is stored; the message says why */
-                409: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        /**
-                         * @example {
-                         *       "success": false,
-                         *       "error": {
-                         *         "code": "conflict",
-                         *         "message": "delivery is delivered; only failed deliveries can be redelivered",
-                         *         "details": []
-                         *       }
-                         *     }
-                         */
-                        "application/json": components["schemas"]["Error"];
-                    };
-                };
-                /** @description Rate limited: retry after the Retry-After header */
+                /** @description This key made more management requests per second than RATE_LIMIT_MANAGEMENT allows. */
                 429: {
                     headers: {
+                        /** @description seconds to wait before retrying */
+                        "Retry-After"?: number;
                         [name: string]: unknown;
                     };
                     content: {
-                        /**
-                         * @example {
-                         *       "success": false,
-                         *       "error": {
-                         *         "code": "rate_limited",
-                         *         "message": "too many requests for this key; retry after 1 s",
-                         *         "details": []
-                         *       }
-                         *     }
-                         */
                         "application/json": components["schemas"]["Error"];
                     };
                 };
-                /** @description Internal error (details are in Herald’s log, never in the answer) */
+                /** @description A fault of Herald’s; the details are in its log, never in the answer. */
                 500: {
                     headers: {
                         [name: string]: unknown;
                     };
                     content: {
-                        /**
-                         * @example {
-                         *       "success": false,
-                         *       "error": {
-                         *         "code": "internal",
-                         *         "message": "internal error",
-                         *         "details": []
-                         *       }
-                         *     }
-                         */
                         "application/json": components["schemas"]["Error"];
                     };
                 };
@@ -1548,7 +923,7 @@ export interface paths {
             };
             requestBody?: never;
             responses: {
-                /** @description Accepted */
+                /** @description Pending again, with a fresh set of attempts; the body is sent unchanged */
                 202: {
                     headers: {
                         [name: string]: unknown;
@@ -1585,141 +960,74 @@ export interface paths {
                         };
                     };
                 };
-                /** @description Invalid request: the message names the field and the rule */
+                /** @description An id in the path is not in its form (ins_…, whk_…, dlv_…, key_…). */
                 400: {
                     headers: {
                         [name: string]: unknown;
                     };
                     content: {
-                        /**
-                         * @example {
-                         *       "success": false,
-                         *       "error": {
-                         *         "code": "invalid_request",
-                         *         "message": "events: choose at least one event kind",
-                         *         "details": [
-                         *           {
-                         *             "field": "events",
-                         *             "message": "choose at least one event kind"
-                         *           }
-                         *         ]
-                         *       }
-                         *     }
-                         */
                         "application/json": components["schemas"]["Error"];
                     };
                 };
-                /** @description Missing or unknown API key */
+                /**
+                 * @description - No Authorization: Bearer key.
+                 *     - A key Herald does not know (unknown or revoked).
+                 */
                 401: {
                     headers: {
                         [name: string]: unknown;
                     };
                     content: {
-                        /**
-                         * @example {
-                         *       "success": false,
-                         *       "error": {
-                         *         "code": "unauthorized",
-                         *         "message": "missing or unknown API key",
-                         *         "details": []
-                         *       }
-                         *     }
-                         */
                         "application/json": components["schemas"]["Error"];
                     };
                 };
-                /** @description The key may not do this (an instance key outside its instance, or an admin operation) */
+                /** @description An instance key of another instance. */
                 403: {
                     headers: {
                         [name: string]: unknown;
                     };
                     content: {
-                        /**
-                         * @example {
-                         *       "success": false,
-                         *       "error": {
-                         *         "code": "forbidden",
-                         *         "message": "this key belongs to another instance",
-                         *         "details": []
-                         *       }
-                         *     }
-                         */
                         "application/json": components["schemas"]["Error"];
                     };
                 };
-                /** @description No such resource (or no such route) */
+                /**
+                 * @description - The instance does not exist.
+                 *     - The delivery does not exist on this instance.
+                 */
                 404: {
                     headers: {
                         [name: string]: unknown;
                     };
                     content: {
-                        /**
-                         * @example {
-                         *       "success": false,
-                         *       "error": {
-                         *         "code": "not_found",
-                         *         "message": "webhook whk_01jd5q7h2k9x4m8n3p6r0t1v2w does not exist",
-                         *         "details": []
-                         *       }
-                         *     }
-                         */
                         "application/json": components["schemas"]["Error"];
                     };
                 };
-                /** @description Conflict with what is stored; the message says why */
+                /** @description The delivery has not failed, or its webhook is disabled. */
                 409: {
                     headers: {
                         [name: string]: unknown;
                     };
                     content: {
-                        /**
-                         * @example {
-                         *       "success": false,
-                         *       "error": {
-                         *         "code": "conflict",
-                         *         "message": "delivery is delivered; only failed deliveries can be redelivered",
-                         *         "details": []
-                         *       }
-                         *     }
-                         */
                         "application/json": components["schemas"]["Error"];
                     };
                 };
-                /** @description Rate limited: retry after the Retry-After header */
+                /** @description This key made more management requests per second than RATE_LIMIT_MANAGEMENT allows. */
                 429: {
                     headers: {
+                        /** @description seconds to wait before retrying */
+                        "Retry-After"?: number;
                         [name: string]: unknown;
                     };
                     content: {
-                        /**
-                         * @example {
-                         *       "success": false,
-                         *       "error": {
-                         *         "code": "rate_limited",
-                         *         "message": "too many requests for this key; retry after 1 s",
-                         *         "details": []
-                         *       }
-                         *     }
-                         */
                         "application/json": components["schemas"]["Error"];
                     };
                 };
-                /** @description Internal error (details are in Herald’s log, never in the answer) */
+                /** @description A fault of Herald’s; the details are in its log, never in the answer. */
                 500: {
                     headers: {
                         [name: string]: unknown;
                     };
                     content: {
-                        /**
-                         * @example {
-                         *       "success": false,
-                         *       "error": {
-                         *         "code": "internal",
-                         *         "message": "internal error",
-                         *         "details": []
-                         *       }
-                         *     }
-                         */
                         "application/json": components["schemas"]["Error"];
                     };
                 };
@@ -1753,6 +1061,12 @@ export interface paths {
             };
             requestBody: {
                 content: {
+                    /**
+                     * @example {
+                     *       "since": "2026-11-21T00:00:00Z",
+                     *       "until": "2026-11-22T00:00:00Z"
+                     *     }
+                     */
                     "application/json": {
                         /**
                          * Format: date-time
@@ -1770,7 +1084,7 @@ export interface paths {
                 };
             };
             responses: {
-                /** @description Accepted */
+                /** @description How many failed deliveries are pending again */
                 202: {
                     headers: {
                         [name: string]: unknown;
@@ -1789,179 +1103,96 @@ export interface paths {
                         };
                     };
                 };
-                /** @description Invalid request: the message names the field and the rule */
+                /**
+                 * @description - An id in the path is not in its form (ins_…, whk_…, dlv_…, key_…).
+                 *     - The body is not valid JSON.
+                 *     - A field is out of form: webhook_id, since or until.
+                 */
                 400: {
                     headers: {
                         [name: string]: unknown;
                     };
                     content: {
-                        /**
-                         * @example {
-                         *       "success": false,
-                         *       "error": {
-                         *         "code": "invalid_request",
-                         *         "message": "events: choose at least one event kind",
-                         *         "details": [
-                         *           {
-                         *             "field": "events",
-                         *             "message": "choose at least one event kind"
-                         *           }
-                         *         ]
-                         *       }
-                         *     }
-                         */
                         "application/json": components["schemas"]["Error"];
                     };
                 };
-                /** @description Missing or unknown API key */
+                /**
+                 * @description - No Authorization: Bearer key.
+                 *     - A key Herald does not know (unknown or revoked).
+                 */
                 401: {
                     headers: {
                         [name: string]: unknown;
                     };
                     content: {
-                        /**
-                         * @example {
-                         *       "success": false,
-                         *       "error": {
-                         *         "code": "unauthorized",
-                         *         "message": "missing or unknown API key",
-                         *         "details": []
-                         *       }
-                         *     }
-                         */
                         "application/json": components["schemas"]["Error"];
                     };
                 };
-                /** @description The key may not do this (an instance key outside its instance, or an admin operation) */
+                /** @description An instance key of another instance. */
                 403: {
                     headers: {
                         [name: string]: unknown;
                     };
                     content: {
-                        /**
-                         * @example {
-                         *       "success": false,
-                         *       "error": {
-                         *         "code": "forbidden",
-                         *         "message": "this key belongs to another instance",
-                         *         "details": []
-                         *       }
-                         *     }
-                         */
                         "application/json": components["schemas"]["Error"];
                     };
                 };
-                /** @description No such resource (or no such route) */
+                /**
+                 * @description - The instance does not exist.
+                 *     - The webhook does not exist on this instance.
+                 */
                 404: {
                     headers: {
                         [name: string]: unknown;
                     };
                     content: {
-                        /**
-                         * @example {
-                         *       "success": false,
-                         *       "error": {
-                         *         "code": "not_found",
-                         *         "message": "webhook whk_01jd5q7h2k9x4m8n3p6r0t1v2w does not exist",
-                         *         "details": []
-                         *       }
-                         *     }
-                         */
                         "application/json": components["schemas"]["Error"];
                     };
                 };
-                /** @description Conflict with what is stored; the message says why */
+                /** @description The webhook named by webhook_id is disabled. */
                 409: {
                     headers: {
                         [name: string]: unknown;
                     };
                     content: {
-                        /**
-                         * @example {
-                         *       "success": false,
-                         *       "error": {
-                         *         "code": "conflict",
-                         *         "message": "delivery is delivered; only failed deliveries can be redelivered",
-                         *         "details": []
-                         *       }
-                         *     }
-                         */
                         "application/json": components["schemas"]["Error"];
                     };
                 };
-                /** @description Request body too large */
+                /** @description The body is over this endpoint’s limit. */
                 413: {
                     headers: {
                         [name: string]: unknown;
                     };
                     content: {
-                        /**
-                         * @example {
-                         *       "success": false,
-                         *       "error": {
-                         *         "code": "payload_too_large",
-                         *         "message": "request body is larger than the limit for this endpoint",
-                         *         "details": []
-                         *       }
-                         *     }
-                         */
                         "application/json": components["schemas"]["Error"];
                     };
                 };
-                /** @description The body is not JSON (Content-Type: application/json) */
+                /** @description The body is not sent as Content-Type: application/json. */
                 415: {
                     headers: {
                         [name: string]: unknown;
                     };
                     content: {
-                        /**
-                         * @example {
-                         *       "success": false,
-                         *       "error": {
-                         *         "code": "unsupported_media_type",
-                         *         "message": "request body must be JSON with Content-Type: application/json",
-                         *         "details": []
-                         *       }
-                         *     }
-                         */
                         "application/json": components["schemas"]["Error"];
                     };
                 };
-                /** @description Rate limited: retry after the Retry-After header */
+                /** @description This key made more management requests per second than RATE_LIMIT_MANAGEMENT allows. */
                 429: {
                     headers: {
+                        /** @description seconds to wait before retrying */
+                        "Retry-After"?: number;
                         [name: string]: unknown;
                     };
                     content: {
-                        /**
-                         * @example {
-                         *       "success": false,
-                         *       "error": {
-                         *         "code": "rate_limited",
-                         *         "message": "too many requests for this key; retry after 1 s",
-                         *         "details": []
-                         *       }
-                         *     }
-                         */
                         "application/json": components["schemas"]["Error"];
                     };
                 };
-                /** @description Internal error (details are in Herald’s log, never in the answer) */
+                /** @description A fault of Herald’s; the details are in its log, never in the answer. */
                 500: {
                     headers: {
                         [name: string]: unknown;
                     };
                     content: {
-                        /**
-                         * @example {
-                         *       "success": false,
-                         *       "error": {
-                         *         "code": "internal",
-                         *         "message": "internal error",
-                         *         "details": []
-                         *       }
-                         *     }
-                         */
                         "application/json": components["schemas"]["Error"];
                     };
                 };
@@ -1996,6 +1227,26 @@ export interface paths {
             /** @description WAHA's webhook body, as WAHA sends it */
             requestBody: {
                 content: {
+                    /**
+                     * @example {
+                     *       "id": "evt_01jd5q7kq4r8s2t6v0w4x8y2z6",
+                     *       "timestamp": 1795341600000,
+                     *       "session": "default",
+                     *       "engine": "WEBJS",
+                     *       "event": "message",
+                     *       "payload": {
+                     *         "id": "false_15557654321@c.us_3EB0C767D26A1D8F4A2B",
+                     *         "from": "15557654321@c.us",
+                     *         "fromMe": false,
+                     *         "body": "Hi! Is my order on its way?",
+                     *         "hasMedia": false
+                     *       },
+                     *       "me": {
+                     *         "id": "15550001111@c.us",
+                     *         "pushName": "Sales line"
+                     *       }
+                     *     }
+                     */
                     "application/json": {
                         /** @description not delivered */
                         engine?: unknown;
@@ -2021,7 +1272,7 @@ export interface paths {
                 };
             };
             responses: {
-                /** @description Accepted */
+                /** @description Stored with its deliveries; WAHA retrying the same id gets the same answer */
                 202: {
                     headers: {
                         [name: string]: unknown;
@@ -2034,187 +1285,100 @@ export interface paths {
                          *       "deliveries": 1
                          *     }
                          */
-                        "application/json": {
-                            deliveries: number;
-                            event_id: string;
-                            /** @enum {boolean} */
-                            success: true;
-                        };
+                        "application/json": components["schemas"]["EventAccepted"];
                     };
                 };
-                /** @description Invalid request: the message names the field and the rule */
+                /**
+                 * @description - An id in the path is not in its form (ins_…, whk_…, dlv_…, key_…).
+                 *     - The body is not valid JSON.
+                 *     - The body is not a WAHA webhook body (no event, no payload, an id or timestamp out of form).
+                 */
                 400: {
                     headers: {
                         [name: string]: unknown;
                     };
                     content: {
-                        /**
-                         * @example {
-                         *       "success": false,
-                         *       "error": {
-                         *         "code": "invalid_request",
-                         *         "message": "events: choose at least one event kind",
-                         *         "details": [
-                         *           {
-                         *             "field": "events",
-                         *             "message": "choose at least one event kind"
-                         *           }
-                         *         ]
-                         *       }
-                         *     }
-                         */
                         "application/json": components["schemas"]["Error"];
                     };
                 };
-                /** @description Missing or unknown API key */
+                /**
+                 * @description - No Authorization: Bearer key.
+                 *     - A key Herald does not know (unknown or revoked).
+                 *     - The instance has an engine HMAC key and X-Webhook-Hmac is missing or does not match the body.
+                 */
                 401: {
                     headers: {
                         [name: string]: unknown;
                     };
                     content: {
-                        /**
-                         * @example {
-                         *       "success": false,
-                         *       "error": {
-                         *         "code": "unauthorized",
-                         *         "message": "missing or unknown API key",
-                         *         "details": []
-                         *       }
-                         *     }
-                         */
                         "application/json": components["schemas"]["Error"];
                     };
                 };
-                /** @description The key may not do this (an instance key outside its instance, or an admin operation) */
+                /** @description An instance key of another instance. */
                 403: {
                     headers: {
                         [name: string]: unknown;
                     };
                     content: {
-                        /**
-                         * @example {
-                         *       "success": false,
-                         *       "error": {
-                         *         "code": "forbidden",
-                         *         "message": "this key belongs to another instance",
-                         *         "details": []
-                         *       }
-                         *     }
-                         */
                         "application/json": components["schemas"]["Error"];
                     };
                 };
-                /** @description No such resource (or no such route) */
+                /** @description The instance does not exist. */
                 404: {
                     headers: {
                         [name: string]: unknown;
                     };
                     content: {
-                        /**
-                         * @example {
-                         *       "success": false,
-                         *       "error": {
-                         *         "code": "not_found",
-                         *         "message": "webhook whk_01jd5q7h2k9x4m8n3p6r0t1v2w does not exist",
-                         *         "details": []
-                         *       }
-                         *     }
-                         */
                         "application/json": components["schemas"]["Error"];
                     };
                 };
-                /** @description Conflict with what is stored; the message says why */
+                /** @description The event_id was already published to another instance (nothing is stored). */
                 409: {
                     headers: {
                         [name: string]: unknown;
                     };
                     content: {
-                        /**
-                         * @example {
-                         *       "success": false,
-                         *       "error": {
-                         *         "code": "conflict",
-                         *         "message": "delivery is delivered; only failed deliveries can be redelivered",
-                         *         "details": []
-                         *       }
-                         *     }
-                         */
                         "application/json": components["schemas"]["Error"];
                     };
                 };
-                /** @description Request body too large */
+                /**
+                 * @description - The body is over this endpoint’s limit.
+                 *     - The event’s delivery body would be larger than 256 KiB.
+                 */
                 413: {
                     headers: {
                         [name: string]: unknown;
                     };
                     content: {
-                        /**
-                         * @example {
-                         *       "success": false,
-                         *       "error": {
-                         *         "code": "payload_too_large",
-                         *         "message": "request body is larger than the limit for this endpoint",
-                         *         "details": []
-                         *       }
-                         *     }
-                         */
                         "application/json": components["schemas"]["Error"];
                     };
                 };
-                /** @description The body is not JSON (Content-Type: application/json) */
+                /** @description The body is not sent as Content-Type: application/json. */
                 415: {
                     headers: {
                         [name: string]: unknown;
                     };
                     content: {
-                        /**
-                         * @example {
-                         *       "success": false,
-                         *       "error": {
-                         *         "code": "unsupported_media_type",
-                         *         "message": "request body must be JSON with Content-Type: application/json",
-                         *         "details": []
-                         *       }
-                         *     }
-                         */
                         "application/json": components["schemas"]["Error"];
                     };
                 };
-                /** @description Rate limited: retry after the Retry-After header */
+                /** @description This key made more management requests per second than RATE_LIMIT_MANAGEMENT allows. */
                 429: {
                     headers: {
+                        /** @description seconds to wait before retrying */
+                        "Retry-After"?: number;
                         [name: string]: unknown;
                     };
                     content: {
-                        /**
-                         * @example {
-                         *       "success": false,
-                         *       "error": {
-                         *         "code": "rate_limited",
-                         *         "message": "too many requests for this key; retry after 1 s",
-                         *         "details": []
-                         *       }
-                         *     }
-                         */
                         "application/json": components["schemas"]["Error"];
                     };
                 };
-                /** @description Internal error (details are in Herald’s log, never in the answer) */
+                /** @description A fault of Herald’s; the details are in its log, never in the answer. */
                 500: {
                     headers: {
                         [name: string]: unknown;
                     };
                     content: {
-                        /**
-                         * @example {
-                         *       "success": false,
-                         *       "error": {
-                         *         "code": "internal",
-                         *         "message": "internal error",
-                         *         "details": []
-                         *       }
-                         *     }
-                         */
                         "application/json": components["schemas"]["Error"];
                     };
                 };
@@ -2248,6 +1412,29 @@ export interface paths {
             };
             requestBody: {
                 content: {
+                    /**
+                     * @example {
+                     *       "event": "message",
+                     *       "payload": {
+                     *         "id": "false_15557654321@c.us_3EB0C767D26A1D8F4A2B",
+                     *         "timestamp": 1763719200,
+                     *         "from": "15557654321@c.us",
+                     *         "fromMe": false,
+                     *         "source": "app",
+                     *         "to": "15550001111@c.us",
+                     *         "participant": null,
+                     *         "body": "Hi! Is my order on its way?",
+                     *         "hasMedia": false,
+                     *         "ack": null,
+                     *         "ackName": "UNKNOWN",
+                     *         "replyTo": null,
+                     *         "_data": {},
+                     *         "from_phone": "15557654321"
+                     *       },
+                     *       "event_id": "evt_01jd5q7h2k9x4m8n3p6r0t1v2w",
+                     *       "timestamp": 1795341600000
+                     *     }
+                     */
                     "application/json": {
                         /** @description event kind from the catalog */
                         event: string;
@@ -2262,7 +1449,7 @@ export interface paths {
                 };
             };
             responses: {
-                /** @description Accepted */
+                /** @description Stored with its deliveries; the same event_id again gets the same answer */
                 202: {
                     headers: {
                         [name: string]: unknown;
@@ -2275,187 +1462,99 @@ export interface paths {
                          *       "deliveries": 1
                          *     }
                          */
-                        "application/json": {
-                            deliveries: number;
-                            event_id: string;
-                            /** @enum {boolean} */
-                            success: true;
-                        };
+                        "application/json": components["schemas"]["EventAccepted"];
                     };
                 };
-                /** @description Invalid request: the message names the field and the rule */
+                /**
+                 * @description - An id in the path is not in its form (ins_…, whk_…, dlv_…, key_…).
+                 *     - The body is not valid JSON.
+                 *     - The event kind is unknown or its payload lacks a field the kind requires.
+                 */
                 400: {
                     headers: {
                         [name: string]: unknown;
                     };
                     content: {
-                        /**
-                         * @example {
-                         *       "success": false,
-                         *       "error": {
-                         *         "code": "invalid_request",
-                         *         "message": "events: choose at least one event kind",
-                         *         "details": [
-                         *           {
-                         *             "field": "events",
-                         *             "message": "choose at least one event kind"
-                         *           }
-                         *         ]
-                         *       }
-                         *     }
-                         */
                         "application/json": components["schemas"]["Error"];
                     };
                 };
-                /** @description Missing or unknown API key */
+                /**
+                 * @description - No Authorization: Bearer key.
+                 *     - A key Herald does not know (unknown or revoked).
+                 */
                 401: {
                     headers: {
                         [name: string]: unknown;
                     };
                     content: {
-                        /**
-                         * @example {
-                         *       "success": false,
-                         *       "error": {
-                         *         "code": "unauthorized",
-                         *         "message": "missing or unknown API key",
-                         *         "details": []
-                         *       }
-                         *     }
-                         */
                         "application/json": components["schemas"]["Error"];
                     };
                 };
-                /** @description The key may not do this (an instance key outside its instance, or an admin operation) */
+                /** @description An instance key of another instance. */
                 403: {
                     headers: {
                         [name: string]: unknown;
                     };
                     content: {
-                        /**
-                         * @example {
-                         *       "success": false,
-                         *       "error": {
-                         *         "code": "forbidden",
-                         *         "message": "this key belongs to another instance",
-                         *         "details": []
-                         *       }
-                         *     }
-                         */
                         "application/json": components["schemas"]["Error"];
                     };
                 };
-                /** @description No such resource (or no such route) */
+                /** @description The instance does not exist. */
                 404: {
                     headers: {
                         [name: string]: unknown;
                     };
                     content: {
-                        /**
-                         * @example {
-                         *       "success": false,
-                         *       "error": {
-                         *         "code": "not_found",
-                         *         "message": "webhook whk_01jd5q7h2k9x4m8n3p6r0t1v2w does not exist",
-                         *         "details": []
-                         *       }
-                         *     }
-                         */
                         "application/json": components["schemas"]["Error"];
                     };
                 };
-                /** @description Conflict with what is stored; the message says why */
+                /** @description The event_id was already published to another instance (nothing is stored). */
                 409: {
                     headers: {
                         [name: string]: unknown;
                     };
                     content: {
-                        /**
-                         * @example {
-                         *       "success": false,
-                         *       "error": {
-                         *         "code": "conflict",
-                         *         "message": "delivery is delivered; only failed deliveries can be redelivered",
-                         *         "details": []
-                         *       }
-                         *     }
-                         */
                         "application/json": components["schemas"]["Error"];
                     };
                 };
-                /** @description Request body too large */
+                /**
+                 * @description - The body is over this endpoint’s limit.
+                 *     - The event’s delivery body would be larger than 256 KiB.
+                 */
                 413: {
                     headers: {
                         [name: string]: unknown;
                     };
                     content: {
-                        /**
-                         * @example {
-                         *       "success": false,
-                         *       "error": {
-                         *         "code": "payload_too_large",
-                         *         "message": "request body is larger than the limit for this endpoint",
-                         *         "details": []
-                         *       }
-                         *     }
-                         */
                         "application/json": components["schemas"]["Error"];
                     };
                 };
-                /** @description The body is not JSON (Content-Type: application/json) */
+                /** @description The body is not sent as Content-Type: application/json. */
                 415: {
                     headers: {
                         [name: string]: unknown;
                     };
                     content: {
-                        /**
-                         * @example {
-                         *       "success": false,
-                         *       "error": {
-                         *         "code": "unsupported_media_type",
-                         *         "message": "request body must be JSON with Content-Type: application/json",
-                         *         "details": []
-                         *       }
-                         *     }
-                         */
                         "application/json": components["schemas"]["Error"];
                     };
                 };
-                /** @description Rate limited: retry after the Retry-After header */
+                /** @description This key published more often per second than RATE_LIMIT_INGEST allows. */
                 429: {
                     headers: {
+                        /** @description seconds to wait before retrying */
+                        "Retry-After"?: number;
                         [name: string]: unknown;
                     };
                     content: {
-                        /**
-                         * @example {
-                         *       "success": false,
-                         *       "error": {
-                         *         "code": "rate_limited",
-                         *         "message": "too many requests for this key; retry after 1 s",
-                         *         "details": []
-                         *       }
-                         *     }
-                         */
                         "application/json": components["schemas"]["Error"];
                     };
                 };
-                /** @description Internal error (details are in Herald’s log, never in the answer) */
+                /** @description A fault of Herald’s; the details are in its log, never in the answer. */
                 500: {
                     headers: {
                         [name: string]: unknown;
                     };
                     content: {
-                        /**
-                         * @example {
-                         *       "success": false,
-                         *       "error": {
-                         *         "code": "internal",
-                         *         "message": "internal error",
-                         *         "details": []
-                         *       }
-                         *     }
-                         */
                         "application/json": components["schemas"]["Error"];
                     };
                 };
@@ -2489,6 +1588,55 @@ export interface paths {
             };
             requestBody: {
                 content: {
+                    /**
+                     * @example {
+                     *       "events": [
+                     *         {
+                     *           "event": "message",
+                     *           "payload": {
+                     *             "id": "false_15557654321@c.us_3EB0C767D26A1D8F4A2B",
+                     *             "timestamp": 1763719200,
+                     *             "from": "15557654321@c.us",
+                     *             "fromMe": false,
+                     *             "source": "app",
+                     *             "to": "15550001111@c.us",
+                     *             "participant": null,
+                     *             "body": "Hi! Is my order on its way?",
+                     *             "hasMedia": false,
+                     *             "ack": null,
+                     *             "ackName": "UNKNOWN",
+                     *             "replyTo": null,
+                     *             "_data": {},
+                     *             "from_phone": "15557654321"
+                     *           },
+                     *           "timestamp": 1795341600000
+                     *         },
+                     *         {
+                     *           "event": "session.status",
+                     *           "payload": {
+                     *             "status": "WORKING",
+                     *             "statuses": [
+                     *               {
+                     *                 "status": "STOPPED",
+                     *                 "timestamp": 1763719000000
+                     *               },
+                     *               {
+                     *                 "status": "STARTING",
+                     *                 "timestamp": 1763719001000
+                     *               },
+                     *               {
+                     *                 "status": "WORKING",
+                     *                 "timestamp": 1763719003000
+                     *               }
+                     *             ],
+                     *             "data": null,
+                     *             "phone": "15550001111"
+                     *           },
+                     *           "timestamp": 1795341601000
+                     *         }
+                     *       ]
+                     *     }
+                     */
                     "application/json": {
                         events: {
                             /** @description event kind from the catalog */
@@ -2505,7 +1653,7 @@ export interface paths {
                 };
             };
             responses: {
-                /** @description Accepted */
+                /** @description Every event stored with its deliveries, in the order sent */
                 202: {
                     headers: {
                         [name: string]: unknown;
@@ -2532,179 +1680,96 @@ export interface paths {
                         };
                     };
                 };
-                /** @description Invalid request: the message names the field and the rule */
+                /**
+                 * @description - An id in the path is not in its form (ins_…, whk_…, dlv_…, key_…).
+                 *     - The body is not valid JSON.
+                 *     - An event of the batch is invalid: the field names which one (nothing is stored).
+                 */
                 400: {
                     headers: {
                         [name: string]: unknown;
                     };
                     content: {
-                        /**
-                         * @example {
-                         *       "success": false,
-                         *       "error": {
-                         *         "code": "invalid_request",
-                         *         "message": "events: choose at least one event kind",
-                         *         "details": [
-                         *           {
-                         *             "field": "events",
-                         *             "message": "choose at least one event kind"
-                         *           }
-                         *         ]
-                         *       }
-                         *     }
-                         */
                         "application/json": components["schemas"]["Error"];
                     };
                 };
-                /** @description Missing or unknown API key */
+                /**
+                 * @description - No Authorization: Bearer key.
+                 *     - A key Herald does not know (unknown or revoked).
+                 */
                 401: {
                     headers: {
                         [name: string]: unknown;
                     };
                     content: {
-                        /**
-                         * @example {
-                         *       "success": false,
-                         *       "error": {
-                         *         "code": "unauthorized",
-                         *         "message": "missing or unknown API key",
-                         *         "details": []
-                         *       }
-                         *     }
-                         */
                         "application/json": components["schemas"]["Error"];
                     };
                 };
-                /** @description The key may not do this (an instance key outside its instance, or an admin operation) */
+                /** @description An instance key of another instance. */
                 403: {
                     headers: {
                         [name: string]: unknown;
                     };
                     content: {
-                        /**
-                         * @example {
-                         *       "success": false,
-                         *       "error": {
-                         *         "code": "forbidden",
-                         *         "message": "this key belongs to another instance",
-                         *         "details": []
-                         *       }
-                         *     }
-                         */
                         "application/json": components["schemas"]["Error"];
                     };
                 };
-                /** @description No such resource (or no such route) */
+                /** @description The instance does not exist. */
                 404: {
                     headers: {
                         [name: string]: unknown;
                     };
                     content: {
-                        /**
-                         * @example {
-                         *       "success": false,
-                         *       "error": {
-                         *         "code": "not_found",
-                         *         "message": "webhook whk_01jd5q7h2k9x4m8n3p6r0t1v2w does not exist",
-                         *         "details": []
-                         *       }
-                         *     }
-                         */
                         "application/json": components["schemas"]["Error"];
                     };
                 };
-                /** @description Conflict with what is stored; the message says why */
+                /** @description The event_id was already published to another instance (nothing is stored). */
                 409: {
                     headers: {
                         [name: string]: unknown;
                     };
                     content: {
-                        /**
-                         * @example {
-                         *       "success": false,
-                         *       "error": {
-                         *         "code": "conflict",
-                         *         "message": "delivery is delivered; only failed deliveries can be redelivered",
-                         *         "details": []
-                         *       }
-                         *     }
-                         */
                         "application/json": components["schemas"]["Error"];
                     };
                 };
-                /** @description Request body too large */
+                /**
+                 * @description - The body is over this endpoint’s limit.
+                 *     - An event’s delivery body would be larger than 256 KiB: the field names which (nothing is stored).
+                 */
                 413: {
                     headers: {
                         [name: string]: unknown;
                     };
                     content: {
-                        /**
-                         * @example {
-                         *       "success": false,
-                         *       "error": {
-                         *         "code": "payload_too_large",
-                         *         "message": "request body is larger than the limit for this endpoint",
-                         *         "details": []
-                         *       }
-                         *     }
-                         */
                         "application/json": components["schemas"]["Error"];
                     };
                 };
-                /** @description The body is not JSON (Content-Type: application/json) */
+                /** @description The body is not sent as Content-Type: application/json. */
                 415: {
                     headers: {
                         [name: string]: unknown;
                     };
                     content: {
-                        /**
-                         * @example {
-                         *       "success": false,
-                         *       "error": {
-                         *         "code": "unsupported_media_type",
-                         *         "message": "request body must be JSON with Content-Type: application/json",
-                         *         "details": []
-                         *       }
-                         *     }
-                         */
                         "application/json": components["schemas"]["Error"];
                     };
                 };
-                /** @description Rate limited: retry after the Retry-After header */
+                /** @description This key published more often per second than RATE_LIMIT_INGEST allows. */
                 429: {
                     headers: {
+                        /** @description seconds to wait before retrying */
+                        "Retry-After"?: number;
                         [name: string]: unknown;
                     };
                     content: {
-                        /**
-                         * @example {
-                         *       "success": false,
-                         *       "error": {
-                         *         "code": "rate_limited",
-                         *         "message": "too many requests for this key; retry after 1 s",
-                         *         "details": []
-                         *       }
-                         *     }
-                         */
                         "application/json": components["schemas"]["Error"];
                     };
                 };
-                /** @description Internal error (details are in Herald’s log, never in the answer) */
+                /** @description A fault of Herald’s; the details are in its log, never in the answer. */
                 500: {
                     headers: {
                         [name: string]: unknown;
                     };
                     content: {
-                        /**
-                         * @example {
-                         *       "success": false,
-                         *       "error": {
-                         *         "code": "internal",
-                         *         "message": "internal error",
-                         *         "details": []
-                         *       }
-                         *     }
-                         */
                         "application/json": components["schemas"]["Error"];
                     };
                 };
@@ -2736,7 +1801,7 @@ export interface paths {
             };
             requestBody?: never;
             responses: {
-                /** @description OK */
+                /** @description The instance’s keys, without their secret part */
                 200: {
                     headers: {
                         [name: string]: unknown;
@@ -2765,141 +1830,62 @@ export interface paths {
                         };
                     };
                 };
-                /** @description Invalid request: the message names the field and the rule */
+                /** @description An id in the path is not in its form (ins_…, whk_…, dlv_…, key_…). */
                 400: {
                     headers: {
                         [name: string]: unknown;
                     };
                     content: {
-                        /**
-                         * @example {
-                         *       "success": false,
-                         *       "error": {
-                         *         "code": "invalid_request",
-                         *         "message": "events: choose at least one event kind",
-                         *         "details": [
-                         *           {
-                         *             "field": "events",
-                         *             "message": "choose at least one event kind"
-                         *           }
-                         *         ]
-                         *       }
-                         *     }
-                         */
                         "application/json": components["schemas"]["Error"];
                     };
                 };
-                /** @description Missing or unknown API key */
+                /**
+                 * @description - No Authorization: Bearer key.
+                 *     - A key Herald does not know (unknown or revoked).
+                 */
                 401: {
                     headers: {
                         [name: string]: unknown;
                     };
                     content: {
-                        /**
-                         * @example {
-                         *       "success": false,
-                         *       "error": {
-                         *         "code": "unauthorized",
-                         *         "message": "missing or unknown API key",
-                         *         "details": []
-                         *       }
-                         *     }
-                         */
                         "application/json": components["schemas"]["Error"];
                     };
                 };
-                /** @description The key may not do this (an instance key outside its instance, or an admin operation) */
+                /** @description An instance key: this operation needs the admin key. */
                 403: {
                     headers: {
                         [name: string]: unknown;
                     };
                     content: {
-                        /**
-                         * @example {
-                         *       "success": false,
-                         *       "error": {
-                         *         "code": "forbidden",
-                         *         "message": "this key belongs to another instance",
-                         *         "details": []
-                         *       }
-                         *     }
-                         */
                         "application/json": components["schemas"]["Error"];
                     };
                 };
-                /** @description No such resource (or no such route) */
+                /** @description The instance does not exist. */
                 404: {
                     headers: {
                         [name: string]: unknown;
                     };
                     content: {
-                        /**
-                         * @example {
-                         *       "success": false,
-                         *       "error": {
-                         *         "code": "not_found",
-                         *         "message": "webhook whk_01jd5q7h2k9x4m8n3p6r0t1v2w does not exist",
-                         *         "details": []
-                         *       }
-                         *     }
-                         */
                         "application/json": components["schemas"]["Error"];
                     };
                 };
-                /** @description Conflict with what is stored; the message says why */
-                409: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        /**
-                         * @example {
-                         *       "success": false,
-                         *       "error": {
-                         *         "code": "conflict",
-                         *         "message": "delivery is delivered; only failed deliveries can be redelivered",
-                         *         "details": []
-                         *       }
-                         *     }
-                         */
-                        "application/json": components["schemas"]["Error"];
-                    };
-                };
-                /** @description Rate limited: retry after the Retry-After header */
+                /** @description This key made more management requests per second than RATE_LIMIT_MANAGEMENT allows. */
                 429: {
                     headers: {
+                        /** @description seconds to wait before retrying */
+                        "Retry-After"?: number;
                         [name: string]: unknown;
                     };
                     content: {
-                        /**
-                         * @example {
-                         *       "success": false,
-                         *       "error": {
-                         *         "code": "rate_limited",
-                         *         "message": "too many requests for this key; retry after 1 s",
-                         *         "details": []
-                         *       }
-                         *     }
-                         */
                         "application/json": components["schemas"]["Error"];
                     };
                 };
-                /** @description Internal error (details are in Herald’s log, never in the answer) */
+                /** @description A fault of Herald’s; the details are in its log, never in the answer. */
                 500: {
                     headers: {
                         [name: string]: unknown;
                     };
                     content: {
-                        /**
-                         * @example {
-                         *       "success": false,
-                         *       "error": {
-                         *         "code": "internal",
-                         *         "message": "internal error",
-                         *         "details": []
-                         *       }
-                         *     }
-                         */
                         "application/json": components["schemas"]["Error"];
                     };
                 };
@@ -2919,7 +1905,7 @@ export interface paths {
             };
             requestBody?: never;
             responses: {
-                /** @description Created */
+                /** @description The new key */
                 201: {
                     headers: {
                         [name: string]: unknown;
@@ -2933,6 +1919,7 @@ export interface paths {
                          *     }
                          */
                         "application/json": {
+                            /** @description shown this once; only its hash is kept */
                             key: string;
                             key_id: string;
                             /** @enum {boolean} */
@@ -2940,141 +1927,62 @@ export interface paths {
                         };
                     };
                 };
-                /** @description Invalid request: the message names the field and the rule */
+                /** @description An id in the path is not in its form (ins_…, whk_…, dlv_…, key_…). */
                 400: {
                     headers: {
                         [name: string]: unknown;
                     };
                     content: {
-                        /**
-                         * @example {
-                         *       "success": false,
-                         *       "error": {
-                         *         "code": "invalid_request",
-                         *         "message": "events: choose at least one event kind",
-                         *         "details": [
-                         *           {
-                         *             "field": "events",
-                         *             "message": "choose at least one event kind"
-                         *           }
-                         *         ]
-                         *       }
-                         *     }
-                         */
                         "application/json": components["schemas"]["Error"];
                     };
                 };
-                /** @description Missing or unknown API key */
+                /**
+                 * @description - No Authorization: Bearer key.
+                 *     - A key Herald does not know (unknown or revoked).
+                 */
                 401: {
                     headers: {
                         [name: string]: unknown;
                     };
                     content: {
-                        /**
-                         * @example {
-                         *       "success": false,
-                         *       "error": {
-                         *         "code": "unauthorized",
-                         *         "message": "missing or unknown API key",
-                         *         "details": []
-                         *       }
-                         *     }
-                         */
                         "application/json": components["schemas"]["Error"];
                     };
                 };
-                /** @description The key may not do this (an instance key outside its instance, or an admin operation) */
+                /** @description An instance key: this operation needs the admin key. */
                 403: {
                     headers: {
                         [name: string]: unknown;
                     };
                     content: {
-                        /**
-                         * @example {
-                         *       "success": false,
-                         *       "error": {
-                         *         "code": "forbidden",
-                         *         "message": "this key belongs to another instance",
-                         *         "details": []
-                         *       }
-                         *     }
-                         */
                         "application/json": components["schemas"]["Error"];
                     };
                 };
-                /** @description No such resource (or no such route) */
+                /** @description The instance does not exist. */
                 404: {
                     headers: {
                         [name: string]: unknown;
                     };
                     content: {
-                        /**
-                         * @example {
-                         *       "success": false,
-                         *       "error": {
-                         *         "code": "not_found",
-                         *         "message": "webhook whk_01jd5q7h2k9x4m8n3p6r0t1v2w does not exist",
-                         *         "details": []
-                         *       }
-                         *     }
-                         */
                         "application/json": components["schemas"]["Error"];
                     };
                 };
-                /** @description Conflict with what is stored; the message says why */
-                409: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        /**
-                         * @example {
-                         *       "success": false,
-                         *       "error": {
-                         *         "code": "conflict",
-                         *         "message": "delivery is delivered; only failed deliveries can be redelivered",
-                         *         "details": []
-                         *       }
-                         *     }
-                         */
-                        "application/json": components["schemas"]["Error"];
-                    };
-                };
-                /** @description Rate limited: retry after the Retry-After header */
+                /** @description This key made more management requests per second than RATE_LIMIT_MANAGEMENT allows. */
                 429: {
                     headers: {
+                        /** @description seconds to wait before retrying */
+                        "Retry-After"?: number;
                         [name: string]: unknown;
                     };
                     content: {
-                        /**
-                         * @example {
-                         *       "success": false,
-                         *       "error": {
-                         *         "code": "rate_limited",
-                         *         "message": "too many requests for this key; retry after 1 s",
-                         *         "details": []
-                         *       }
-                         *     }
-                         */
                         "application/json": components["schemas"]["Error"];
                     };
                 };
-                /** @description Internal error (details are in Herald’s log, never in the answer) */
+                /** @description A fault of Herald’s; the details are in its log, never in the answer. */
                 500: {
                     headers: {
                         [name: string]: unknown;
                     };
                     content: {
-                        /**
-                         * @example {
-                         *       "success": false,
-                         *       "error": {
-                         *         "code": "internal",
-                         *         "message": "internal error",
-                         *         "details": []
-                         *       }
-                         *     }
-                         */
                         "application/json": components["schemas"]["Error"];
                     };
                 };
@@ -3111,7 +2019,7 @@ export interface paths {
             };
             requestBody?: never;
             responses: {
-                /** @description OK */
+                /** @description Revoked: the key is refused (401) from now on */
                 200: {
                     headers: {
                         [name: string]: unknown;
@@ -3122,147 +2030,68 @@ export interface paths {
                          *       "success": true
                          *     }
                          */
-                        "application/json": {
-                            /** @enum {boolean} */
-                            success: true;
-                        };
+                        "application/json": components["schemas"]["Success"];
                     };
                 };
-                /** @description Invalid request: the message names the field and the rule */
+                /** @description An id in the path is not in its form (ins_…, whk_…, dlv_…, key_…). */
                 400: {
                     headers: {
                         [name: string]: unknown;
                     };
                     content: {
-                        /**
-                         * @example {
-                         *       "success": false,
-                         *       "error": {
-                         *         "code": "invalid_request",
-                         *         "message": "events: choose at least one event kind",
-                         *         "details": [
-                         *           {
-                         *             "field": "events",
-                         *             "message": "choose at least one event kind"
-                         *           }
-                         *         ]
-                         *       }
-                         *     }
-                         */
                         "application/json": components["schemas"]["Error"];
                     };
                 };
-                /** @description Missing or unknown API key */
+                /**
+                 * @description - No Authorization: Bearer key.
+                 *     - A key Herald does not know (unknown or revoked).
+                 */
                 401: {
                     headers: {
                         [name: string]: unknown;
                     };
                     content: {
-                        /**
-                         * @example {
-                         *       "success": false,
-                         *       "error": {
-                         *         "code": "unauthorized",
-                         *         "message": "missing or unknown API key",
-                         *         "details": []
-                         *       }
-                         *     }
-                         */
                         "application/json": components["schemas"]["Error"];
                     };
                 };
-                /** @description The key may not do this (an instance key outside its instance, or an admin operation) */
+                /** @description An instance key: this operation needs the admin key. */
                 403: {
                     headers: {
                         [name: string]: unknown;
                     };
                     content: {
-                        /**
-                         * @example {
-                         *       "success": false,
-                         *       "error": {
-                         *         "code": "forbidden",
-                         *         "message": "this key belongs to another instance",
-                         *         "details": []
-                         *       }
-                         *     }
-                         */
                         "application/json": components["schemas"]["Error"];
                     };
                 };
-                /** @description No such resource (or no such route) */
+                /**
+                 * @description - The instance does not exist.
+                 *     - The key does not exist on this instance (or was revoked).
+                 */
                 404: {
                     headers: {
                         [name: string]: unknown;
                     };
                     content: {
-                        /**
-                         * @example {
-                         *       "success": false,
-                         *       "error": {
-                         *         "code": "not_found",
-                         *         "message": "webhook whk_01jd5q7h2k9x4m8n3p6r0t1v2w does not exist",
-                         *         "details": []
-                         *       }
-                         *     }
-                         */
                         "application/json": components["schemas"]["Error"];
                     };
                 };
-                /** @description Conflict with what is stored; the message says why */
-                409: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        /**
-                         * @example {
-                         *       "success": false,
-                         *       "error": {
-                         *         "code": "conflict",
-                         *         "message": "delivery is delivered; only failed deliveries can be redelivered",
-                         *         "details": []
-                         *       }
-                         *     }
-                         */
-                        "application/json": components["schemas"]["Error"];
-                    };
-                };
-                /** @description Rate limited: retry after the Retry-After header */
+                /** @description This key made more management requests per second than RATE_LIMIT_MANAGEMENT allows. */
                 429: {
                     headers: {
+                        /** @description seconds to wait before retrying */
+                        "Retry-After"?: number;
                         [name: string]: unknown;
                     };
                     content: {
-                        /**
-                         * @example {
-                         *       "success": false,
-                         *       "error": {
-                         *         "code": "rate_limited",
-                         *         "message": "too many requests for this key; retry after 1 s",
-                         *         "details": []
-                         *       }
-                         *     }
-                         */
                         "application/json": components["schemas"]["Error"];
                     };
                 };
-                /** @description Internal error (details are in Herald’s log, never in the answer) */
+                /** @description A fault of Herald’s; the details are in its log, never in the answer. */
                 500: {
                     headers: {
                         [name: string]: unknown;
                     };
                     content: {
-                        /**
-                         * @example {
-                         *       "success": false,
-                         *       "error": {
-                         *         "code": "internal",
-                         *         "message": "internal error",
-                         *         "details": []
-                         *       }
-                         *     }
-                         */
                         "application/json": components["schemas"]["Error"];
                     };
                 };
@@ -3295,7 +2124,7 @@ export interface paths {
             };
             requestBody?: never;
             responses: {
-                /** @description Created */
+                /** @description Stored; refer to media_id in an event’s payload.media */
                 201: {
                     headers: {
                         [name: string]: unknown;
@@ -3321,160 +2150,74 @@ export interface paths {
                         };
                     };
                 };
-                /** @description Invalid request: the message names the field and the rule */
+                /**
+                 * @description - An id in the path is not in its form (ins_…, whk_…, dlv_…, key_…).
+                 *     - Content-Type is not a media type.
+                 */
                 400: {
                     headers: {
                         [name: string]: unknown;
                     };
                     content: {
-                        /**
-                         * @example {
-                         *       "success": false,
-                         *       "error": {
-                         *         "code": "invalid_request",
-                         *         "message": "events: choose at least one event kind",
-                         *         "details": [
-                         *           {
-                         *             "field": "events",
-                         *             "message": "choose at least one event kind"
-                         *           }
-                         *         ]
-                         *       }
-                         *     }
-                         */
                         "application/json": components["schemas"]["Error"];
                     };
                 };
-                /** @description Missing or unknown API key */
+                /**
+                 * @description - No Authorization: Bearer key.
+                 *     - A key Herald does not know (unknown or revoked).
+                 */
                 401: {
                     headers: {
                         [name: string]: unknown;
                     };
                     content: {
-                        /**
-                         * @example {
-                         *       "success": false,
-                         *       "error": {
-                         *         "code": "unauthorized",
-                         *         "message": "missing or unknown API key",
-                         *         "details": []
-                         *       }
-                         *     }
-                         */
                         "application/json": components["schemas"]["Error"];
                     };
                 };
-                /** @description The key may not do this (an instance key outside its instance, or an admin operation) */
+                /** @description An instance key of another instance. */
                 403: {
                     headers: {
                         [name: string]: unknown;
                     };
                     content: {
-                        /**
-                         * @example {
-                         *       "success": false,
-                         *       "error": {
-                         *         "code": "forbidden",
-                         *         "message": "this key belongs to another instance",
-                         *         "details": []
-                         *       }
-                         *     }
-                         */
                         "application/json": components["schemas"]["Error"];
                     };
                 };
-                /** @description No such resource (or no such route) */
+                /** @description The instance does not exist. */
                 404: {
                     headers: {
                         [name: string]: unknown;
                     };
                     content: {
-                        /**
-                         * @example {
-                         *       "success": false,
-                         *       "error": {
-                         *         "code": "not_found",
-                         *         "message": "webhook whk_01jd5q7h2k9x4m8n3p6r0t1v2w does not exist",
-                         *         "details": []
-                         *       }
-                         *     }
-                         */
                         "application/json": components["schemas"]["Error"];
                     };
                 };
-                /** @description Conflict with what is stored; the message says why */
-                409: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        /**
-                         * @example {
-                         *       "success": false,
-                         *       "error": {
-                         *         "code": "conflict",
-                         *         "message": "delivery is delivered; only failed deliveries can be redelivered",
-                         *         "details": []
-                         *       }
-                         *     }
-                         */
-                        "application/json": components["schemas"]["Error"];
-                    };
-                };
-                /** @description Request body too large */
+                /** @description The file is larger than MEDIA_MAX_BYTES (the connection closes). */
                 413: {
                     headers: {
                         [name: string]: unknown;
                     };
                     content: {
-                        /**
-                         * @example {
-                         *       "success": false,
-                         *       "error": {
-                         *         "code": "payload_too_large",
-                         *         "message": "request body is larger than the limit for this endpoint",
-                         *         "details": []
-                         *       }
-                         *     }
-                         */
                         "application/json": components["schemas"]["Error"];
                     };
                 };
-                /** @description Rate limited: retry after the Retry-After header */
+                /** @description This key made more management requests per second than RATE_LIMIT_MANAGEMENT allows. */
                 429: {
                     headers: {
+                        /** @description seconds to wait before retrying */
+                        "Retry-After"?: number;
                         [name: string]: unknown;
                     };
                     content: {
-                        /**
-                         * @example {
-                         *       "success": false,
-                         *       "error": {
-                         *         "code": "rate_limited",
-                         *         "message": "too many requests for this key; retry after 1 s",
-                         *         "details": []
-                         *       }
-                         *     }
-                         */
                         "application/json": components["schemas"]["Error"];
                     };
                 };
-                /** @description Internal error (details are in Herald’s log, never in the answer) */
+                /** @description A fault of Herald’s; the details are in its log, never in the answer. */
                 500: {
                     headers: {
                         [name: string]: unknown;
                     };
                     content: {
-                        /**
-                         * @example {
-                         *       "success": false,
-                         *       "error": {
-                         *         "code": "internal",
-                         *         "message": "internal error",
-                         *         "details": []
-                         *       }
-                         *     }
-                         */
                         "application/json": components["schemas"]["Error"];
                     };
                 };
@@ -3506,7 +2249,7 @@ export interface paths {
             };
             requestBody?: never;
             responses: {
-                /** @description OK */
+                /** @description The instance’s webhooks, with their health */
                 200: {
                     headers: {
                         [name: string]: unknown;
@@ -3560,141 +2303,62 @@ export interface paths {
                         };
                     };
                 };
-                /** @description Invalid request: the message names the field and the rule */
+                /** @description An id in the path is not in its form (ins_…, whk_…, dlv_…, key_…). */
                 400: {
                     headers: {
                         [name: string]: unknown;
                     };
                     content: {
-                        /**
-                         * @example {
-                         *       "success": false,
-                         *       "error": {
-                         *         "code": "invalid_request",
-                         *         "message": "events: choose at least one event kind",
-                         *         "details": [
-                         *           {
-                         *             "field": "events",
-                         *             "message": "choose at least one event kind"
-                         *           }
-                         *         ]
-                         *       }
-                         *     }
-                         */
                         "application/json": components["schemas"]["Error"];
                     };
                 };
-                /** @description Missing or unknown API key */
+                /**
+                 * @description - No Authorization: Bearer key.
+                 *     - A key Herald does not know (unknown or revoked).
+                 */
                 401: {
                     headers: {
                         [name: string]: unknown;
                     };
                     content: {
-                        /**
-                         * @example {
-                         *       "success": false,
-                         *       "error": {
-                         *         "code": "unauthorized",
-                         *         "message": "missing or unknown API key",
-                         *         "details": []
-                         *       }
-                         *     }
-                         */
                         "application/json": components["schemas"]["Error"];
                     };
                 };
-                /** @description The key may not do this (an instance key outside its instance, or an admin operation) */
+                /** @description An instance key of another instance. */
                 403: {
                     headers: {
                         [name: string]: unknown;
                     };
                     content: {
-                        /**
-                         * @example {
-                         *       "success": false,
-                         *       "error": {
-                         *         "code": "forbidden",
-                         *         "message": "this key belongs to another instance",
-                         *         "details": []
-                         *       }
-                         *     }
-                         */
                         "application/json": components["schemas"]["Error"];
                     };
                 };
-                /** @description No such resource (or no such route) */
+                /** @description The instance does not exist. */
                 404: {
                     headers: {
                         [name: string]: unknown;
                     };
                     content: {
-                        /**
-                         * @example {
-                         *       "success": false,
-                         *       "error": {
-                         *         "code": "not_found",
-                         *         "message": "webhook whk_01jd5q7h2k9x4m8n3p6r0t1v2w does not exist",
-                         *         "details": []
-                         *       }
-                         *     }
-                         */
                         "application/json": components["schemas"]["Error"];
                     };
                 };
-                /** @description Conflict with what is stored; the message says why */
-                409: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        /**
-                         * @example {
-                         *       "success": false,
-                         *       "error": {
-                         *         "code": "conflict",
-                         *         "message": "delivery is delivered; only failed deliveries can be redelivered",
-                         *         "details": []
-                         *       }
-                         *     }
-                         */
-                        "application/json": components["schemas"]["Error"];
-                    };
-                };
-                /** @description Rate limited: retry after the Retry-After header */
+                /** @description This key made more management requests per second than RATE_LIMIT_MANAGEMENT allows. */
                 429: {
                     headers: {
+                        /** @description seconds to wait before retrying */
+                        "Retry-After"?: number;
                         [name: string]: unknown;
                     };
                     content: {
-                        /**
-                         * @example {
-                         *       "success": false,
-                         *       "error": {
-                         *         "code": "rate_limited",
-                         *         "message": "too many requests for this key; retry after 1 s",
-                         *         "details": []
-                         *       }
-                         *     }
-                         */
                         "application/json": components["schemas"]["Error"];
                     };
                 };
-                /** @description Internal error (details are in Herald’s log, never in the answer) */
+                /** @description A fault of Herald’s; the details are in its log, never in the answer. */
                 500: {
                     headers: {
                         [name: string]: unknown;
                     };
                     content: {
-                        /**
-                         * @example {
-                         *       "success": false,
-                         *       "error": {
-                         *         "code": "internal",
-                         *         "message": "internal error",
-                         *         "details": []
-                         *       }
-                         *     }
-                         */
                         "application/json": components["schemas"]["Error"];
                     };
                 };
@@ -3714,6 +2378,27 @@ export interface paths {
             };
             requestBody: {
                 content: {
+                    /**
+                     * @example {
+                     *       "destination_url": "https://hooks.example.com/herald",
+                     *       "events": [
+                     *         "message",
+                     *         "message.ack",
+                     *         "session.status"
+                     *       ],
+                     *       "client_sign_secret": "whsec_3b8f0c2a9d4e6f1b7c5a8e2d0f9b4c6a",
+                     *       "ignore_status": true,
+                     *       "filter": {
+                     *         "payload.fromMe": false
+                     *       },
+                     *       "headers": {
+                     *         "Authorization": "Bearer rcv_live_5f2c"
+                     *       },
+                     *       "rate_limit": {
+                     *         "per_second": 20
+                     *       }
+                     *     }
+                     */
                     "application/json": {
                         /** @description PATCH only: remove the stored secret */
                         clear_client_sign?: boolean;
@@ -3754,7 +2439,7 @@ export interface paths {
                 };
             };
             responses: {
-                /** @description Created */
+                /** @description The new webhook’s id; it starts disabled */
                 201: {
                     headers: {
                         [name: string]: unknown;
@@ -3773,179 +2458,102 @@ export interface paths {
                         };
                     };
                 };
-                /** @description Invalid request: the message names the field and the rule */
+                /**
+                 * @description - An id in the path is not in its form (ins_…, whk_…, dlv_…, key_…).
+                 *     - The body is not valid JSON.
+                 *     - A field breaks its rule: the message names the field and the rule, details lists every one.
+                 */
                 400: {
                     headers: {
                         [name: string]: unknown;
                     };
                     content: {
-                        /**
-                         * @example {
-                         *       "success": false,
-                         *       "error": {
-                         *         "code": "invalid_request",
-                         *         "message": "events: choose at least one event kind",
-                         *         "details": [
-                         *           {
-                         *             "field": "events",
-                         *             "message": "choose at least one event kind"
-                         *           }
-                         *         ]
-                         *       }
-                         *     }
-                         */
                         "application/json": components["schemas"]["Error"];
                     };
                 };
-                /** @description Missing or unknown API key */
+                /**
+                 * @description - No Authorization: Bearer key.
+                 *     - A key Herald does not know (unknown or revoked).
+                 */
                 401: {
                     headers: {
                         [name: string]: unknown;
                     };
                     content: {
-                        /**
-                         * @example {
-                         *       "success": false,
-                         *       "error": {
-                         *         "code": "unauthorized",
-                         *         "message": "missing or unknown API key",
-                         *         "details": []
-                         *       }
-                         *     }
-                         */
                         "application/json": components["schemas"]["Error"];
                     };
                 };
-                /** @description The key may not do this (an instance key outside its instance, or an admin operation) */
+                /** @description An instance key of another instance. */
                 403: {
                     headers: {
                         [name: string]: unknown;
                     };
                     content: {
-                        /**
-                         * @example {
-                         *       "success": false,
-                         *       "error": {
-                         *         "code": "forbidden",
-                         *         "message": "this key belongs to another instance",
-                         *         "details": []
-                         *       }
-                         *     }
-                         */
                         "application/json": components["schemas"]["Error"];
                     };
                 };
-                /** @description No such resource (or no such route) */
+                /** @description The instance does not exist. */
                 404: {
                     headers: {
                         [name: string]: unknown;
                     };
                     content: {
-                        /**
-                         * @example {
-                         *       "success": false,
-                         *       "error": {
-                         *         "code": "not_found",
-                         *         "message": "webhook whk_01jd5q7h2k9x4m8n3p6r0t1v2w does not exist",
-                         *         "details": []
-                         *       }
-                         *     }
-                         */
                         "application/json": components["schemas"]["Error"];
                     };
                 };
-                /** @description Conflict with what is stored; the message says why */
+                /** @description The instance already has MAX_WEBHOOKS_PER_INSTANCE webhooks. */
                 409: {
                     headers: {
                         [name: string]: unknown;
                     };
                     content: {
-                        /**
-                         * @example {
-                         *       "success": false,
-                         *       "error": {
-                         *         "code": "conflict",
-                         *         "message": "delivery is delivered; only failed deliveries can be redelivered",
-                         *         "details": []
-                         *       }
-                         *     }
-                         */
                         "application/json": components["schemas"]["Error"];
                     };
                 };
-                /** @description Request body too large */
+                /** @description The body is over this endpoint’s limit. */
                 413: {
                     headers: {
                         [name: string]: unknown;
                     };
                     content: {
-                        /**
-                         * @example {
-                         *       "success": false,
-                         *       "error": {
-                         *         "code": "payload_too_large",
-                         *         "message": "request body is larger than the limit for this endpoint",
-                         *         "details": []
-                         *       }
-                         *     }
-                         */
                         "application/json": components["schemas"]["Error"];
                     };
                 };
-                /** @description The body is not JSON (Content-Type: application/json) */
+                /** @description The body is not sent as Content-Type: application/json. */
                 415: {
                     headers: {
                         [name: string]: unknown;
                     };
                     content: {
-                        /**
-                         * @example {
-                         *       "success": false,
-                         *       "error": {
-                         *         "code": "unsupported_media_type",
-                         *         "message": "request body must be JSON with Content-Type: application/json",
-                         *         "details": []
-                         *       }
-                         *     }
-                         */
                         "application/json": components["schemas"]["Error"];
                     };
                 };
-                /** @description Rate limited: retry after the Retry-After header */
-                429: {
+                /** @description The destination_url host is not globally reachable (a private, loopback or link-local address, localhost). */
+                422: {
                     headers: {
                         [name: string]: unknown;
                     };
                     content: {
-                        /**
-                         * @example {
-                         *       "success": false,
-                         *       "error": {
-                         *         "code": "rate_limited",
-                         *         "message": "too many requests for this key; retry after 1 s",
-                         *         "details": []
-                         *       }
-                         *     }
-                         */
                         "application/json": components["schemas"]["Error"];
                     };
                 };
-                /** @description Internal error (details are in Herald’s log, never in the answer) */
+                /** @description This key made more management requests per second than RATE_LIMIT_MANAGEMENT allows. */
+                429: {
+                    headers: {
+                        /** @description seconds to wait before retrying */
+                        "Retry-After"?: number;
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description A fault of Herald’s; the details are in its log, never in the answer. */
                 500: {
                     headers: {
                         [name: string]: unknown;
                     };
                     content: {
-                        /**
-                         * @example {
-                         *       "success": false,
-                         *       "error": {
-                         *         "code": "internal",
-                         *         "message": "internal error",
-                         *         "details": []
-                         *       }
-                         *     }
-                         */
                         "application/json": components["schemas"]["Error"];
                     };
                 };
@@ -3979,7 +2587,7 @@ export interface paths {
             };
             requestBody?: never;
             responses: {
-                /** @description OK */
+                /** @description The webhook, with its health */
                 200: {
                     headers: {
                         [name: string]: unknown;
@@ -4024,148 +2632,68 @@ export interface paths {
                          *       }
                          *     }
                          */
-                        "application/json": {
-                            /** @enum {boolean} */
-                            success: true;
-                            webhook: components["schemas"]["Webhook"];
-                        };
+                        "application/json": components["schemas"]["WebhookResponse"];
                     };
                 };
-                /** @description Invalid request: the message names the field and the rule */
+                /** @description An id in the path is not in its form (ins_…, whk_…, dlv_…, key_…). */
                 400: {
                     headers: {
                         [name: string]: unknown;
                     };
                     content: {
-                        /**
-                         * @example {
-                         *       "success": false,
-                         *       "error": {
-                         *         "code": "invalid_request",
-                         *         "message": "events: choose at least one event kind",
-                         *         "details": [
-                         *           {
-                         *             "field": "events",
-                         *             "message": "choose at least one event kind"
-                         *           }
-                         *         ]
-                         *       }
-                         *     }
-                         */
                         "application/json": components["schemas"]["Error"];
                     };
                 };
-                /** @description Missing or unknown API key */
+                /**
+                 * @description - No Authorization: Bearer key.
+                 *     - A key Herald does not know (unknown or revoked).
+                 */
                 401: {
                     headers: {
                         [name: string]: unknown;
                     };
                     content: {
-                        /**
-                         * @example {
-                         *       "success": false,
-                         *       "error": {
-                         *         "code": "unauthorized",
-                         *         "message": "missing or unknown API key",
-                         *         "details": []
-                         *       }
-                         *     }
-                         */
                         "application/json": components["schemas"]["Error"];
                     };
                 };
-                /** @description The key may not do this (an instance key outside its instance, or an admin operation) */
+                /** @description An instance key of another instance. */
                 403: {
                     headers: {
                         [name: string]: unknown;
                     };
                     content: {
-                        /**
-                         * @example {
-                         *       "success": false,
-                         *       "error": {
-                         *         "code": "forbidden",
-                         *         "message": "this key belongs to another instance",
-                         *         "details": []
-                         *       }
-                         *     }
-                         */
                         "application/json": components["schemas"]["Error"];
                     };
                 };
-                /** @description No such resource (or no such route) */
+                /**
+                 * @description - The instance does not exist.
+                 *     - The webhook does not exist on this instance.
+                 */
                 404: {
                     headers: {
                         [name: string]: unknown;
                     };
                     content: {
-                        /**
-                         * @example {
-                         *       "success": false,
-                         *       "error": {
-                         *         "code": "not_found",
-                         *         "message": "webhook whk_01jd5q7h2k9x4m8n3p6r0t1v2w does not exist",
-                         *         "details": []
-                         *       }
-                         *     }
-                         */
                         "application/json": components["schemas"]["Error"];
                     };
                 };
-                /** @description Conflict with what is stored; the message says why */
-                409: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        /**
-                         * @example {
-                         *       "success": false,
-                         *       "error": {
-                         *         "code": "conflict",
-                         *         "message": "delivery is delivered; only failed deliveries can be redelivered",
-                         *         "details": []
-                         *       }
-                         *     }
-                         */
-                        "application/json": components["schemas"]["Error"];
-                    };
-                };
-                /** @description Rate limited: retry after the Retry-After header */
+                /** @description This key made more management requests per second than RATE_LIMIT_MANAGEMENT allows. */
                 429: {
                     headers: {
+                        /** @description seconds to wait before retrying */
+                        "Retry-After"?: number;
                         [name: string]: unknown;
                     };
                     content: {
-                        /**
-                         * @example {
-                         *       "success": false,
-                         *       "error": {
-                         *         "code": "rate_limited",
-                         *         "message": "too many requests for this key; retry after 1 s",
-                         *         "details": []
-                         *       }
-                         *     }
-                         */
                         "application/json": components["schemas"]["Error"];
                     };
                 };
-                /** @description Internal error (details are in Herald’s log, never in the answer) */
+                /** @description A fault of Herald’s; the details are in its log, never in the answer. */
                 500: {
                     headers: {
                         [name: string]: unknown;
                     };
                     content: {
-                        /**
-                         * @example {
-                         *       "success": false,
-                         *       "error": {
-                         *         "code": "internal",
-                         *         "message": "internal error",
-                         *         "details": []
-                         *       }
-                         *     }
-                         */
                         "application/json": components["schemas"]["Error"];
                     };
                 };
@@ -4188,7 +2716,7 @@ export interface paths {
             };
             requestBody?: never;
             responses: {
-                /** @description OK */
+                /** @description Deleted: its pending deliveries are cancelled, its log removed */
                 200: {
                     headers: {
                         [name: string]: unknown;
@@ -4199,147 +2727,68 @@ export interface paths {
                          *       "success": true
                          *     }
                          */
-                        "application/json": {
-                            /** @enum {boolean} */
-                            success: true;
-                        };
+                        "application/json": components["schemas"]["Success"];
                     };
                 };
-                /** @description Invalid request: the message names the field and the rule */
+                /** @description An id in the path is not in its form (ins_…, whk_…, dlv_…, key_…). */
                 400: {
                     headers: {
                         [name: string]: unknown;
                     };
                     content: {
-                        /**
-                         * @example {
-                         *       "success": false,
-                         *       "error": {
-                         *         "code": "invalid_request",
-                         *         "message": "events: choose at least one event kind",
-                         *         "details": [
-                         *           {
-                         *             "field": "events",
-                         *             "message": "choose at least one event kind"
-                         *           }
-                         *         ]
-                         *       }
-                         *     }
-                         */
                         "application/json": components["schemas"]["Error"];
                     };
                 };
-                /** @description Missing or unknown API key */
+                /**
+                 * @description - No Authorization: Bearer key.
+                 *     - A key Herald does not know (unknown or revoked).
+                 */
                 401: {
                     headers: {
                         [name: string]: unknown;
                     };
                     content: {
-                        /**
-                         * @example {
-                         *       "success": false,
-                         *       "error": {
-                         *         "code": "unauthorized",
-                         *         "message": "missing or unknown API key",
-                         *         "details": []
-                         *       }
-                         *     }
-                         */
                         "application/json": components["schemas"]["Error"];
                     };
                 };
-                /** @description The key may not do this (an instance key outside its instance, or an admin operation) */
+                /** @description An instance key of another instance. */
                 403: {
                     headers: {
                         [name: string]: unknown;
                     };
                     content: {
-                        /**
-                         * @example {
-                         *       "success": false,
-                         *       "error": {
-                         *         "code": "forbidden",
-                         *         "message": "this key belongs to another instance",
-                         *         "details": []
-                         *       }
-                         *     }
-                         */
                         "application/json": components["schemas"]["Error"];
                     };
                 };
-                /** @description No such resource (or no such route) */
+                /**
+                 * @description - The instance does not exist.
+                 *     - The webhook does not exist on this instance.
+                 */
                 404: {
                     headers: {
                         [name: string]: unknown;
                     };
                     content: {
-                        /**
-                         * @example {
-                         *       "success": false,
-                         *       "error": {
-                         *         "code": "not_found",
-                         *         "message": "webhook whk_01jd5q7h2k9x4m8n3p6r0t1v2w does not exist",
-                         *         "details": []
-                         *       }
-                         *     }
-                         */
                         "application/json": components["schemas"]["Error"];
                     };
                 };
-                /** @description Conflict with what is stored; the message says why */
-                409: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        /**
-                         * @example {
-                         *       "success": false,
-                         *       "error": {
-                         *         "code": "conflict",
-                         *         "message": "delivery is delivered; only failed deliveries can be redelivered",
-                         *         "details": []
-                         *       }
-                         *     }
-                         */
-                        "application/json": components["schemas"]["Error"];
-                    };
-                };
-                /** @description Rate limited: retry after the Retry-After header */
+                /** @description This key made more management requests per second than RATE_LIMIT_MANAGEMENT allows. */
                 429: {
                     headers: {
+                        /** @description seconds to wait before retrying */
+                        "Retry-After"?: number;
                         [name: string]: unknown;
                     };
                     content: {
-                        /**
-                         * @example {
-                         *       "success": false,
-                         *       "error": {
-                         *         "code": "rate_limited",
-                         *         "message": "too many requests for this key; retry after 1 s",
-                         *         "details": []
-                         *       }
-                         *     }
-                         */
                         "application/json": components["schemas"]["Error"];
                     };
                 };
-                /** @description Internal error (details are in Herald’s log, never in the answer) */
+                /** @description A fault of Herald’s; the details are in its log, never in the answer. */
                 500: {
                     headers: {
                         [name: string]: unknown;
                     };
                     content: {
-                        /**
-                         * @example {
-                         *       "success": false,
-                         *       "error": {
-                         *         "code": "internal",
-                         *         "message": "internal error",
-                         *         "details": []
-                         *       }
-                         *     }
-                         */
                         "application/json": components["schemas"]["Error"];
                     };
                 };
@@ -4362,6 +2811,27 @@ export interface paths {
             };
             requestBody: {
                 content: {
+                    /**
+                     * @example {
+                     *       "destination_url": "https://hooks.example.com/herald",
+                     *       "events": [
+                     *         "message",
+                     *         "message.ack",
+                     *         "session.status"
+                     *       ],
+                     *       "client_sign_secret": "whsec_3b8f0c2a9d4e6f1b7c5a8e2d0f9b4c6a",
+                     *       "ignore_status": true,
+                     *       "filter": {
+                     *         "payload.fromMe": false
+                     *       },
+                     *       "headers": {
+                     *         "Authorization": "Bearer rcv_live_5f2c"
+                     *       },
+                     *       "rate_limit": {
+                     *         "per_second": 20
+                     *       }
+                     *     }
+                     */
                     "application/json": {
                         /** @description PATCH only: remove the stored secret */
                         clear_client_sign?: boolean;
@@ -4402,7 +2872,7 @@ export interface paths {
                 };
             };
             responses: {
-                /** @description OK */
+                /** @description The webhook with its new configuration */
                 200: {
                     headers: {
                         [name: string]: unknown;
@@ -4447,186 +2917,99 @@ export interface paths {
                          *       }
                          *     }
                          */
-                        "application/json": {
-                            /** @enum {boolean} */
-                            success: true;
-                            webhook: components["schemas"]["Webhook"];
-                        };
+                        "application/json": components["schemas"]["WebhookResponse"];
                     };
                 };
-                /** @description Invalid request: the message names the field and the rule */
+                /**
+                 * @description - An id in the path is not in its form (ins_…, whk_…, dlv_…, key_…).
+                 *     - The body is not valid JSON.
+                 *     - A field breaks its rule: the message names the field and the rule, details lists every one.
+                 */
                 400: {
                     headers: {
                         [name: string]: unknown;
                     };
                     content: {
-                        /**
-                         * @example {
-                         *       "success": false,
-                         *       "error": {
-                         *         "code": "invalid_request",
-                         *         "message": "events: choose at least one event kind",
-                         *         "details": [
-                         *           {
-                         *             "field": "events",
-                         *             "message": "choose at least one event kind"
-                         *           }
-                         *         ]
-                         *       }
-                         *     }
-                         */
                         "application/json": components["schemas"]["Error"];
                     };
                 };
-                /** @description Missing or unknown API key */
+                /**
+                 * @description - No Authorization: Bearer key.
+                 *     - A key Herald does not know (unknown or revoked).
+                 */
                 401: {
                     headers: {
                         [name: string]: unknown;
                     };
                     content: {
-                        /**
-                         * @example {
-                         *       "success": false,
-                         *       "error": {
-                         *         "code": "unauthorized",
-                         *         "message": "missing or unknown API key",
-                         *         "details": []
-                         *       }
-                         *     }
-                         */
                         "application/json": components["schemas"]["Error"];
                     };
                 };
-                /** @description The key may not do this (an instance key outside its instance, or an admin operation) */
+                /** @description An instance key of another instance. */
                 403: {
                     headers: {
                         [name: string]: unknown;
                     };
                     content: {
-                        /**
-                         * @example {
-                         *       "success": false,
-                         *       "error": {
-                         *         "code": "forbidden",
-                         *         "message": "this key belongs to another instance",
-                         *         "details": []
-                         *       }
-                         *     }
-                         */
                         "application/json": components["schemas"]["Error"];
                     };
                 };
-                /** @description No such resource (or no such route) */
+                /**
+                 * @description - The instance does not exist.
+                 *     - The webhook does not exist on this instance.
+                 */
                 404: {
                     headers: {
                         [name: string]: unknown;
                     };
                     content: {
-                        /**
-                         * @example {
-                         *       "success": false,
-                         *       "error": {
-                         *         "code": "not_found",
-                         *         "message": "webhook whk_01jd5q7h2k9x4m8n3p6r0t1v2w does not exist",
-                         *         "details": []
-                         *       }
-                         *     }
-                         */
                         "application/json": components["schemas"]["Error"];
                     };
                 };
-                /** @description Conflict with what is stored; the message says why */
-                409: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        /**
-                         * @example {
-                         *       "success": false,
-                         *       "error": {
-                         *         "code": "conflict",
-                         *         "message": "delivery is delivered; only failed deliveries can be redelivered",
-                         *         "details": []
-                         *       }
-                         *     }
-                         */
-                        "application/json": components["schemas"]["Error"];
-                    };
-                };
-                /** @description Request body too large */
+                /** @description The body is over this endpoint’s limit. */
                 413: {
                     headers: {
                         [name: string]: unknown;
                     };
                     content: {
-                        /**
-                         * @example {
-                         *       "success": false,
-                         *       "error": {
-                         *         "code": "payload_too_large",
-                         *         "message": "request body is larger than the limit for this endpoint",
-                         *         "details": []
-                         *       }
-                         *     }
-                         */
                         "application/json": components["schemas"]["Error"];
                     };
                 };
-                /** @description The body is not JSON (Content-Type: application/json) */
+                /** @description The body is not sent as Content-Type: application/json. */
                 415: {
                     headers: {
                         [name: string]: unknown;
                     };
                     content: {
-                        /**
-                         * @example {
-                         *       "success": false,
-                         *       "error": {
-                         *         "code": "unsupported_media_type",
-                         *         "message": "request body must be JSON with Content-Type: application/json",
-                         *         "details": []
-                         *       }
-                         *     }
-                         */
                         "application/json": components["schemas"]["Error"];
                     };
                 };
-                /** @description Rate limited: retry after the Retry-After header */
-                429: {
+                /** @description The destination_url host is not globally reachable (a private, loopback or link-local address, localhost). */
+                422: {
                     headers: {
                         [name: string]: unknown;
                     };
                     content: {
-                        /**
-                         * @example {
-                         *       "success": false,
-                         *       "error": {
-                         *         "code": "rate_limited",
-                         *         "message": "too many requests for this key; retry after 1 s",
-                         *         "details": []
-                         *       }
-                         *     }
-                         */
                         "application/json": components["schemas"]["Error"];
                     };
                 };
-                /** @description Internal error (details are in Herald’s log, never in the answer) */
+                /** @description This key made more management requests per second than RATE_LIMIT_MANAGEMENT allows. */
+                429: {
+                    headers: {
+                        /** @description seconds to wait before retrying */
+                        "Retry-After"?: number;
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description A fault of Herald’s; the details are in its log, never in the answer. */
                 500: {
                     headers: {
                         [name: string]: unknown;
                     };
                     content: {
-                        /**
-                         * @example {
-                         *       "success": false,
-                         *       "error": {
-                         *         "code": "internal",
-                         *         "message": "internal error",
-                         *         "details": []
-                         *       }
-                         *     }
-                         */
                         "application/json": components["schemas"]["Error"];
                     };
                 };
@@ -4658,13 +3041,18 @@ export interface paths {
             };
             requestBody: {
                 content: {
+                    /**
+                     * @example {
+                     *       "enabled": true
+                     *     }
+                     */
                     "application/json": {
                         enabled: boolean;
                     };
                 };
             };
             responses: {
-                /** @description OK */
+                /** @description The webhook, enabled or disabled */
                 200: {
                     headers: {
                         [name: string]: unknown;
@@ -4709,186 +3097,90 @@ export interface paths {
                          *       }
                          *     }
                          */
-                        "application/json": {
-                            /** @enum {boolean} */
-                            success: true;
-                            webhook: components["schemas"]["Webhook"];
-                        };
+                        "application/json": components["schemas"]["WebhookResponse"];
                     };
                 };
-                /** @description Invalid request: the message names the field and the rule */
+                /**
+                 * @description - An id in the path is not in its form (ins_…, whk_…, dlv_…, key_…).
+                 *     - The body is not valid JSON.
+                 *     - The body has no enabled, or one that is not true or false.
+                 */
                 400: {
                     headers: {
                         [name: string]: unknown;
                     };
                     content: {
-                        /**
-                         * @example {
-                         *       "success": false,
-                         *       "error": {
-                         *         "code": "invalid_request",
-                         *         "message": "events: choose at least one event kind",
-                         *         "details": [
-                         *           {
-                         *             "field": "events",
-                         *             "message": "choose at least one event kind"
-                         *           }
-                         *         ]
-                         *       }
-                         *     }
-                         */
                         "application/json": components["schemas"]["Error"];
                     };
                 };
-                /** @description Missing or unknown API key */
+                /**
+                 * @description - No Authorization: Bearer key.
+                 *     - A key Herald does not know (unknown or revoked).
+                 */
                 401: {
                     headers: {
                         [name: string]: unknown;
                     };
                     content: {
-                        /**
-                         * @example {
-                         *       "success": false,
-                         *       "error": {
-                         *         "code": "unauthorized",
-                         *         "message": "missing or unknown API key",
-                         *         "details": []
-                         *       }
-                         *     }
-                         */
                         "application/json": components["schemas"]["Error"];
                     };
                 };
-                /** @description The key may not do this (an instance key outside its instance, or an admin operation) */
+                /** @description An instance key of another instance. */
                 403: {
                     headers: {
                         [name: string]: unknown;
                     };
                     content: {
-                        /**
-                         * @example {
-                         *       "success": false,
-                         *       "error": {
-                         *         "code": "forbidden",
-                         *         "message": "this key belongs to another instance",
-                         *         "details": []
-                         *       }
-                         *     }
-                         */
                         "application/json": components["schemas"]["Error"];
                     };
                 };
-                /** @description No such resource (or no such route) */
+                /**
+                 * @description - The instance does not exist.
+                 *     - The webhook does not exist on this instance.
+                 */
                 404: {
                     headers: {
                         [name: string]: unknown;
                     };
                     content: {
-                        /**
-                         * @example {
-                         *       "success": false,
-                         *       "error": {
-                         *         "code": "not_found",
-                         *         "message": "webhook whk_01jd5q7h2k9x4m8n3p6r0t1v2w does not exist",
-                         *         "details": []
-                         *       }
-                         *     }
-                         */
                         "application/json": components["schemas"]["Error"];
                     };
                 };
-                /** @description Conflict with what is stored; the message says why */
-                409: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        /**
-                         * @example {
-                         *       "success": false,
-                         *       "error": {
-                         *         "code": "conflict",
-                         *         "message": "delivery is delivered; only failed deliveries can be redelivered",
-                         *         "details": []
-                         *       }
-                         *     }
-                         */
-                        "application/json": components["schemas"]["Error"];
-                    };
-                };
-                /** @description Request body too large */
+                /** @description The body is over this endpoint’s limit. */
                 413: {
                     headers: {
                         [name: string]: unknown;
                     };
                     content: {
-                        /**
-                         * @example {
-                         *       "success": false,
-                         *       "error": {
-                         *         "code": "payload_too_large",
-                         *         "message": "request body is larger than the limit for this endpoint",
-                         *         "details": []
-                         *       }
-                         *     }
-                         */
                         "application/json": components["schemas"]["Error"];
                     };
                 };
-                /** @description The body is not JSON (Content-Type: application/json) */
+                /** @description The body is not sent as Content-Type: application/json. */
                 415: {
                     headers: {
                         [name: string]: unknown;
                     };
                     content: {
-                        /**
-                         * @example {
-                         *       "success": false,
-                         *       "error": {
-                         *         "code": "unsupported_media_type",
-                         *         "message": "request body must be JSON with Content-Type: application/json",
-                         *         "details": []
-                         *       }
-                         *     }
-                         */
                         "application/json": components["schemas"]["Error"];
                     };
                 };
-                /** @description Rate limited: retry after the Retry-After header */
+                /** @description This key made more management requests per second than RATE_LIMIT_MANAGEMENT allows. */
                 429: {
                     headers: {
+                        /** @description seconds to wait before retrying */
+                        "Retry-After"?: number;
                         [name: string]: unknown;
                     };
                     content: {
-                        /**
-                         * @example {
-                         *       "success": false,
-                         *       "error": {
-                         *         "code": "rate_limited",
-                         *         "message": "too many requests for this key; retry after 1 s",
-                         *         "details": []
-                         *       }
-                         *     }
-                         */
                         "application/json": components["schemas"]["Error"];
                     };
                 };
-                /** @description Internal error (details are in Herald’s log, never in the answer) */
+                /** @description A fault of Herald’s; the details are in its log, never in the answer. */
                 500: {
                     headers: {
                         [name: string]: unknown;
                     };
                     content: {
-                        /**
-                         * @example {
-                         *       "success": false,
-                         *       "error": {
-                         *         "code": "internal",
-                         *         "message": "internal error",
-                         *         "details": []
-                         *       }
-                         *     }
-                         */
                         "application/json": components["schemas"]["Error"];
                     };
                 };
@@ -4924,6 +3216,11 @@ export interface paths {
             };
             requestBody: {
                 content: {
+                    /**
+                     * @example {
+                     *       "grace_s": 3600
+                     *     }
+                     */
                     "application/json": {
                         /** @description the new secret; one is generated when left out */
                         client_sign_secret?: string;
@@ -4933,7 +3230,7 @@ export interface paths {
                 };
             };
             responses: {
-                /** @description OK */
+                /** @description The webhook and its new secret */
                 200: {
                     headers: {
                         [name: string]: unknown;
@@ -4980,6 +3277,7 @@ export interface paths {
                          *     }
                          */
                         "application/json": {
+                            /** @description the new secret, shown this once */
                             client_sign_secret: string;
                             /** @enum {boolean} */
                             success: true;
@@ -4987,179 +3285,87 @@ export interface paths {
                         };
                     };
                 };
-                /** @description Invalid request: the message names the field and the rule */
+                /**
+                 * @description - An id in the path is not in its form (ins_…, whk_…, dlv_…, key_…).
+                 *     - The body is not valid JSON.
+                 *     - A field breaks its rule: grace_s 0 to 604800, client_sign_secret 1 to 1024 characters.
+                 */
                 400: {
                     headers: {
                         [name: string]: unknown;
                     };
                     content: {
-                        /**
-                         * @example {
-                         *       "success": false,
-                         *       "error": {
-                         *         "code": "invalid_request",
-                         *         "message": "events: choose at least one event kind",
-                         *         "details": [
-                         *           {
-                         *             "field": "events",
-                         *             "message": "choose at least one event kind"
-                         *           }
-                         *         ]
-                         *       }
-                         *     }
-                         */
                         "application/json": components["schemas"]["Error"];
                     };
                 };
-                /** @description Missing or unknown API key */
+                /**
+                 * @description - No Authorization: Bearer key.
+                 *     - A key Herald does not know (unknown or revoked).
+                 */
                 401: {
                     headers: {
                         [name: string]: unknown;
                     };
                     content: {
-                        /**
-                         * @example {
-                         *       "success": false,
-                         *       "error": {
-                         *         "code": "unauthorized",
-                         *         "message": "missing or unknown API key",
-                         *         "details": []
-                         *       }
-                         *     }
-                         */
                         "application/json": components["schemas"]["Error"];
                     };
                 };
-                /** @description The key may not do this (an instance key outside its instance, or an admin operation) */
+                /** @description An instance key of another instance. */
                 403: {
                     headers: {
                         [name: string]: unknown;
                     };
                     content: {
-                        /**
-                         * @example {
-                         *       "success": false,
-                         *       "error": {
-                         *         "code": "forbidden",
-                         *         "message": "this key belongs to another instance",
-                         *         "details": []
-                         *       }
-                         *     }
-                         */
                         "application/json": components["schemas"]["Error"];
                     };
                 };
-                /** @description No such resource (or no such route) */
+                /**
+                 * @description - The instance does not exist.
+                 *     - The webhook does not exist on this instance.
+                 */
                 404: {
                     headers: {
                         [name: string]: unknown;
                     };
                     content: {
-                        /**
-                         * @example {
-                         *       "success": false,
-                         *       "error": {
-                         *         "code": "not_found",
-                         *         "message": "webhook whk_01jd5q7h2k9x4m8n3p6r0t1v2w does not exist",
-                         *         "details": []
-                         *       }
-                         *     }
-                         */
                         "application/json": components["schemas"]["Error"];
                     };
                 };
-                /** @description Conflict with what is stored; the message says why */
-                409: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        /**
-                         * @example {
-                         *       "success": false,
-                         *       "error": {
-                         *         "code": "conflict",
-                         *         "message": "delivery is delivered; only failed deliveries can be redelivered",
-                         *         "details": []
-                         *       }
-                         *     }
-                         */
-                        "application/json": components["schemas"]["Error"];
-                    };
-                };
-                /** @description Request body too large */
+                /** @description The body is over this endpoint’s limit. */
                 413: {
                     headers: {
                         [name: string]: unknown;
                     };
                     content: {
-                        /**
-                         * @example {
-                         *       "success": false,
-                         *       "error": {
-                         *         "code": "payload_too_large",
-                         *         "message": "request body is larger than the limit for this endpoint",
-                         *         "details": []
-                         *       }
-                         *     }
-                         */
                         "application/json": components["schemas"]["Error"];
                     };
                 };
-                /** @description The body is not JSON (Content-Type: application/json) */
+                /** @description The body is not sent as Content-Type: application/json. */
                 415: {
                     headers: {
                         [name: string]: unknown;
                     };
                     content: {
-                        /**
-                         * @example {
-                         *       "success": false,
-                         *       "error": {
-                         *         "code": "unsupported_media_type",
-                         *         "message": "request body must be JSON with Content-Type: application/json",
-                         *         "details": []
-                         *       }
-                         *     }
-                         */
                         "application/json": components["schemas"]["Error"];
                     };
                 };
-                /** @description Rate limited: retry after the Retry-After header */
+                /** @description This key made more management requests per second than RATE_LIMIT_MANAGEMENT allows. */
                 429: {
                     headers: {
+                        /** @description seconds to wait before retrying */
+                        "Retry-After"?: number;
                         [name: string]: unknown;
                     };
                     content: {
-                        /**
-                         * @example {
-                         *       "success": false,
-                         *       "error": {
-                         *         "code": "rate_limited",
-                         *         "message": "too many requests for this key; retry after 1 s",
-                         *         "details": []
-                         *       }
-                         *     }
-                         */
                         "application/json": components["schemas"]["Error"];
                     };
                 };
-                /** @description Internal error (details are in Herald’s log, never in the answer) */
+                /** @description A fault of Herald’s; the details are in its log, never in the answer. */
                 500: {
                     headers: {
                         [name: string]: unknown;
                     };
                     content: {
-                        /**
-                         * @example {
-                         *       "success": false,
-                         *       "error": {
-                         *         "code": "internal",
-                         *         "message": "internal error",
-                         *         "details": []
-                         *       }
-                         *     }
-                         */
                         "application/json": components["schemas"]["Error"];
                     };
                 };
@@ -5195,6 +3401,11 @@ export interface paths {
             };
             requestBody: {
                 content: {
+                    /**
+                     * @example {
+                     *       "event": "message"
+                     *     }
+                     */
                     "application/json": {
                         /** @description an event kind the webhook subscribes to: session.status, message, message.any, message.ack, message.reaction, message.edited, message.revoked, message.unknown, group.join, group.leave, group.update, group.participants, call.received, call.accepted, call.rejected, label.upsert, label.deleted, label.chat.added, label.chat.deleted, poll.vote, poll.vote.failed, presence.update, message.waiting, message.ack.group, group.v2.join, group.v2.leave, group.v2.update, group.v2.participants, chat.archive, event.response, event.response.failed, engine.event */
                         event: string;
@@ -5202,7 +3413,7 @@ export interface paths {
                 };
             };
             responses: {
-                /** @description Accepted */
+                /** @description The sample event is stored and its delivery queued; follow it in the delivery log */
                 202: {
                     headers: {
                         [name: string]: unknown;
@@ -5225,179 +3436,96 @@ export interface paths {
                         };
                     };
                 };
-                /** @description Invalid request: the message names the field and the rule */
+                /**
+                 * @description - An id in the path is not in its form (ins_…, whk_…, dlv_…, key_…).
+                 *     - The body is not valid JSON.
+                 *     - The event kind is unknown, or the webhook does not subscribe to it.
+                 */
                 400: {
                     headers: {
                         [name: string]: unknown;
                     };
                     content: {
-                        /**
-                         * @example {
-                         *       "success": false,
-                         *       "error": {
-                         *         "code": "invalid_request",
-                         *         "message": "events: choose at least one event kind",
-                         *         "details": [
-                         *           {
-                         *             "field": "events",
-                         *             "message": "choose at least one event kind"
-                         *           }
-                         *         ]
-                         *       }
-                         *     }
-                         */
                         "application/json": components["schemas"]["Error"];
                     };
                 };
-                /** @description Missing or unknown API key */
+                /**
+                 * @description - No Authorization: Bearer key.
+                 *     - A key Herald does not know (unknown or revoked).
+                 */
                 401: {
                     headers: {
                         [name: string]: unknown;
                     };
                     content: {
-                        /**
-                         * @example {
-                         *       "success": false,
-                         *       "error": {
-                         *         "code": "unauthorized",
-                         *         "message": "missing or unknown API key",
-                         *         "details": []
-                         *       }
-                         *     }
-                         */
                         "application/json": components["schemas"]["Error"];
                     };
                 };
-                /** @description The key may not do this (an instance key outside its instance, or an admin operation) */
+                /** @description An instance key of another instance. */
                 403: {
                     headers: {
                         [name: string]: unknown;
                     };
                     content: {
-                        /**
-                         * @example {
-                         *       "success": false,
-                         *       "error": {
-                         *         "code": "forbidden",
-                         *         "message": "this key belongs to another instance",
-                         *         "details": []
-                         *       }
-                         *     }
-                         */
                         "application/json": components["schemas"]["Error"];
                     };
                 };
-                /** @description No such resource (or no such route) */
+                /**
+                 * @description - The instance does not exist.
+                 *     - The webhook does not exist on this instance.
+                 */
                 404: {
                     headers: {
                         [name: string]: unknown;
                     };
                     content: {
-                        /**
-                         * @example {
-                         *       "success": false,
-                         *       "error": {
-                         *         "code": "not_found",
-                         *         "message": "webhook whk_01jd5q7h2k9x4m8n3p6r0t1v2w does not exist",
-                         *         "details": []
-                         *       }
-                         *     }
-                         */
                         "application/json": components["schemas"]["Error"];
                     };
                 };
-                /** @description Conflict with what is stored; the message says why */
+                /** @description The webhook is disabled. */
                 409: {
                     headers: {
                         [name: string]: unknown;
                     };
                     content: {
-                        /**
-                         * @example {
-                         *       "success": false,
-                         *       "error": {
-                         *         "code": "conflict",
-                         *         "message": "delivery is delivered; only failed deliveries can be redelivered",
-                         *         "details": []
-                         *       }
-                         *     }
-                         */
                         "application/json": components["schemas"]["Error"];
                     };
                 };
-                /** @description Request body too large */
+                /** @description The body is over this endpoint’s limit. */
                 413: {
                     headers: {
                         [name: string]: unknown;
                     };
                     content: {
-                        /**
-                         * @example {
-                         *       "success": false,
-                         *       "error": {
-                         *         "code": "payload_too_large",
-                         *         "message": "request body is larger than the limit for this endpoint",
-                         *         "details": []
-                         *       }
-                         *     }
-                         */
                         "application/json": components["schemas"]["Error"];
                     };
                 };
-                /** @description The body is not JSON (Content-Type: application/json) */
+                /** @description The body is not sent as Content-Type: application/json. */
                 415: {
                     headers: {
                         [name: string]: unknown;
                     };
                     content: {
-                        /**
-                         * @example {
-                         *       "success": false,
-                         *       "error": {
-                         *         "code": "unsupported_media_type",
-                         *         "message": "request body must be JSON with Content-Type: application/json",
-                         *         "details": []
-                         *       }
-                         *     }
-                         */
                         "application/json": components["schemas"]["Error"];
                     };
                 };
-                /** @description Rate limited: retry after the Retry-After header */
+                /** @description This key made more management requests per second than RATE_LIMIT_MANAGEMENT allows. */
                 429: {
                     headers: {
+                        /** @description seconds to wait before retrying */
+                        "Retry-After"?: number;
                         [name: string]: unknown;
                     };
                     content: {
-                        /**
-                         * @example {
-                         *       "success": false,
-                         *       "error": {
-                         *         "code": "rate_limited",
-                         *         "message": "too many requests for this key; retry after 1 s",
-                         *         "details": []
-                         *       }
-                         *     }
-                         */
                         "application/json": components["schemas"]["Error"];
                     };
                 };
-                /** @description Internal error (details are in Herald’s log, never in the answer) */
+                /** @description A fault of Herald’s; the details are in its log, never in the answer. */
                 500: {
                     headers: {
                         [name: string]: unknown;
                     };
                     content: {
-                        /**
-                         * @example {
-                         *       "success": false,
-                         *       "error": {
-                         *         "code": "internal",
-                         *         "message": "internal error",
-                         *         "details": []
-                         *       }
-                         *     }
-                         */
                         "application/json": components["schemas"]["Error"];
                     };
                 };
@@ -5428,7 +3556,7 @@ export interface paths {
             };
             requestBody?: never;
             responses: {
-                /** @description the file (206 and a part of it for a Range) */
+                /** @description The file, with its Content-Type, ETag and a Cache-Control that ends with the link */
                 200: {
                     headers: {
                         [name: string]: unknown;
@@ -5437,13 +3565,67 @@ export interface paths {
                         "application/octet-stream": string;
                     };
                 };
-                /** @description Internal error (details are in Herald’s log, never in the answer) */
+                /** @description The part a Range asked for; Content-Range says which */
+                206: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/octet-stream": string;
+                    };
+                };
+                /** @description Not modified: If-None-Match matched its ETag */
+                304: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content?: never;
+                };
+                /** @description The link was altered, or its expires or sig is missing. */
+                403: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description The file is no longer stored (its instance was deleted, or it was swept). */
+                404: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description The link has expired. */
+                410: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description Range asks for bytes outside the file; Content-Range says its size. */
+                416: {
+                    headers: {
+                        /** @description bytes *\/<size> */
+                        "Content-Range"?: string;
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description A fault of Herald’s; the details are in its log, never in the answer. */
                 500: {
                     headers: {
                         [name: string]: unknown;
                     };
                     content: {
-                        "application/octet-stream": components["schemas"]["Error"];
+                        "application/json": components["schemas"]["Error"];
                     };
                 };
             };
@@ -5476,7 +3658,7 @@ export interface paths {
             };
             requestBody?: never;
             responses: {
-                /** @description the metrics, one sample per line */
+                /** @description The metrics, one sample per line */
                 200: {
                     headers: {
                         [name: string]: unknown;
@@ -5485,31 +3667,45 @@ export interface paths {
                         "text/plain": string;
                     };
                 };
-                /** @description Missing or unknown API key */
+                /**
+                 * @description - No Authorization: Bearer key.
+                 *     - A key Herald does not know (unknown or revoked).
+                 */
                 401: {
                     headers: {
                         [name: string]: unknown;
                     };
                     content: {
-                        "text/plain": components["schemas"]["Error"];
+                        "application/json": components["schemas"]["Error"];
                     };
                 };
-                /** @description The key may not do this (an instance key outside its instance, or an admin operation) */
+                /** @description An instance key: this operation needs the admin key. */
                 403: {
                     headers: {
                         [name: string]: unknown;
                     };
                     content: {
-                        "text/plain": components["schemas"]["Error"];
+                        "application/json": components["schemas"]["Error"];
                     };
                 };
-                /** @description Internal error (details are in Herald’s log, never in the answer) */
+                /** @description This key made more management requests per second than RATE_LIMIT_MANAGEMENT allows. */
+                429: {
+                    headers: {
+                        /** @description seconds to wait before retrying */
+                        "Retry-After"?: number;
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description A fault of Herald’s; the details are in its log, never in the answer. */
                 500: {
                     headers: {
                         [name: string]: unknown;
                     };
                     content: {
-                        "text/plain": components["schemas"]["Error"];
+                        "application/json": components["schemas"]["Error"];
                     };
                 };
             };
@@ -5539,7 +3735,7 @@ export interface paths {
             };
             requestBody?: never;
             responses: {
-                /** @description OK */
+                /** @description The database answers: this process can serve */
                 200: {
                     headers: {
                         [name: string]: unknown;
@@ -5559,22 +3755,15 @@ export interface paths {
                         };
                     };
                 };
-                /** @description Internal error (details are in Herald’s log, never in the answer) */
+                /**
+                 * @description - A fault of Herald’s; the details are in its log, never in the answer.
+                 *     - The database cannot be reached.
+                 */
                 500: {
                     headers: {
                         [name: string]: unknown;
                     };
                     content: {
-                        /**
-                         * @example {
-                         *       "success": false,
-                         *       "error": {
-                         *         "code": "internal",
-                         *         "message": "internal error",
-                         *         "details": []
-                         *       }
-                         *     }
-                         */
                         "application/json": components["schemas"]["Error"];
                     };
                 };
@@ -9091,6 +7280,14 @@ export interface components {
             /** @enum {boolean} */
             success: false;
         };
+        EventAccepted: {
+            /** @description deliveries queued: one per subscribed, enabled webhook */
+            deliveries: number;
+            /** @description the one given, or the one Herald made */
+            event_id: string;
+            /** @enum {boolean} */
+            success: true;
+        };
         /**
          * @example {
          *       "instance_id": "ins_01jd5q7h2k9x4m8n3p6r0t1v2a",
@@ -9122,6 +7319,11 @@ export interface components {
             phone: string | null;
             /** @description last session.status published; STOPPED before any */
             status: string;
+        };
+        InstanceResponse: {
+            instance: components["schemas"]["Instance"];
+            /** @enum {boolean} */
+            success: true;
         };
         /** @description as the engine sends it */
         "payload-call.accepted": {
@@ -9348,6 +7550,10 @@ export interface components {
         } & {
             [key: string]: unknown;
         };
+        Success: {
+            /** @enum {boolean} */
+            success: true;
+        };
         /**
          * @example {
          *       "webhook_id": "whk_01jd5q7j0c3v8n2m5x7z9b4d6f",
@@ -9418,6 +7624,11 @@ export interface components {
             /** Format: date-time */
             updated_at: string;
             webhook_id: string;
+        };
+        WebhookResponse: {
+            /** @enum {boolean} */
+            success: true;
+            webhook: components["schemas"]["Webhook"];
         };
     };
     responses: never;

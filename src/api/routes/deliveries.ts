@@ -7,9 +7,9 @@ import { webhookDisabledConflict } from '../../domain/store-rules.ts';
 import { mediaLinkExpiry } from '../../media/media.ts';
 import type { ApiContext } from '../context.ts';
 import { HttpError } from '../errors.ts';
-import { IdParam, InstanceParams, Ok, responses } from '../schemas.ts';
+import { IdParam, InstanceParams, Ok } from '../schemas.ts';
 import { attemptView, deliveryView } from '../views.ts';
-import { loadInstance } from './instances.ts';
+import { INSTANCE_ERRORS, loadInstance } from './instances.ts';
 
 const ListQuery = Type.Object(
   {
@@ -43,7 +43,10 @@ const RedeliverBody = Type.Object(
     since: Type.Optional(Type.String({ format: 'date-time', description: 'deliveries created at or after' })),
     until: Type.Optional(Type.String({ format: 'date-time', description: 'deliveries created before' })),
   },
-  { additionalProperties: false },
+  {
+    additionalProperties: false,
+    examples: [{ since: '2026-11-21T00:00:00Z', until: '2026-11-22T00:00:00Z' }],
+  },
 );
 
 export function deliveryRoutes(app: FastifyInstance, ctx: ApiContext): void {
@@ -56,13 +59,18 @@ export function deliveryRoutes(app: FastifyInstance, ctx: ApiContext): void {
         tags,
         params: InstanceParams,
         querystring: ListQuery,
-        response: responses(
-          200,
-          Ok({
-            deliveries: Type.Array(Type.Ref('Delivery')),
-            next_cursor: Type.Union([Type.String(), Type.Null()]),
-          }),
-        ),
+        response: {
+          200: Ok(
+            {
+              deliveries: Type.Array(Type.Ref('Delivery')),
+              next_cursor: Type.Union([Type.String(), Type.Null()], {
+                description: 'pass it as cursor for the next page; null on the last',
+              }),
+            },
+            { description: 'A page of deliveries, newest first' },
+          ),
+        },
+        errors: [...INSTANCE_ERRORS, 'invalid_delivery_filter'],
       },
     },
     async (request) => {
@@ -91,7 +99,13 @@ export function deliveryRoutes(app: FastifyInstance, ctx: ApiContext): void {
       schema: {
         tags,
         params: DeliveryParams,
-        response: responses(200, Ok({ delivery: Type.Ref('DeliveryDetail') })),
+        response: {
+          200: Ok(
+            { delivery: Type.Ref('DeliveryDetail') },
+            { description: 'The delivery, the exact body sent and every attempt' },
+          ),
+        },
+        errors: [...INSTANCE_ERRORS, 'delivery_not_found'],
       },
     },
     async (request) => {
@@ -116,13 +130,16 @@ export function deliveryRoutes(app: FastifyInstance, ctx: ApiContext): void {
       schema: {
         tags,
         params: DeliveryParams,
-        response: responses(
-          202,
-          Ok({
-            delivery: Type.Ref('Delivery'),
-            warnings: Type.Array(Type.String(), { description: 'e.g. that the media link has expired' }),
-          }),
-        ),
+        response: {
+          202: Ok(
+            {
+              delivery: Type.Ref('Delivery'),
+              warnings: Type.Array(Type.String(), { description: 'e.g. that the media link has expired' }),
+            },
+            { description: 'Pending again, with a fresh set of attempts; the body is sent unchanged' },
+          ),
+        },
+        errors: [...INSTANCE_ERRORS, 'delivery_not_found', 'not_redeliverable'],
       },
     },
     async (request, reply) => {
@@ -145,7 +162,18 @@ export function deliveryRoutes(app: FastifyInstance, ctx: ApiContext): void {
         tags,
         params: InstanceParams,
         body: RedeliverBody,
-        response: responses(202, Ok({ redelivered: Type.Integer() })),
+        response: {
+          202: Ok(
+            { redelivered: Type.Integer() },
+            { description: 'How many failed deliveries are pending again' },
+          ),
+        },
+        errors: [
+          ...INSTANCE_ERRORS,
+          'invalid_redelivery_range',
+          'webhook_not_found',
+          'redelivery_webhook_disabled',
+        ],
       },
     },
     async (request, reply) => {

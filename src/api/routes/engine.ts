@@ -12,8 +12,8 @@ import { readWahaEnvelope } from '../../domain/waha-envelope.ts';
 import type { ApiContext } from '../context.ts';
 import { HttpError } from '../errors.ts';
 import { MAX_EVENT_BYTES, publishEvents } from '../publish.ts';
-import { InstanceParams, Ok, responses } from '../schemas.ts';
-import { loadInstance } from './instances.ts';
+import { Answer, InstanceParams } from '../schemas.ts';
+import { INSTANCE_ERRORS, loadInstance } from './instances.ts';
 
 const field = (description: string) => Type.Optional(Type.Unknown({ description }));
 /** Described for the docs; the rules themselves are waha-envelope.ts's, whose messages name the field. */
@@ -33,7 +33,27 @@ const WahaBody = Type.Object(
     metadata: field('not delivered'),
     environment: field('not delivered'),
   },
-  { additionalProperties: true, description: "WAHA's webhook body, as WAHA sends it" },
+  {
+    additionalProperties: true,
+    description: "WAHA's webhook body, as WAHA sends it",
+    examples: [
+      {
+        id: 'evt_01jd5q7kq4r8s2t6v0w4x8y2z6',
+        timestamp: 1795341600000,
+        session: 'default',
+        engine: 'WEBJS',
+        event: 'message',
+        payload: {
+          id: 'false_15557654321@c.us_3EB0C767D26A1D8F4A2B',
+          from: '15557654321@c.us',
+          fromMe: false,
+          body: 'Hi! Is my order on its way?',
+          hasMedia: false,
+        },
+        me: { id: '15550001111@c.us', pushName: 'Sales line' },
+      },
+    ],
+  },
 );
 
 export function engineRoutes(app: FastifyInstance, ctx: ApiContext): void {
@@ -48,7 +68,19 @@ export function engineRoutes(app: FastifyInstance, ctx: ApiContext): void {
         summary: "Publish an event from WAHA's own webhook",
         params: InstanceParams,
         body: WahaBody,
-        response: responses(202, Ok({ event_id: Type.String(), deliveries: Type.Integer() })),
+        response: {
+          202: Answer(
+            'EventAccepted',
+            'Stored with its deliveries; WAHA retrying the same id gets the same answer',
+          ),
+        },
+        errors: [
+          ...INSTANCE_ERRORS,
+          'engine_hmac',
+          'invalid_waha_event',
+          'event_too_large',
+          'event_id_elsewhere',
+        ],
       },
     },
     async (request, reply) => {

@@ -1,15 +1,23 @@
 /** Herald's own event API: the session engine publishes events; they are stored with their deliveries before the 202. */
 import { type Static, Type } from '@sinclair/typebox';
 import type { FastifyInstance } from 'fastify';
+import { samplePayload } from '../../domain/samples.ts';
 import type { ApiContext } from '../context.ts';
+import type { ErrorName } from '../error-catalog.ts';
 import { MAX_EVENT_BYTES, publishEvents } from '../publish.ts';
-import { InstanceParams, Ok, responses } from '../schemas.ts';
-import { loadInstance } from './instances.ts';
+import { Answer, InstanceParams, Ok } from '../schemas.ts';
+import { INSTANCE_ERRORS, loadInstance } from './instances.ts';
 
 export const MAX_BATCH = 1000;
 /** 8.64e15 ms: the greatest time a JavaScript Date can hold (275760-09-13). */
 export const MAX_TIMESTAMP_MS = 8_640_000_000_000_000;
 
+const EVENT_EXAMPLE = {
+  event: 'message',
+  payload: samplePayload('message'),
+  event_id: 'evt_01jd5q7h2k9x4m8n3p6r0t1v2w',
+  timestamp: 1795341600000,
+};
 const EventBody = Type.Object(
   {
     event: Type.String({ description: 'event kind from the catalog' }),
@@ -29,13 +37,26 @@ const EventBody = Type.Object(
       }),
     ),
   },
-  { additionalProperties: false },
+  { additionalProperties: false, examples: [EVENT_EXAMPLE] },
 );
 type Body = Static<typeof EventBody>;
 const BatchBody = Type.Object(
   { events: Type.Array(EventBody, { minItems: 1, maxItems: MAX_BATCH }) },
-  { additionalProperties: false },
+  {
+    additionalProperties: false,
+    examples: [
+      {
+        // Without event_ids: Herald makes them (an id is an instance's own; this example may go to any).
+        events: [
+          { event: 'message', payload: samplePayload('message'), timestamp: 1795341600000 },
+          { event: 'session.status', payload: samplePayload('session.status'), timestamp: 1795341601000 },
+        ],
+      },
+    ],
+  },
 );
+/** What publishing refuses, besides the instance. */
+const PUBLISH_ERRORS: ErrorName[] = [...INSTANCE_ERRORS, 'event_id_elsewhere'];
 const Accepted = Type.Object({ event_id: Type.String(), deliveries: Type.Integer() });
 
 export function eventRoutes(app: FastifyInstance, ctx: ApiContext): void {
@@ -49,7 +70,13 @@ export function eventRoutes(app: FastifyInstance, ctx: ApiContext): void {
         tags,
         params: InstanceParams,
         body: EventBody,
-        response: responses(202, Ok(Accepted.properties)),
+        response: {
+          202: Answer(
+            'EventAccepted',
+            'Stored with its deliveries; the same event_id again gets the same answer',
+          ),
+        },
+        errors: [...PUBLISH_ERRORS, 'invalid_event', 'event_too_large'],
       },
     },
     async (request, reply) => {
@@ -70,7 +97,13 @@ export function eventRoutes(app: FastifyInstance, ctx: ApiContext): void {
         tags,
         params: InstanceParams,
         body: BatchBody,
-        response: responses(202, Ok({ results: Type.Array(Accepted) })),
+        response: {
+          202: Ok(
+            { results: Type.Array(Accepted) },
+            { description: 'Every event stored with its deliveries, in the order sent' },
+          ),
+        },
+        errors: [...PUBLISH_ERRORS, 'invalid_batch', 'batch_event_too_large'],
       },
     },
     async (request, reply) => {

@@ -6,13 +6,14 @@ import type { Instance } from '../../domain/types.ts';
 import type { InstanceChange } from '../../store/store.ts';
 import { hashKey, requireAdmin, requireInstanceAccess } from '../auth.ts';
 import type { ApiContext } from '../context.ts';
+import type { ErrorName } from '../error-catalog.ts';
 import { HttpError } from '../errors.ts';
-import { IdParam, InstanceParams, Ok, responses } from '../schemas.ts';
+import { Answer, IdParam, InstanceParams, Ok } from '../schemas.ts';
 import { instanceView } from '../views.ts';
 
 const CreateInstance = Type.Object(
   { name: Type.Optional(Type.String({ maxLength: 200 })) },
-  { additionalProperties: false },
+  { additionalProperties: false, examples: [{ name: 'Sales line' }] },
 );
 const PatchInstance = Type.Object(
   {
@@ -24,7 +25,7 @@ const PatchInstance = Type.Object(
       }),
     ),
   },
-  { additionalProperties: false },
+  { additionalProperties: false, examples: [{ name: 'Sales line', engine_hmac_key: 'waha-hmac-2f9c41d7' }] },
 );
 const KeyParams = Type.Object({
   instance_id: IdParam('instance id', 'ins'),
@@ -33,6 +34,11 @@ const KeyParams = Type.Object({
 const KeyView = Type.Object({ key_id: Type.String(), instance_id: Type.String(), created_at: Type.String() });
 
 type Params = Static<typeof InstanceParams>;
+
+/** What loadInstance answers besides the instance. */
+export const INSTANCE_ERRORS: ErrorName[] = ['other_instance', 'instance_not_found'];
+/** The same for an admin operation: no instance key gets as far as the instance. */
+const ADMIN_INSTANCE_ERRORS: ErrorName[] = ['admin_only', 'instance_not_found'];
 
 /** The instance of the path, after the key's rights are checked; 404 when it does not exist. */
 export async function loadInstance(ctx: ApiContext, request: FastifyRequest): Promise<Instance> {
@@ -48,7 +54,14 @@ export function instanceRoutes(app: FastifyInstance, ctx: ApiContext): void {
 
   app.post(
     '/instances',
-    { schema: { tags, body: CreateInstance, response: responses(201, Ok({ instance_id: Type.String() })) } },
+    {
+      schema: {
+        tags,
+        body: CreateInstance,
+        response: { 201: Ok({ instance_id: Type.String() }, { description: 'The new instance’s id' }) },
+        errors: ['admin_only', 'invalid_instance'],
+      },
+    },
     async (request, reply) => {
       requireAdmin(request);
       const body = request.body as Static<typeof CreateInstance>;
@@ -67,7 +80,17 @@ export function instanceRoutes(app: FastifyInstance, ctx: ApiContext): void {
 
   app.get(
     '/instances',
-    { schema: { tags, response: responses(200, Ok({ instances: Type.Array(Type.Ref('Instance')) })) } },
+    {
+      schema: {
+        tags,
+        response: {
+          200: Ok(
+            { instances: Type.Array(Type.Ref('Instance')) },
+            { description: 'Every instance (an instance key: its own only), with its counts' },
+          ),
+        },
+      },
+    },
     async (request) => {
       const all = await ctx.store.listInstances();
       const p = request.principal;
@@ -84,7 +107,8 @@ export function instanceRoutes(app: FastifyInstance, ctx: ApiContext): void {
       schema: {
         tags,
         params: InstanceParams,
-        response: responses(200, Ok({ instance: Type.Ref('Instance') })),
+        response: { 200: Answer('InstanceResponse', 'The instance, with its counts') },
+        errors: INSTANCE_ERRORS,
       },
     },
     async (request) => {
@@ -101,7 +125,8 @@ export function instanceRoutes(app: FastifyInstance, ctx: ApiContext): void {
         tags,
         params: InstanceParams,
         body: PatchInstance,
-        response: responses(200, Ok({ instance: Type.Ref('Instance') })),
+        response: { 200: Answer('InstanceResponse', 'The instance as changed') },
+        errors: [...INSTANCE_ERRORS, 'invalid_instance'],
       },
     },
     async (request) => {
@@ -118,7 +143,14 @@ export function instanceRoutes(app: FastifyInstance, ctx: ApiContext): void {
 
   app.delete(
     '/instances/:instance_id',
-    { schema: { tags, params: InstanceParams, response: responses(200, Ok({})) } },
+    {
+      schema: {
+        tags,
+        params: InstanceParams,
+        response: { 200: Answer('Success', 'Deleted, with its webhooks, keys, deliveries and media') },
+        errors: ADMIN_INSTANCE_ERRORS,
+      },
+    },
     async (request) => {
       requireAdmin(request);
       const { instance_id } = request.params as Params;
@@ -133,7 +165,16 @@ export function instanceRoutes(app: FastifyInstance, ctx: ApiContext): void {
       schema: {
         tags,
         params: InstanceParams,
-        response: responses(201, Ok({ key_id: Type.String(), key: Type.String() })),
+        response: {
+          201: Ok(
+            {
+              key_id: Type.String(),
+              key: Type.String({ description: 'shown this once; only its hash is kept' }),
+            },
+            { description: 'The new key' },
+          ),
+        },
+        errors: ADMIN_INSTANCE_ERRORS,
       },
     },
     async (request, reply) => {
@@ -155,7 +196,19 @@ export function instanceRoutes(app: FastifyInstance, ctx: ApiContext): void {
 
   app.get(
     '/instances/:instance_id/keys',
-    { schema: { tags, params: InstanceParams, response: responses(200, Ok({ keys: Type.Array(KeyView) })) } },
+    {
+      schema: {
+        tags,
+        params: InstanceParams,
+        response: {
+          200: Ok(
+            { keys: Type.Array(KeyView) },
+            { description: 'The instance’s keys, without their secret part' },
+          ),
+        },
+        errors: ADMIN_INSTANCE_ERRORS,
+      },
+    },
     async (request) => {
       requireAdmin(request);
       const instance = await loadInstance(ctx, request);
@@ -173,7 +226,14 @@ export function instanceRoutes(app: FastifyInstance, ctx: ApiContext): void {
 
   app.delete(
     '/instances/:instance_id/keys/:key_id',
-    { schema: { tags, params: KeyParams, response: responses(200, Ok({})) } },
+    {
+      schema: {
+        tags,
+        params: KeyParams,
+        response: { 200: Answer('Success', 'Revoked: the key is refused (401) from now on') },
+        errors: [...ADMIN_INSTANCE_ERRORS, 'key_not_found'],
+      },
+    },
     async (request) => {
       requireAdmin(request);
       const instance = await loadInstance(ctx, request);

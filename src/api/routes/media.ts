@@ -13,15 +13,19 @@ import type { MediaMeta } from '../../media/media-store.ts';
 import { Stopped, TooLarge } from '../../media/spool.ts';
 import type { ApiContext } from '../context.ts';
 import { HttpError } from '../errors.ts';
-import { InstanceParams, Ok, responses } from '../schemas.ts';
-import { loadInstance } from './instances.ts';
+import { InstanceParams, Ok } from '../schemas.ts';
+import { INSTANCE_ERRORS, loadInstance } from './instances.ts';
 
-const Uploaded = Ok({
-  media_id: Type.String(),
-  mimetype: Type.String(),
-  size: Type.Integer(),
-  sha256: Type.String({ description: 'lowercase hex SHA-256 of the bytes' }),
-});
+const Uploaded = Ok(
+  {
+    media_id: Type.String(),
+    mimetype: Type.String(),
+    size: Type.Integer(),
+    sha256: Type.String({ description: 'lowercase hex SHA-256 of the bytes' }),
+  },
+  { description: 'Stored; refer to media_id in an event’s payload.media' },
+);
+const File = (description: string) => Type.String({ format: 'binary', description });
 
 /** A stopping Herald answers an upload in flight at once, rather than wait for a client that may trickle for hours. */
 const RETRY_AFTER_STOP_S = 5;
@@ -49,7 +53,8 @@ export function mediaRoutes(app: FastifyInstance, ctx: ApiContext): void {
           tags: ['media'],
           summary: 'Upload a media file: the raw bytes, with their Content-Type',
           params: InstanceParams,
-          response: { ...responses(201, Uploaded), 413: Type.Ref('Error') },
+          response: { 201: Uploaded },
+          errors: [...INSTANCE_ERRORS, 'invalid_media_type', 'media_too_large'],
         },
       },
       async (request, reply) => upload(ctx, request, reply, stopping.signal),
@@ -64,11 +69,11 @@ export function mediaRoutes(app: FastifyInstance, ctx: ApiContext): void {
           summary: 'Download a media file through the signed url of a delivered payload (no API key)',
           produces: ['application/octet-stream'],
           response: {
-            200: Type.String({
-              format: 'binary',
-              description: 'the file (206 and a part of it for a Range)',
-            }),
+            200: File('The file, with its Content-Type, ETag and a Cache-Control that ends with the link'),
+            206: File('The part a Range asked for; Content-Range says which'),
+            304: { type: 'null', description: 'Not modified: If-None-Match matched its ETag' },
           },
+          errors: ['link_forbidden', 'link_expired', 'media_not_found', 'range_not_satisfiable'],
         },
       },
       async (request, reply) => download(ctx, request, reply),

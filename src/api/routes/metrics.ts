@@ -21,7 +21,8 @@ export function metricsRoutes(app: FastifyInstance, ctx: Pick<ApiContext, 'metri
           'herald_queue_oldest_due_age_seconds, herald_in_flight_attempts, herald_in_flight_attempts_by_webhook{webhook_id}, ' +
           'and the process_* / nodejs_* defaults.',
         produces: ['text/plain'],
-        response: { 200: Type.String({ description: 'the metrics, one sample per line' }) },
+        response: { 200: Type.String({ description: 'The metrics, one sample per line' }) },
+        errors: ['admin_only'],
       },
     },
     async (request, reply) => {

@@ -16,8 +16,8 @@ import { samplePayload } from '../../domain/samples.ts';
 import type { Instance, Webhook } from '../../domain/types.ts';
 import type { ApiContext } from '../context.ts';
 import { HttpError } from '../errors.ts';
-import { IdParam, Ok, responses } from '../schemas.ts';
-import { loadInstance } from './instances.ts';
+import { IdParam, Ok } from '../schemas.ts';
+import { INSTANCE_ERRORS, loadInstance } from './instances.ts';
 
 const Params = Type.Object({
   instance_id: IdParam('instance id', 'ins'),
@@ -27,7 +27,7 @@ const Body = Type.Object(
   {
     event: Type.String({ description: `an event kind the webhook subscribes to: ${EVENT_KINDS.join(', ')}` }),
   },
-  { additionalProperties: false },
+  { additionalProperties: false, examples: [{ event: 'message' }] },
 );
 
 function testPayload(kind: string, instance: Instance): Record<string, unknown> {
@@ -48,10 +48,16 @@ export function testDeliveryRoutes(app: FastifyInstance, ctx: ApiContext): void 
         summary: 'Send a sample event of a kind to this webhook',
         params: Params,
         body: Body,
-        response: responses(
-          202,
-          Ok({ event_id: Type.String(), delivery_id: Type.String(), event: Type.String() }),
-        ),
+        response: {
+          202: Ok(
+            { event_id: Type.String(), delivery_id: Type.String(), event: Type.String() },
+            {
+              description:
+                'The sample event is stored and its delivery queued; follow it in the delivery log',
+            },
+          ),
+        },
+        errors: [...INSTANCE_ERRORS, 'webhook_not_found', 'invalid_test_event', 'test_webhook_disabled'],
       },
     },
     async (request, reply) => {

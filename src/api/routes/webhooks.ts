@@ -4,18 +4,22 @@ import type { FastifyInstance, FastifyRequest } from 'fastify';
 import { newId, randomToken } from '../../domain/ids.ts';
 import type { Webhook } from '../../domain/types.ts';
 import type { ApiContext } from '../context.ts';
+import type { ErrorName } from '../error-catalog.ts';
 import { HttpError } from '../errors.ts';
-import { IdParam, Ok, responses } from '../schemas.ts';
+import { Answer, IdParam, Ok } from '../schemas.ts';
 import { webhookView } from '../views.ts';
 import { WebhookBody, type WebhookBodyType, webhookConfig } from '../webhook-config.ts';
-import { loadInstance } from './instances.ts';
+import { INSTANCE_ERRORS, loadInstance } from './instances.ts';
 
 const WebhookParams = Type.Object({
   instance_id: IdParam('instance id', 'ins'),
   webhook_id: IdParam('webhook id', 'whk'),
 });
 const InstanceOnly = Type.Object({ instance_id: IdParam('instance id', 'ins') });
-const EnabledBody = Type.Object({ enabled: Type.Boolean() }, { additionalProperties: false });
+const EnabledBody = Type.Object(
+  { enabled: Type.Boolean() },
+  { additionalProperties: false, examples: [{ enabled: true }] },
+);
 const RotateBody = Type.Object(
   {
     client_sign_secret: Type.Optional(
@@ -33,9 +37,12 @@ const RotateBody = Type.Object(
       }),
     ),
   },
-  { additionalProperties: false },
+  { additionalProperties: false, examples: [{ grace_s: 3600 }] },
 );
-const WebhookResponse = Ok({ webhook: Type.Ref('Webhook') });
+/** What loadWebhook answers besides the webhook. */
+const WEBHOOK_ERRORS: ErrorName[] = [...INSTANCE_ERRORS, 'webhook_not_found'];
+/** What webhookConfig refuses. */
+const CONFIG_ERRORS: ErrorName[] = ['invalid_webhook', 'destination_not_allowed'];
 
 export function webhookRoutes(app: FastifyInstance, ctx: ApiContext): void {
   const tags = ['webhooks'];
@@ -69,7 +76,13 @@ export function webhookRoutes(app: FastifyInstance, ctx: ApiContext): void {
       schema: {
         tags,
         params: InstanceOnly,
-        response: responses(200, Ok({ webhooks: Type.Array(Type.Ref('Webhook')) })),
+        response: {
+          200: Ok(
+            { webhooks: Type.Array(Type.Ref('Webhook')) },
+            { description: 'The instance’s webhooks, with their health' },
+          ),
+        },
+        errors: INSTANCE_ERRORS,
       },
     },
     async (request) => {
@@ -86,7 +99,10 @@ export function webhookRoutes(app: FastifyInstance, ctx: ApiContext): void {
         tags,
         params: InstanceOnly,
         body: WebhookBody,
-        response: responses(201, Ok({ webhook_id: Type.String() })),
+        response: {
+          201: Ok({ webhook_id: Type.String() }, { description: 'The new webhook’s id; it starts disabled' }),
+        },
+        errors: [...INSTANCE_ERRORS, ...CONFIG_ERRORS, 'too_many_webhooks'],
       },
     },
     async (request, reply) => {
@@ -123,13 +139,28 @@ export function webhookRoutes(app: FastifyInstance, ctx: ApiContext): void {
 
   app.get(
     '/instances/:instance_id/webhooks/:webhook_id',
-    { schema: { tags, params, response: responses(200, WebhookResponse) } },
+    {
+      schema: {
+        tags,
+        params,
+        response: { 200: Answer('WebhookResponse', 'The webhook, with its health') },
+        errors: WEBHOOK_ERRORS,
+      },
+    },
     async (request) => ({ success: true, webhook: await view(await loadWebhook(request)) }),
   );
 
   app.patch(
     '/instances/:instance_id/webhooks/:webhook_id',
-    { schema: { tags, params, body: WebhookBody, response: responses(200, WebhookResponse) } },
+    {
+      schema: {
+        tags,
+        params,
+        body: WebhookBody,
+        response: { 200: Answer('WebhookResponse', 'The webhook with its new configuration') },
+        errors: [...WEBHOOK_ERRORS, ...CONFIG_ERRORS],
+      },
+    },
     async (request) => {
       const current = await loadWebhook(request);
       const config = await webhookConfig(ctx, request.body as WebhookBodyType, 'patch');
@@ -146,7 +177,15 @@ export function webhookRoutes(app: FastifyInstance, ctx: ApiContext): void {
 
   app.post(
     '/instances/:instance_id/webhooks/:webhook_id/enabled',
-    { schema: { tags, params, body: EnabledBody, response: responses(200, WebhookResponse) } },
+    {
+      schema: {
+        tags,
+        params,
+        body: EnabledBody,
+        response: { 200: Answer('WebhookResponse', 'The webhook, enabled or disabled') },
+        errors: [...WEBHOOK_ERRORS, 'invalid_enabled'],
+      },
+    },
     async (request) => {
       const current = await loadWebhook(request);
       const { enabled } = request.body as Static<typeof EnabledBody>;
@@ -168,7 +207,16 @@ export function webhookRoutes(app: FastifyInstance, ctx: ApiContext): void {
         tags,
         params,
         body: RotateBody,
-        response: responses(200, Ok({ webhook: Type.Ref('Webhook'), client_sign_secret: Type.String() })),
+        response: {
+          200: Ok(
+            {
+              webhook: Type.Ref('Webhook'),
+              client_sign_secret: Type.String({ description: 'the new secret, shown this once' }),
+            },
+            { description: 'The webhook and its new secret' },
+          ),
+        },
+        errors: [...WEBHOOK_ERRORS, 'invalid_rotation'],
       },
     },
     async (request) => {
@@ -192,7 +240,16 @@ export function webhookRoutes(app: FastifyInstance, ctx: ApiContext): void {
 
   app.delete(
     '/instances/:instance_id/webhooks/:webhook_id',
-    { schema: { tags, params, response: responses(200, Ok({})) } },
+    {
+      schema: {
+        tags,
+        params,
+        response: {
+          200: Answer('Success', 'Deleted: its pending deliveries are cancelled, its log removed'),
+        },
+        errors: WEBHOOK_ERRORS,
+      },
+    },
     async (request) => {
       const current = await loadWebhook(request);
       await ctx.store.deleteWebhook(current.instance_id, current.webhook_id);

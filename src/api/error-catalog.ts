@@ -1,0 +1,318 @@
+/**
+ * Every way an operation can fail, named once: its status, when it happens (said in the docs) and the error Herald
+ * answers, made where possible by the very code that makes the real one, so the docs cannot say another message.
+ * Routes list the names their handler can answer (`errors` in a route's schema); docs.ts adds those every route of
+ * a kind shares (a key, a JSON body, an id in the path) and shows each as a named example of its status.
+ * A new kind of failure is one entry here and its name on the routes that give it.
+ */
+import { checkEngineHmac } from '../domain/engine-hmac.ts';
+import { validatePayload } from '../domain/events.ts';
+import { redeliveryConflict, repeatConflict, webhookDisabledConflict } from '../domain/store-rules.ts';
+import { readWahaEnvelope } from '../domain/waha-envelope.ts';
+import { Media } from '../media/media.ts';
+import { EXAMPLE_IDS as ID } from './docs-examples.ts';
+import { errorBody, HttpError } from './errors.ts';
+import { parseJson } from './json-body.ts';
+import { eventTooLarge } from './publish.ts';
+import { webhookConfig } from './webhook-config.ts';
+
+/** A response header an error comes with, as OpenAPI describes one. */
+interface Header {
+  description: string;
+  schema: { type: 'integer' | 'string' };
+}
+
+export interface ErrorCause {
+  status: number;
+  /** When it happens, as a clause: "the instance does not exist". */
+  when: string;
+  /** The error as Herald answers it. */
+  example: () => HttpError | Promise<HttpError>;
+  headers?: Record<string, Header>;
+}
+
+const RETRY_AFTER: Record<string, Header> = {
+  'Retry-After': { description: 'seconds to wait before retrying', schema: { type: 'integer' } },
+};
+
+const invalid = (field: string, message: string) => HttpError.invalid([{ field, message }]);
+const conflict = (message: string | null) => new HttpError('conflict', message ?? '');
+
+/** The HttpError `run` throws: examples made by the code that refuses the real request. */
+async function thrown(run: () => unknown): Promise<HttpError> {
+  try {
+    await run();
+  } catch (err) {
+    if (err instanceof HttpError) return err;
+    throw err;
+  }
+  throw new Error('the example request was accepted');
+}
+
+/** A webhook's configuration as the API would judge it; only IP literals, so no name is looked up. */
+const judgeWebhook = (destination_url: string, events: string[]) =>
+  thrown(() =>
+    webhookConfig(
+      { destinations: { allowPrivate: false }, secretBox: undefined as never },
+      { destination_url, events },
+      'create',
+    ),
+  );
+
+export const ERROR_CAUSES = {
+  // Every authenticated route (docs.ts adds these).
+  missing_key: {
+    status: 401,
+    when: 'no Authorization: Bearer key',
+    example: () => new HttpError('unauthorized', 'an Authorization: Bearer <key> header is required'),
+  },
+  unauthorized: {
+    status: 401,
+    when: 'a key Herald does not know (unknown or revoked)',
+    example: () => new HttpError('unauthorized', 'unknown or revoked API key'),
+  },
+  rate_limited: {
+    status: 429,
+    when: 'this key made more management requests per second than RATE_LIMIT_MANAGEMENT allows',
+    example: () =>
+      new HttpError(
+        'rate_limited',
+        'rate limit: this key may make 100 management requests per second; retry later',
+      ),
+    headers: RETRY_AFTER,
+  },
+  ingest_rate_limited: {
+    status: 429,
+    when: 'this key published more often per second than RATE_LIMIT_INGEST allows',
+    example: () =>
+      new HttpError(
+        'rate_limited',
+        'rate limit: this key may make 1000 ingest requests per second; retry later',
+      ),
+    headers: RETRY_AFTER,
+  },
+  internal: {
+    status: 500,
+    when: 'a fault of Herald’s; the details are in its log, never in the answer',
+    example: () => new HttpError('internal', 'internal error'),
+  },
+  // Every route with an id in its path, and every route with a JSON body (docs.ts adds these).
+  invalid_path: {
+    status: 400,
+    when: 'an id in the path is not in its form (ins_…, whk_…, dlv_…, key_…)',
+    example: () => invalid('instance_id', 'must be ins_ followed by 1 to 100 letters, digits, _ or -'),
+  },
+  malformed_json: {
+    status: 400,
+    when: 'the body is not valid JSON',
+    example: () => thrown(() => parseJson(Buffer.from('{"name": '))),
+  },
+  payload_too_large: {
+    status: 413,
+    when: 'the body is over this endpoint’s limit',
+    example: () =>
+      new HttpError('payload_too_large', 'request body is larger than the limit for this endpoint'),
+  },
+  not_json: {
+    status: 415,
+    when: 'the body is not sent as Content-Type: application/json',
+    example: () =>
+      new HttpError(
+        'unsupported_media_type',
+        'request body must be JSON with Content-Type: application/json',
+      ),
+  },
+
+  // Keys and their rights.
+  admin_only: {
+    status: 403,
+    when: 'an instance key: this operation needs the admin key',
+    example: () => new HttpError('forbidden', 'this operation needs the admin key'),
+  },
+  other_instance: {
+    status: 403,
+    when: 'an instance key of another instance',
+    example: () => new HttpError('forbidden', 'this key belongs to another instance'),
+  },
+  engine_hmac: {
+    status: 401,
+    when: 'the instance has an engine HMAC key and X-Webhook-Hmac is missing or does not match the body',
+    example: () =>
+      new HttpError('unauthorized', checkEngineHmac('key', Buffer.from('{}'), undefined, undefined) ?? ''),
+  },
+
+  // What does not exist.
+  instance_not_found: {
+    status: 404,
+    when: 'the instance does not exist',
+    example: () => HttpError.notFound('instance', ID.instance),
+  },
+  webhook_not_found: {
+    status: 404,
+    when: 'the webhook does not exist on this instance',
+    example: () => HttpError.notFound('webhook', ID.webhook),
+  },
+  delivery_not_found: {
+    status: 404,
+    when: 'the delivery does not exist on this instance',
+    example: () => HttpError.notFound('delivery', ID.delivery),
+  },
+  key_not_found: {
+    status: 404,
+    when: 'the key does not exist on this instance (or was revoked)',
+    example: () => HttpError.notFound('key', ID.key),
+  },
+  media_not_found: {
+    status: 404,
+    when: 'the file is no longer stored (its instance was deleted, or it was swept)',
+    example: () => HttpError.notFound('media', ID.media),
+  },
+
+  // Instances and webhooks.
+  invalid_instance: {
+    status: 400,
+    when: 'a field breaks its rule (name at most 200 characters; engine_hmac_key 1 to 1024, or null)',
+    example: () => invalid('name', 'must be at most 200 characters'),
+  },
+  invalid_webhook: {
+    status: 400,
+    when: 'a field breaks its rule: the message names the field and the rule, details lists every one',
+    example: () => judgeWebhook('https://203.0.113.7/hook', ['message', 'mesage']),
+  },
+  destination_not_allowed: {
+    status: 422,
+    when: 'the destination_url host is not globally reachable (a private, loopback or link-local address, localhost)',
+    example: () => judgeWebhook('https://10.0.0.5/hook', ['message']),
+  },
+  too_many_webhooks: {
+    status: 409,
+    when: 'the instance already has MAX_WEBHOOKS_PER_INSTANCE webhooks',
+    example: () =>
+      conflict(
+        'webhooks: an instance may have at most 100 webhooks (MAX_WEBHOOKS_PER_INSTANCE); delete one first',
+      ),
+  },
+  invalid_enabled: {
+    status: 400,
+    when: 'the body has no enabled, or one that is not true or false',
+    example: () => invalid('enabled', 'is required'),
+  },
+  invalid_rotation: {
+    status: 400,
+    when: 'a field breaks its rule: grace_s 0 to 604800, client_sign_secret 1 to 1024 characters',
+    example: () => invalid('grace_s', 'must be at most 604800'),
+  },
+  invalid_test_event: {
+    status: 400,
+    when: 'the event kind is unknown, or the webhook does not subscribe to it',
+    example: () =>
+      invalid(
+        'event',
+        `webhook ${ID.webhook} does not subscribe to "message.ack" (its events: message, session.status)`,
+      ),
+  },
+  test_webhook_disabled: {
+    status: 409,
+    when: 'the webhook is disabled',
+    example: () => conflict(`webhook ${ID.webhook} is disabled; enable it before sending a test delivery`),
+  },
+
+  // Events.
+  invalid_event: {
+    status: 400,
+    when: 'the event kind is unknown or its payload lacks a field the kind requires',
+    example: () => HttpError.invalid(validatePayload('message', { id: 'false_1555@c.us_3EB0' }, '')),
+  },
+  invalid_batch: {
+    status: 400,
+    when: 'an event of the batch is invalid: the field names which one (nothing is stored)',
+    example: () =>
+      HttpError.invalid(validatePayload('message', { id: 'false_1555@c.us_3EB0' }, 'events[3].')),
+  },
+  invalid_waha_event: {
+    status: 400,
+    when: 'the body is not a WAHA webhook body (no event, no payload, an id or timestamp out of form)',
+    example: () => HttpError.invalid((readWahaEnvelope({ payload: {} }) as { errors: [] }).errors),
+  },
+  event_too_large: {
+    status: 413,
+    when: 'the event’s delivery body would be larger than 256 KiB',
+    example: () => eventTooLarge('event'),
+  },
+  batch_event_too_large: {
+    status: 413,
+    when: 'an event’s delivery body would be larger than 256 KiB: the field names which (nothing is stored)',
+    example: () => eventTooLarge('events[3]'),
+  },
+  event_id_elsewhere: {
+    status: 409,
+    when: 'the event_id was already published to another instance (nothing is stored)',
+    example: () => conflict(repeatConflict(ID.event, 'ins_another', ID.instance)),
+  },
+
+  // Deliveries.
+  invalid_delivery_filter: {
+    status: 400,
+    when: 'a filter is out of form: an unknown status or event kind, a bad time, limit or cursor',
+    example: () => invalid('status', 'must be one of pending, delivered, failed'),
+  },
+  not_redeliverable: {
+    status: 409,
+    when: 'the delivery has not failed, or its webhook is disabled',
+    example: () => conflict(redeliveryConflict({ status: 'delivered', webhook_id: ID.webhook }, true)),
+  },
+  invalid_redelivery_range: {
+    status: 400,
+    when: 'a field is out of form: webhook_id, since or until',
+    example: () => invalid('since', 'must be an RFC 3339 date-time such as 2026-01-31T12:00:00Z'),
+  },
+  redelivery_webhook_disabled: {
+    status: 409,
+    when: 'the webhook named by webhook_id is disabled',
+    example: () => conflict(webhookDisabledConflict(ID.webhook)),
+  },
+
+  // Media.
+  invalid_media_type: {
+    status: 400,
+    when: 'Content-Type is not a media type',
+    example: () => invalid('Content-Type', Media.checkType('not a type') ?? ''),
+  },
+  media_too_large: {
+    status: 413,
+    when: 'the file is larger than MEDIA_MAX_BYTES (the connection closes)',
+    example: () => new HttpError('payload_too_large', 'body: larger than MEDIA_MAX_BYTES (67108864 bytes)'),
+  },
+  link_forbidden: {
+    status: 403,
+    when: 'the link was altered, or its expires or sig is missing',
+    example: () => new HttpError('forbidden', 'link: the signature does not match this media link'),
+  },
+  link_expired: {
+    status: 410,
+    when: 'the link has expired',
+    example: () => new HttpError('gone', 'link: expired at 2026-11-22T10:00:00.000Z'),
+  },
+  range_not_satisfiable: {
+    status: 416,
+    when: 'Range asks for bytes outside the file; Content-Range says its size',
+    example: () => new HttpError('range_not_satisfiable', "Range: not within the file's 480 bytes"),
+    headers: { 'Content-Range': { description: 'bytes */<size>', schema: { type: 'string' } } },
+  },
+
+  // Operations.
+  database_unreachable: {
+    status: 500,
+    when: 'the database cannot be reached',
+    example: () => new HttpError('internal', 'database is not reachable'),
+  },
+} satisfies Record<string, ErrorCause>;
+
+export type ErrorName = keyof typeof ERROR_CAUSES;
+
+/** Every cause's example body, made once (some are made by async checks). */
+export async function errorExamples(): Promise<Map<ErrorName, ReturnType<typeof errorBody>>> {
+  const names = Object.keys(ERROR_CAUSES) as ErrorName[];
+  const errors = await Promise.all(names.map((n) => (ERROR_CAUSES[n] as ErrorCause).example()));
+  return new Map(names.map((n, i) => [n, errorBody(errors[i].code, errors[i].message, errors[i].details)]));
+}

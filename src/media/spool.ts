@@ -7,6 +7,7 @@ import { mkdir, open, readdir, rm, stat } from 'node:fs/promises';
 import { join } from 'node:path';
 import type { Readable } from 'node:stream';
 import { randomToken } from '../domain/ids.ts';
+import { PRIVATE_DIR_MODE, PRIVATE_FILE_MODE } from '../private-files.ts';
 
 export interface Spooled {
   path: string;
@@ -21,9 +22,9 @@ export class TooLarge extends Error {}
  * The source is not destroyed on TooLarge, so the caller can still answer on its connection.
  */
 export async function spool(source: Readable, dir: string, maxBytes: number): Promise<Spooled> {
-  await mkdir(dir, { recursive: true });
+  await mkdir(dir, { recursive: true, mode: PRIVATE_DIR_MODE });
   const path = join(dir, `${randomToken(12)}.part`);
-  const file = await open(path, 'wx', 0o600);
+  const file = await open(path, 'wx', PRIVATE_FILE_MODE);
   const hash = createHash('sha256');
   let size = 0;
   try {

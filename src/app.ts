@@ -20,6 +20,7 @@ import { MediaSweeper } from './media/sweeper.ts';
 import { HeraldMetrics } from './metrics/metrics.ts';
 import { AddressAllowList } from './net/address-allow-list.ts';
 import type { DestinationPolicy, Lookup } from './net/destination.ts';
+import { secureDataDir } from './private-files.ts';
 import { openSecretBox } from './secret-key.ts';
 import { SqliteStore } from './store/sqlite/sqlite-store.ts';
 import type { Store } from './store/store.ts';
@@ -63,6 +64,8 @@ export async function startHerald(config: Config, options: HeraldOptions = {}): 
   const clock = options.clock ?? systemClock;
   const logger = options.logger ?? pino({ level: config.logLevel });
   const role = options.role ?? 'all';
+  // Before the store opens: SQLite gives new -wal and -shm files the database file's mode.
+  secureDataDir(config.dataDir, logger);
   const store = await createStore(config);
   let secretBox: SecretBox;
   try {

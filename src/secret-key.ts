@@ -8,7 +8,6 @@ import {
   closeSync,
   existsSync,
   fsyncSync,
-  mkdirSync,
   openSync,
   readFileSync,
   renameSync,
@@ -18,6 +17,7 @@ import {
 import { join } from 'node:path';
 import type { Config } from './config.ts';
 import { SecretBox } from './domain/secret-box.ts';
+import { makePrivateDir, PRIVATE_FILE_MODE } from './private-files.ts';
 import type { Store } from './store/store.ts';
 
 /** The store setting holding SecretBox.fingerprint() of the key the stored secrets are sealed under. */
@@ -35,7 +35,7 @@ export function readKeyFile(file: string): Buffer {
 
 /** Writes a key readable by the owner only, flushed to disk before it returns; refuses to overwrite. */
 export function writeKeyFile(file: string, key: Buffer): void {
-  const fd = openSync(file, 'wx', 0o600);
+  const fd = openSync(file, 'wx', PRIVATE_FILE_MODE);
   try {
     writeSync(fd, `${key.toString('base64')}\n`);
     fsyncSync(fd);
@@ -89,7 +89,7 @@ function loadOrCreateKeyFile(dataDir: string): Buffer {
   const file = keyFile(dataDir);
   if (!existsSync(file)) {
     // On PostgreSQL nothing else makes DATA_DIR; the owner alone may list it, as the key inside is theirs alone.
-    mkdirSync(dataDir, { recursive: true, mode: 0o700 });
+    makePrivateDir(dataDir);
     writeKeyFile(file, randomBytes(32));
   }
   return readKeyFile(file);

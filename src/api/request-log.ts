@@ -5,7 +5,7 @@
  * `x-herald-poll`), so that with the page open the log still shows what people and engines did.
  */
 import { type FastifyInstance, type FastifyRequest, LogController } from 'fastify';
-import { redactUrl } from './redact-url.ts';
+import { redactUrl } from '../domain/redact-url.ts';
 
 /** The header the session page sends with the requests of its periodic refresh. */
 export const POLL_HEADER = 'x-herald-poll';

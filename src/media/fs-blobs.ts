@@ -6,6 +6,7 @@ import { mkdir, open, readdir, readFile, rename, rm } from 'node:fs/promises';
 import { dirname, join } from 'node:path';
 import type { Readable } from 'node:stream';
 import { randomToken } from '../domain/ids.ts';
+import { PRIVATE_DIR_MODE, PRIVATE_FILE_MODE } from '../private-files.ts';
 import type { Blobs } from './blobs.ts';
 import type { ByteRange } from './byte-range.ts';
 
@@ -29,22 +30,22 @@ export class FsBlobs implements Blobs {
 
   async putFile(key: string, path: string): Promise<void> {
     const target = this.#path(key);
-    await mkdir(dirname(target), { recursive: true });
+    await mkdir(dirname(target), { recursive: true, mode: PRIVATE_DIR_MODE });
     await rename(path, target);
   }
 
   async putBytes(key: string, data: Buffer): Promise<void> {
     const target = this.#path(key);
-    await mkdir(this.#tmp, { recursive: true });
+    await mkdir(this.#tmp, { recursive: true, mode: PRIVATE_DIR_MODE });
     const tmp = join(this.#tmp, `${randomToken(12)}.part`);
-    const file = await open(tmp, 'wx', 0o600);
+    const file = await open(tmp, 'wx', PRIVATE_FILE_MODE);
     try {
       await file.writeFile(data);
       await file.sync();
     } finally {
       await file.close();
     }
-    await mkdir(dirname(target), { recursive: true });
+    await mkdir(dirname(target), { recursive: true, mode: PRIVATE_DIR_MODE });
     await rename(tmp, target);
   }
 

@@ -6,6 +6,7 @@
 import type { Logger } from 'pino';
 import type { Clock } from '../domain/clock.ts';
 import { fileless } from '../domain/media-object.ts';
+import { redactForeignUrl } from '../domain/redact-url.ts';
 import type { MediaJob, Queue } from '../store/store.ts';
 import { Wakeup } from '../wakeup.ts';
 import type { Media } from './media.ts';
@@ -86,7 +87,7 @@ export class MediaJobs {
       const settled = await media.fetchEngineMedia(job.instance_id, job);
       if (settled.status !== 'ready') {
         logger.info(
-          { event_id: job.event_id, url: redact(job.url), media: settled.status },
+          { event_id: job.event_id, url: redactForeignUrl(job.url), media: settled.status },
           'engine media not stored',
         );
       }
@@ -107,6 +108,3 @@ export class MediaJobs {
     }
   }
 }
-
-/** An engine's file URL may carry a key in its query (`?x-api-key=…`): logs show only where it points. */
-const redact = (url: string) => url.split('?')[0];

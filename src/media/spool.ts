@@ -7,6 +7,7 @@ import { mkdir, open, readdir, rm, stat } from 'node:fs/promises';
 import { join } from 'node:path';
 import type { Readable } from 'node:stream';
 import { randomToken } from '../domain/ids.ts';
+import { PRIVATE_DIR_MODE, PRIVATE_FILE_MODE } from '../private-files.ts';
 
 export interface Spooled {
   path: string;
@@ -30,9 +31,9 @@ export async function spool(
   maxBytes: number,
   stop?: AbortSignal,
 ): Promise<Spooled> {
-  await mkdir(dir, { recursive: true });
+  await mkdir(dir, { recursive: true, mode: PRIVATE_DIR_MODE });
   const path = join(dir, `${randomToken(12)}.part`);
-  const file = await open(path, 'wx', 0o600);
+  const file = await open(path, 'wx', PRIVATE_FILE_MODE);
   const hash = createHash('sha256');
   let size = 0;
   let onStop = () => {};

@@ -7,7 +7,8 @@ import assert from 'node:assert/strict';
 import { Writable } from 'node:stream';
 import { test } from 'node:test';
 import pino from 'pino';
-import { redactUrl } from '../../src/api/redact-url.ts';
+import { redactForeignUrl, redactUrl } from '../../src/domain/redact-url.ts';
+import { EngineFiles, postWaha, wahaBody } from '../support/engine.ts';
 import { ADMIN_KEY, messagePayload, startTestHerald } from '../support/herald.ts';
 import { TestReceiver } from '../support/receiver.ts';
 
@@ -88,31 +89,86 @@ test('one line per request at info; probes, page files and the page refresh only
   }
 });
 
-test('a signed media link is logged without its signature', async () => {
-  const log = capture('info');
-  const h = await startTestHerald({}, { logger: log.logger });
-  try {
-    const ins = await h.createInstance();
-    const upload = await h.request('POST', `/instances/${ins}/media`, {
-      rawBody: new Uint8Array([137, 80, 78, 71]),
-      contentType: 'image/png',
-    });
-    assert.equal(upload.status, 201, JSON.stringify(upload.body));
-    // The link a receiver gets, as Herald delivered it.
-    const link = await mediaLink(h, ins, upload.body.media_id);
-    const got = await fetch(link);
-    assert.equal(got.status, 200);
-    await got.arrayBuffer();
-    const sig = new URL(link).searchParams.get('sig') ?? '';
-    assert.ok(sig.length > 10);
-    await h.close();
-    const line = log.lines.find((l) => typeof l.url === 'string' && l.url.startsWith('/media/'));
-    assert.ok(line, 'the download is logged');
-    assert.equal(line.url, `/media/${upload.body.media_id}?expires=…&sig=…`);
-    assert.ok(!log.text().includes(sig), 'the signature is nowhere in the log');
-  } finally {
-    await h.close().catch(() => {});
+test('a signed media link is logged without its signature, at info and at debug', async () => {
+  for (const level of ['info', 'debug']) {
+    const log = capture(level);
+    const h = await startTestHerald({ LOG_LEVEL: level }, { logger: log.logger });
+    try {
+      const ins = await h.createInstance();
+      const upload = await h.request('POST', `/instances/${ins}/media`, {
+        rawBody: new Uint8Array([137, 80, 78, 71]),
+        contentType: 'image/png',
+      });
+      assert.equal(upload.status, 201, JSON.stringify(upload.body));
+      // The link a receiver gets, as Herald delivered it: fetched whole, in part, and with a signature gone wrong.
+      const link = await mediaLink(h, ins, upload.body.media_id);
+      const sig = new URL(link).searchParams.get('sig') ?? '';
+      assert.ok(sig.length > 10);
+      const got = await fetch(link);
+      assert.equal(got.status, 200);
+      await got.arrayBuffer();
+      await (await fetch(link, { headers: { range: 'bytes=0-1' } })).arrayBuffer();
+      const forged = await fetch(link.replace('sig=', 'sig=x'));
+      assert.equal(forged.status, 403);
+      await forged.arrayBuffer();
+      // A key an API client put in a query by mistake, under a name of its own.
+      await h.request('GET', `/instances?limit=5&x-api-key=${sig}`);
+      await h.close();
+      const lines = log.lines.filter((l) => typeof l.url === 'string' && l.url.startsWith('/media/'));
+      assert.equal(lines.length, 3, 'every download is logged');
+      for (const line of lines) assert.equal(line.url, `/media/${upload.body.media_id}?expires=…&sig=…`);
+      assert.ok(
+        log.lines.some((l) => l.url === '/instances?limit=5&x-api-key=…'),
+        'the query is redacted, its other parameters kept',
+      );
+      assert.ok(!log.text().includes(sig), `the signature is nowhere in the ${level} log`);
+    } finally {
+      await h.close().catch(() => {});
+    }
   }
+});
+
+test("an engine's media link is logged without its user information or its query", async (t) => {
+  const log = capture('info');
+  const h = await startTestHerald(
+    { ENGINE_MEDIA_HEADERS: 'X-Api-Key: header-secret' },
+    { logger: log.logger },
+  );
+  const files = await EngineFiles.start();
+  t.after(async () => {
+    await files.close();
+    await h.close();
+  });
+  const ins = await h.createInstance();
+  const receiver = await TestReceiver.start();
+  t.after(() => receiver.close());
+  await h.createWebhook(ins, { destination_url: receiver.url, events: ['message'] });
+  // The engine's file server refuses, so the line that names the link is written.
+  const url = new URL(files.serve('refused.png', { status: 500 }));
+  url.username = 'engine-user';
+  url.password = 'engine-pass';
+  url.search = '?token=engine-token&x-api-key=engine-query-key';
+  const res = await postWaha(
+    h.url,
+    ins,
+    wahaBody('message', {
+      id: 'false_491701234567@c.us_3EB0AAAA',
+      timestamp: 1763719200,
+      from: '491701234567@c.us',
+      fromMe: false,
+      body: 'look',
+      hasMedia: true,
+      media: { url: url.toString(), mimetype: 'image/png', filename: null, error: null },
+    }),
+  );
+  assert.equal(res.status, 202, JSON.stringify(res.body));
+  const [got] = await receiver.waitFor(1);
+  assert.equal(got.body.payload.media.status, 'failed');
+  const line = log.lines.find((l) => l.msg === 'engine media not stored');
+  assert.ok(line, 'the failed download is logged');
+  assert.equal(line.url, `http://…@${url.host}/api/files/refused.png?token=…&x-api-key=…`);
+  for (const s of ['engine-user', 'engine-pass', 'engine-token', 'engine-query-key', 'header-secret'])
+    assert.ok(!log.text().includes(s), `${s} in the log`);
 });
 
 /** A signed link to `mediaId`, made by publishing it to a webhook and reading the delivered body. */
@@ -131,16 +187,18 @@ async function mediaLink(h: Awaited<ReturnType<typeof startTestHerald>>, ins: st
   }
 }
 
-test('redactUrl keeps the path and hides credentials in the query and the user information', () => {
+test('redactUrl keeps the path and hides credentials in the query; redactForeignUrl hides every query value', () => {
   assert.equal(redactUrl('/media/med_1?expires=1795341600&sig=abc'), '/media/med_1?expires=…&sig=…');
   assert.equal(redactUrl('/instances?limit=5'), '/instances?limit=5');
   assert.equal(
-    redactUrl('https://user:pw@hooks.example.com/in?token=t0k&x=1'),
-    'https://…@hooks.example.com/in?token=…&x=1',
-  );
-  assert.equal(
-    redactUrl('https://h.example/a?api_key=k&Signature=s'),
-    'https://h.example/a?api_key=…&Signature=…',
+    redactUrl('/instances?limit=5&x-api-key=k&Signature=s&access_token=t&passwd=p'),
+    '/instances?limit=5&x-api-key=…&Signature=…&access_token=…&passwd=…',
   );
   assert.equal(redactUrl('/plain/path'), '/plain/path');
+  assert.equal(
+    redactForeignUrl('https://user:pw@files.example.com/f.png?token=t0k&x=1'),
+    'https://…@files.example.com/f.png?token=…&x=…',
+  );
+  assert.equal(redactForeignUrl('https://tok@files.example.com/f'), 'https://…@files.example.com/f');
+  assert.equal(redactForeignUrl('https://files.example.com/f'), 'https://files.example.com/f');
 });

@@ -8,6 +8,7 @@ import { Type } from '@sinclair/typebox';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { checkLink } from '../../domain/media-link.ts';
 import { parseRange } from '../../media/byte-range.ts';
+import { contentDisposition } from '../../media/disposition.ts';
 import { Media } from '../../media/media.ts';
 import type { MediaMeta } from '../../media/media-store.ts';
 import { Stopped, TooLarge } from '../../media/spool.ts';
@@ -150,6 +151,8 @@ async function download(ctx: ApiContext, request: FastifyRequest, reply: Fastify
 function setHeaders(reply: FastifyReply, meta: MediaMeta, etag: string, lifeMs: number): void {
   reply.headers({
     'content-type': meta.mimetype,
+    // Shown only for pictures, sound and video; anything else (HTML, SVG, PDF) is saved, never opened as a page.
+    'content-disposition': contentDisposition(meta.mimetype, meta.media_id),
     etag,
     'accept-ranges': 'bytes',
     'last-modified': new Date(meta.created_at).toUTCString(),

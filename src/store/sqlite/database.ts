@@ -2,9 +2,9 @@
  * The SQLite connection: WAL, one prepared statement per query text, immediate transactions, and the work channel
  * (in-process: one process owns the database).
  */
-import { mkdirSync } from 'node:fs';
 import { dirname } from 'node:path';
 import { DatabaseSync, type StatementSync } from 'node:sqlite';
+import { createPrivateFile, makePrivateDir } from '../../private-files.ts';
 import type { Work } from '../store.ts';
 import { Checkpointer } from './checkpointer.ts';
 import { MIGRATIONS } from './migrations.ts';
@@ -30,7 +30,11 @@ export class SqliteDatabase {
   readonly #lock: ProcessLock | null;
 
   constructor(file: string) {
-    if (file !== ':memory:') mkdirSync(dirname(file), { recursive: true });
+    if (file !== ':memory:') {
+      // Created 0600 before SQLite opens it, so that its -wal and -shm, which take its mode, are private too.
+      makePrivateDir(dirname(file));
+      createPrivateFile(file);
+    }
     this.#lock = file === ':memory:' ? null : new ProcessLock(file);
     this.#db = new DatabaseSync(file);
     // FULL: a 202 means the event survives a power loss, not only a process crash. 8 MiB of page cache holds

@@ -5,6 +5,7 @@
  * stale lock behind.
  */
 import { DatabaseSync } from 'node:sqlite';
+import { createPrivateFile } from '../../private-files.ts';
 
 export class StoreInUse extends Error {}
 
@@ -12,6 +13,7 @@ export class ProcessLock {
   readonly #lock: DatabaseSync;
 
   constructor(file: string) {
+    createPrivateFile(`${file}.lock`);
     this.#lock = new DatabaseSync(`${file}.lock`);
     try {
       // In exclusive locking mode SQLite keeps the lock of its first write until the connection closes.

@@ -1,5 +1,5 @@
 /**
- * Bearer-key authentication (SPEC §3). Keys are high-entropy tokens stored as SHA-256 hashes; an instance key is
+ * Bearer-key authentication. Keys are high-entropy tokens stored as SHA-256 hashes; an instance key is
  * found by its hash, the admin hash is compared in constant time. A key never reaches a log line.
  */
 import { createHash, timingSafeEqual } from 'node:crypto';

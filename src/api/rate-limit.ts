@@ -1,5 +1,5 @@
 /**
- * Per-key rate limits (issue 5): ingest and management have separate budgets, each a token bucket per API key
+ * Per-key rate limits: ingest and management have separate budgets, each a token bucket per API key
  * holding two seconds' worth of requests. Beyond it: 429 rate_limited with Retry-After (whole seconds, at least 1).
  */
 import type { FastifyInstance } from 'fastify';

@@ -34,7 +34,7 @@ export interface MediaOptions {
   engineFetch: EngineFetch;
 }
 
-/** The kinds whose payload may carry a media object (seed 2.3). */
+/** The kinds whose payload may carry a media object. */
 const MEDIA_KINDS = new Set(['message', 'message.any']);
 /** type/subtype with optional parameters (RFC 9110 §8.3), e.g. `audio/ogg; codecs=opus`. */
 const MEDIA_TYPE =
@@ -77,7 +77,7 @@ export class Media {
 
   /**
    * Downloads an engine's file into storage and returns the media object every delivery of its event carries:
-   * ready with Herald's own signed link, or too_large / failed without a file (seed 2.5).
+   * ready with Herald's own signed link, or too_large / failed without a file.
    */
   async fetchEngineMedia(instanceId: string, download: MediaDownload): Promise<Record<string, unknown>> {
     const got = await this.#o.engineFetch.fetch(download.url);

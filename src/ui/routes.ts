@@ -1,5 +1,5 @@
 /**
- * The session page (SPEC §9): `/` (sign in, instance list) and `/ui/instances/{instance_id}` serve one HTML shell;
+ * The session page: `/` (sign in, instance list) and `/ui/instances/{instance_id}` serve one HTML shell;
  * its modules and styles come from /src/…. None of these need a key: the page holds no data, it asks the public
  * API for everything with the key the person typed, so it can never do what that key may not.
  */

@@ -1,4 +1,4 @@
-/** The delivery log and manual redelivery (seed §1, SPEC §8). */
+/** The delivery log and manual redelivery. */
 import { type Static, Type } from '@sinclair/typebox';
 import type { FastifyInstance } from 'fastify';
 import { isEventKind } from '../../domain/events.ts';
@@ -197,7 +197,7 @@ export function deliveryRoutes(app: FastifyInstance, ctx: ApiContext): void {
     },
   );
 
-  /** The body is sent unchanged (SPEC §8), so a media link that has expired stays expired: say so. */
+  /** The body is sent unchanged, so a media link that has expired stays expired: say so. */
   async function expiredMediaWarning(instanceId: string, deliveryId: string, now: number): Promise<string[]> {
     const detail = await ctx.store.getDelivery(instanceId, deliveryId);
     const expiry = detail ? mediaLinkExpiry(detail.request_body) : null;

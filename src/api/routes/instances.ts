@@ -1,4 +1,4 @@
-/** Instances (SPEC §5) and their API keys (SPEC §3). */
+/** Instances and their API keys. */
 import { type Static, Type } from '@sinclair/typebox';
 import type { FastifyInstance, FastifyRequest } from 'fastify';
 import { newId, randomToken } from '../../domain/ids.ts';

@@ -1,5 +1,5 @@
 /**
- * Media files (seed 2.5, SPEC §7): uploads by the session engine, and downloads by receivers through signed links
+ * Media files: uploads by the session engine, and downloads by receivers through signed links
  * that need no API key (media-link.ts). Uploads are raw bytes of any Content-Type, so this scope has its own body
  * handling: the stream goes to storage as it arrives, never whole into memory.
  */

@@ -1,5 +1,5 @@
 /**
- * GET /metrics (SPEC §11): Prometheus text. It needs the admin key: the metrics span every instance (webhook ids
+ * GET /metrics: Prometheus text. It needs the admin key: the metrics span every instance (webhook ids
  * of all of them appear), so an instance key gets a 403. Prometheus sends it with `authorization: { credentials }`.
  */
 import { Type } from '@sinclair/typebox';

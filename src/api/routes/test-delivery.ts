@@ -2,7 +2,7 @@
  * Test delivery: POST /instances/{id}/webhooks/{webhook_id}/test sends the sample event of a kind to one webhook
  * through the normal pipeline (stored, signed, retried, logged like any delivery), so a user can check an endpoint.
  *
- * Choices: a disabled webhook is a 409 (it receives nothing until enabled, seed §4 rule 1, as for redelivery);
+ * Choices: a disabled webhook is a 409 (it receives nothing until enabled, as for redelivery);
  * a kind the webhook does not subscribe to is a 400, since it could never receive that kind. The event goes to
  * this webhook only, whatever others subscribe to. A test session.status repeats the instance's current status
  * and phone, so testing never changes what the session page shows.

@@ -1,5 +1,5 @@
 /**
- * A delivery's media (seed §2.5). Only Herald's own signed links are previewed, and from this page's origin: a media
+ * A delivery's media. Only Herald's own signed links are previewed, and from this page's origin: a media
  * url in an event is whatever its publisher wrote, and an <img> of it would make the admin's browser fetch any
  * address, the intranet's included. Herald's link `/media/med_…?expires=…&sig=…` is loaded here as
  * `/media/med_…?expires=…&sig=…` on this origin (the signature does not depend on the host); anything else is

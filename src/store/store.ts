@@ -173,7 +173,11 @@ export interface Catalog {
   findKeyByHash(keyHash: string): Promise<ApiKey | null>;
   deleteKey(instanceId: string, keyId: string): Promise<boolean>;
 
-  createWebhook(webhook: Webhook): Promise<void>;
+  /**
+   * Stores the webhook unless its instance already has `maxPerInstance` webhooks: false then, and nothing stored.
+   * The count and the insert are one atomic step, so creates at once, from any number of processes, never go past it.
+   */
+  createWebhook(webhook: Webhook, maxPerInstance?: number): Promise<boolean>;
   listWebhooks(instanceId: string): Promise<Webhook[]>;
   getWebhook(instanceId: string, webhookId: string): Promise<Webhook | null>;
   updateWebhook(

@@ -248,7 +248,11 @@ export interface Queue {
     leaseMs: number,
     room: (webhookId: string, leased: number) => number,
   ): Promise<ClaimedDelivery[]>;
-  /** Logs the attempts and applies their decisions; a result whose lease was lost only adds to the log. */
+  /**
+   * Logs the attempts and applies their decisions. A result whose lease was lost (ended by disabling the webhook,
+   * or run out and taken by another holder) is logged and counted in the delivery's `attempts`, and becomes its last
+   * result if none later is recorded, but its decision is dropped: whoever holds the delivery now decides.
+   */
   recordAttempts(results: AttemptResult[], now: number): Promise<void>;
   /**
    * Earliest time after `after` at which a pending delivery becomes due (leases included), or null when there is

@@ -20,6 +20,10 @@ export function decide(outcome: AttemptOutcome, attempt: number, now: number, ru
   const code = outcome.status_code;
   if (code !== null && code >= 200 && code < 300) return { kind: 'delivered' };
   if (code === 410) return { kind: 'failed', reason: 'gone', disableWebhook: true };
+  // Nothing was sent, and another try would be refused the same way until the URL or the settings change.
+  if (outcome.error === 'destination_not_allowed') {
+    return { kind: 'failed', reason: 'destination_not_allowed', disableWebhook: false };
+  }
   if (attempt >= rules.schedule.length + 1) {
     return { kind: 'failed', reason: 'attempts_exhausted', disableWebhook: false };
   }

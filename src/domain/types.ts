@@ -3,7 +3,7 @@ import type { Filter } from './filter.ts';
 import type { MediaDownload } from './media-object.ts';
 
 export type DeliveryStatus = 'pending' | 'delivered' | 'failed';
-export type FailureReason = 'attempts_exhausted' | 'gone' | 'webhook_disabled';
+export type FailureReason = 'attempts_exhausted' | 'gone' | 'webhook_disabled' | 'destination_not_allowed';
 export type AttemptTrigger = 'scheduled' | 'manual';
 
 export interface Instance {

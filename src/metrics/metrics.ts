@@ -52,7 +52,7 @@ export class HeraldMetrics implements DeliveryObserver, IngestObserver {
     });
     this.#deliveries = new Counter({
       name: 'herald_deliveries_total',
-      help: 'Deliveries that reached an end: delivered, or failed with reason attempts_exhausted or gone',
+      help: 'Deliveries that reached an end: delivered, or failed with reason attempts_exhausted, gone or destination_not_allowed',
       labelNames: ['outcome'],
       registers,
     });

@@ -173,7 +173,11 @@ export interface Catalog {
   findKeyByHash(keyHash: string): Promise<ApiKey | null>;
   deleteKey(instanceId: string, keyId: string): Promise<boolean>;
 
-  createWebhook(webhook: Webhook): Promise<void>;
+  /**
+   * Stores the webhook unless its instance already has `maxPerInstance` webhooks: false then, and nothing stored.
+   * The count and the insert are one atomic step, so creates at once, from any number of processes, never go past it.
+   */
+  createWebhook(webhook: Webhook, maxPerInstance?: number): Promise<boolean>;
   listWebhooks(instanceId: string): Promise<Webhook[]>;
   getWebhook(instanceId: string, webhookId: string): Promise<Webhook | null>;
   updateWebhook(
@@ -244,7 +248,11 @@ export interface Queue {
     leaseMs: number,
     room: (webhookId: string, leased: number) => number,
   ): Promise<ClaimedDelivery[]>;
-  /** Logs the attempts and applies their decisions; a result whose lease was lost only adds to the log. */
+  /**
+   * Logs the attempts and applies their decisions. A result whose lease was lost (ended by disabling the webhook,
+   * or run out and taken by another holder) is logged and counted in the delivery's `attempts`, and becomes its last
+   * result if none later is recorded, but its decision is dropped: whoever holds the delivery now decides.
+   */
   recordAttempts(results: AttemptResult[], now: number): Promise<void>;
   /**
    * Earliest time after `after` at which a pending delivery becomes due (leases included), or null when there is

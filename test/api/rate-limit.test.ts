@@ -121,3 +121,25 @@ describe('the cap on webhooks per instance', () => {
     assert.equal((await h.request('GET', `/instances/${a}/webhooks`)).body.webhooks.length, 2);
   });
 });
+
+describe('the cap on webhooks per instance, under creates at once', () => {
+  let h: TestHerald;
+  before(async () => {
+    h = await startTestHerald({ MAX_WEBHOOKS_PER_INSTANCE: '10' });
+  });
+  after(() => h.close());
+
+  it('30 creates at once: exactly 10 are created, the other 20 get the 409 naming the rule', async () => {
+    const ins = await h.createInstance('race');
+    const hook = { destination_url: 'http://127.0.0.1:9/hook', events: ['message'] };
+    const replies = await Promise.all(
+      Array.from({ length: 30 }, () => h.request('POST', `/instances/${ins}/webhooks`, { body: hook })),
+    );
+    const refused = replies.filter((r) => r.status === 409);
+    assert.equal(replies.filter((r) => r.status === 201).length, 10);
+    assert.equal(refused.length, 20);
+    for (const r of refused)
+      assert.match(r.body.error.message, /at most 10 webhooks \(MAX_WEBHOOKS_PER_INSTANCE\)/);
+    assert.equal((await h.request('GET', `/instances/${ins}/webhooks`)).body.webhooks.length, 10);
+  });
+});

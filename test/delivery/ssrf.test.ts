@@ -204,6 +204,42 @@ describe('DNS rebinding: public when saved, private when sent', () => {
   });
 });
 
+describe('a webhook saved while private destinations were allowed', () => {
+  it('fails its delivery at once with destination_not_allowed once Herald runs without the setting', async () => {
+    const before = receiver.received.length;
+    const allowing = await startTestHerald({ ALLOW_PRIVATE_DESTINATIONS: 'true' });
+    const ins = await allowing.createInstance('was-allowed');
+    const whk = await allowing.createWebhook(ins, { destination_url: receiver.url, events: ['message'] });
+    await allowing.close({ keepData: true });
+    // Six attempts a few milliseconds apart, should they all be made.
+    const h = await startTestHerald(
+      { ALLOW_PRIVATE_DESTINATIONS: 'false', RETRY_SCHEDULE: '0.01,0.01,0.01,0.01,0.01' },
+      { dataDir: allowing.dataDir },
+    );
+    try {
+      const published = await h.publish(ins, { event: 'message', payload: messagePayload() });
+      assert.equal(published.body.deliveries, 1);
+      const failed = await eventually(async () => {
+        const r = await h.request('GET', `/instances/${ins}/deliveries?webhook_id=${whk}`);
+        const d = r.body.deliveries[0];
+        return d?.status === 'failed' ? d : undefined;
+      });
+      assert.deepEqual(
+        [failed.failure_reason, failed.attempt_count, failed.last_error, failed.next_attempt_at],
+        ['destination_not_allowed', 1, 'destination_not_allowed', null],
+      );
+      const detail = await h.request('GET', `/instances/${ins}/deliveries/${failed.delivery_id}`);
+      assert.deepEqual(
+        detail.body.delivery.attempts.map((a: any) => [a.error, a.next_attempt_at]),
+        [['destination_not_allowed', null]],
+      );
+      assert.equal(receiver.received.length, before, 'nothing reached the receiver');
+    } finally {
+      await h.close();
+    }
+  });
+});
+
 describe('ALLOWED_DESTINATION_CIDRS lifts the guard narrowly', () => {
   let h: TestHerald;
   let ins: string;

@@ -63,6 +63,16 @@ describe('retry policy: seed §3.2 and §7', () => {
     }
   });
 
+  test('a destination the guard refuses fails the delivery at once, whatever the attempt', () => {
+    for (const attempt of [1, 3, 6]) {
+      assert.deepEqual(decide(outcome(null, { error: 'destination_not_allowed' }), attempt, NOW, rules), {
+        kind: 'failed',
+        reason: 'destination_not_allowed',
+        disableWebhook: false,
+      });
+    }
+  });
+
   test('429 with Retry-After in seconds postpones to the requested time', () => {
     assert.deepEqual(decide(outcome(429, { retry_after: '120' }), 1, NOW, rules), {
       kind: 'retry',

@@ -4,6 +4,7 @@ import { after, before, describe, test } from 'node:test';
 import { route } from '../../src/domain/routing.ts';
 import type { Webhook } from '../../src/domain/types.ts';
 import type { Store } from '../../src/store/store.ts';
+import { webhookRecord } from '../support/records.ts';
 import { records, T0, uid } from './records.ts';
 
 export function catalogConformance(name: string, open: () => Promise<Store>): void {
@@ -92,6 +93,24 @@ export function catalogConformance(name: string, open: () => Promise<Store>): vo
         ['new:sealed-a', 'new:sealed-b', null],
       );
       assert.equal(await store.getSetting('reseal_check'), 'new');
+    });
+
+    test('creates at once never go past the cap on webhooks per instance', async () => {
+      const ins = await instance();
+      const other = await instance();
+      await webhook(other);
+      const created = await Promise.all(
+        Array.from({ length: 30 }, () =>
+          store.createWebhook(webhookRecord({ webhook_id: uid('whk'), instance_id: ins }, T0), 10),
+        ),
+      );
+      assert.equal(created.filter(Boolean).length, 10);
+      assert.equal((await store.listWebhooks(ins)).length, 10);
+      assert.equal(
+        await store.createWebhook(webhookRecord({ webhook_id: uid('whk'), instance_id: other }, T0), 2),
+        true,
+        'another instance has its own count',
+      );
     });
 
     test('deleting an instance removes its webhooks, keys, events and deliveries', async () => {

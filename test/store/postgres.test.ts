@@ -93,6 +93,18 @@ if (postgresSkip) {
       assert.equal((await a.listDeliveries(ins, { limit: 100 })).deliveries.length, 20);
     });
 
+    test('the cap on webhooks per instance holds for creates through two stores at once', async () => {
+      const [a, b] = await stores(2);
+      const { ins } = await instanceWithWebhook(a);
+      const created = await Promise.all(
+        Array.from({ length: 30 }, (_, i) =>
+          (i % 2 ? a : b).createWebhook(webhookRecord({ webhook_id: id('whk'), instance_id: ins }, T0), 10),
+        ),
+      );
+      assert.equal(created.filter(Boolean).length, 9, 'one was there before');
+      assert.equal((await b.listWebhooks(ins)).length, 10);
+    });
+
     test('claims from several workers never lease one delivery twice', async () => {
       const workers = await stores(3);
       const { ins } = await instanceWithWebhook(workers[0]);

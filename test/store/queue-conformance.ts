@@ -110,7 +110,7 @@ export function queueConformance(name: string, open: () => Promise<Store>): void
       const afterLease = await store.claimDue(T0 + LEASE, 100, LEASE, unlimited);
       const retaken = afterLease.find((c) => c.delivery_id === mine[0].delivery_id);
       assert.ok(retaken, 'claimable again once the holder is presumed dead');
-      // The first holder's late result only adds to the log; the second holder's decides.
+      // The first holder's late result is logged and counted; the second holder's decides.
       await store.recordAttempts(
         [result(mine[0], 500, { kind: 'retry', at: T0 + 99_999, reason: 'schedule' }, T0 + LEASE + 1)],
         T0,
@@ -119,6 +119,37 @@ export function queueConformance(name: string, open: () => Promise<Store>): void
       const detail = await store.getDelivery(ins, retaken.delivery_id);
       assert.equal(detail?.status, 'delivered');
       assert.equal(detail?.attempts_log.length, 2);
+      assert.deepEqual([detail?.attempts, detail?.last_status_code], [2, 200]);
+    });
+
+    test('an attempt recorded after its webhook was disabled is logged and counted, and decides nothing', async () => {
+      const ins = await instance();
+      const w = await webhook(ins);
+      await store.ingest(ins, [draft(ins)], route, T0);
+      const [claim] = (await store.claimDue(T0, 100, LEASE, unlimited)).filter(
+        (c) => c.webhook_id === w.webhook_id,
+      );
+      await store.setWebhookEnabled(ins, w.webhook_id, false, T0 + 1);
+      await store.recordAttempts(
+        [result(claim, 429, { kind: 'retry', at: T0 + 60_000, reason: 'retry-after' }, T0)],
+        T0 + 2,
+      );
+      const d = await store.getDelivery(ins, claim.delivery_id);
+      assert.deepEqual(
+        [
+          d?.status,
+          d?.failure_reason,
+          d?.next_attempt_at,
+          d?.attempts,
+          d?.last_status_code,
+          d?.last_attempt_at,
+        ],
+        ['failed', 'webhook_disabled', null, 1, 429, T0],
+      );
+      assert.deepEqual(
+        d?.attempts_log.map((a) => a.status_code),
+        [429],
+      );
     });
 
     test('an attempt on a delivery deleted meanwhile does not stop the rest of the batch being recorded', async () => {

@@ -18,8 +18,8 @@ export type Answer =
 
 export class TestReceiver {
   readonly received: Received[] = [];
-  /** Decides the answer to the n-th request (0-based). Default: 200. */
-  answer: (req: Received, n: number) => Answer = () => ({ status: 200 });
+  /** Decides the answer to the n-th request (0-based), at once or once a promise settles. Default: 200. */
+  answer: (req: Received, n: number) => Answer | Promise<Answer> = () => ({ status: 200 });
   #server: Server;
   #sockets = new Set<Socket>();
   #events = new EventEmitter();
@@ -54,6 +54,17 @@ export class TestReceiver {
     this.received.push(req);
     this.#events.emit('request');
     const answer = this.answer(req, n);
+    if (answer instanceof Promise) {
+      answer.then(
+        (a) => this.#reply(a, res),
+        () => res.socket?.destroy(),
+      );
+      return;
+    }
+    this.#reply(answer, res);
+  }
+
+  #reply(answer: Answer, res: ServerResponse): void {
     if (answer === 'hang') return;
     if (answer === 'reset') {
       res.socket?.destroy();

@@ -122,13 +122,36 @@ for (const width of [1280, 390]) {
         const d = r.body.deliveries[0];
         return d?.status === 'failed' ? d : undefined;
       });
-      assert.equal(failed.last_error, 'destination_not_allowed');
+      // Refused at connect time: failed at once, with that reason, not after the whole retry schedule.
+      assert.deepEqual(
+        [failed.failure_reason, failed.attempt_count, failed.last_error],
+        ['destination_not_allowed', 1, 'destination_not_allowed'],
+      );
       const line = row(failed.delivery_id).locator('.failure');
       await line.getByText('(destination_not_allowed)').waitFor();
       const text = await line.innerText();
-      assert.match(text, /^Failed: .+\. Last result: Destination not allowed \(destination_not_allowed\)\.$/);
-      // Whole: the line is not cut by an ellipsis (its box holds all of its text).
-      assert.ok(await line.evaluate((el) => el.scrollWidth <= el.clientWidth));
+      assert.equal(
+        text.replace(/\s+/g, ' '),
+        'Failed: the destination is not allowed: its address is not globally reachable, so nothing was sent. ' +
+          'Change the webhook’s URL, or allow the address with ALLOW_PRIVATE_DESTINATIONS or ' +
+          'ALLOWED_DESTINATION_CIDRS. Last result: Destination not allowed (destination_not_allowed).',
+      );
+      // Whole: the line is cut neither by an ellipsis nor by its box (it holds all of its text).
+      const whole = (el: Element) => el.scrollWidth <= el.clientWidth && el.scrollHeight <= el.clientHeight;
+      assert.ok(await line.evaluate(whole));
+      // The detail's state says the same, whole, above its one attempt.
+      await row(failed.delivery_id)
+        .getByRole('button', { name: /session\.status/ })
+        .click();
+      const detail = row(failed.delivery_id).locator('.delivery-detail');
+      const state = detail.locator('dd', { hasText: 'Failed: the destination is not allowed' });
+      await state.waitFor();
+      assert.equal((await state.innerText()).replace(/\s+/g, ' '), text.replace(/\s+/g, ' '));
+      assert.ok(await state.evaluate(whole));
+      assert.equal(await detail.locator('table.attempts tbody tr').count(), 1);
+      await row(failed.delivery_id)
+        .getByRole('button', { name: /session\.status/ })
+        .click(); // closed again
 
       const rebindHook = (await h.request('GET', `/instances/${ins}/webhooks`)).body.webhooks.find(
         (w: any) => w.destination_url === 'http://rebind.test/hook',

@@ -109,30 +109,33 @@ export function webhookRoutes(app: FastifyInstance, ctx: ApiContext): void {
       const instance = await loadInstance(ctx, request);
       const config = await webhookConfig(ctx, request.body as WebhookBodyType, 'create');
       const max = ctx.config.maxWebhooksPerInstance;
-      if ((await ctx.store.listWebhooks(instance.instance_id)).length >= max) {
+      const now = ctx.clock();
+      const webhook_id = newId('whk', now);
+      const created = await ctx.store.createWebhook(
+        {
+          webhook_id,
+          instance_id: instance.instance_id,
+          destination_url: config.destination_url,
+          events: config.events,
+          ignore_status: config.ignore_status,
+          enabled: false, // a new webhook receives nothing until it is enabled
+          secret_sealed: config.secret.kind === 'set' ? config.secret.sealed : null,
+          filter: config.filter,
+          headers_sealed: config.headers_sealed,
+          rate_limit: config.rate_limit,
+          disabled_reason: null,
+          disabled_at: null,
+          created_at: now,
+          updated_at: now,
+        },
+        max,
+      );
+      if (!created) {
         throw new HttpError(
           'conflict',
           `webhooks: an instance may have at most ${max} webhooks (MAX_WEBHOOKS_PER_INSTANCE); delete one first`,
         );
       }
-      const now = ctx.clock();
-      const webhook_id = newId('whk', now);
-      await ctx.store.createWebhook({
-        webhook_id,
-        instance_id: instance.instance_id,
-        destination_url: config.destination_url,
-        events: config.events,
-        ignore_status: config.ignore_status,
-        enabled: false, // a new webhook receives nothing until it is enabled
-        secret_sealed: config.secret.kind === 'set' ? config.secret.sealed : null,
-        filter: config.filter,
-        headers_sealed: config.headers_sealed,
-        rate_limit: config.rate_limit,
-        disabled_reason: null,
-        disabled_at: null,
-        created_at: now,
-        updated_at: now,
-      });
       return reply.status(201).send({ success: true, webhook_id });
     },
   );

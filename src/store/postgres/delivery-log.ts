@@ -38,15 +38,17 @@ export class PostgresDeliveryLog {
     return { deliveries: page.map(toDelivery), next_cursor };
   }
 
+  /** One snapshot for the delivery and its attempts, so that its count and its log agree even mid-write. */
   async getDelivery(instanceId: string, deliveryId: string): Promise<DeliveryDetail | null> {
-    const sql = this.#db.sql;
-    const [row] = await sql<Row[]>`
-      SELECT d.*, e.body FROM deliveries d JOIN events e ON e.event_id = d.event_id
-      WHERE d.instance_id = ${instanceId} AND d.delivery_id = ${deliveryId}`;
-    if (!row) return null;
-    const attempts = await sql<Row[]>`
-      SELECT * FROM attempts WHERE delivery_id = ${deliveryId} ORDER BY attempt, started_at`;
-    return { ...toDelivery(row), request_body: row.body as string, attempts_log: attempts.map(toAttempt) };
+    return this.#db.sql.begin('ISOLATION LEVEL REPEATABLE READ READ ONLY', async (sql) => {
+      const [row] = await sql<Row[]>`
+        SELECT d.*, e.body FROM deliveries d JOIN events e ON e.event_id = d.event_id
+        WHERE d.instance_id = ${instanceId} AND d.delivery_id = ${deliveryId}`;
+      if (!row) return null;
+      const attempts = await sql<Row[]>`
+        SELECT * FROM attempts WHERE delivery_id = ${deliveryId} ORDER BY attempt, started_at`;
+      return { ...toDelivery(row), request_body: row.body as string, attempts_log: attempts.map(toAttempt) };
+    }) as Promise<DeliveryDetail | null>;
   }
 
   async redeliver(instanceId: string, deliveryId: string, now: number): Promise<RedeliverResult> {

@@ -35,7 +35,7 @@ export class PostgresQueue {
     this.#applyHealth = applyHealth;
   }
 
-  /** Disabling ends pending retries (SPEC §6); clearing the lease turns in-flight results into log entries only. */
+  /** Disabling ends pending retries; clearing the lease leaves in-flight results nothing to decide (recordAttempts). */
   async disable(sql: Tx, webhookId: string, reason: string, now: number): Promise<void> {
     await sql`
       UPDATE webhooks SET enabled = false, disabled_reason = ${reason}, disabled_at = ${now}::bigint,
@@ -174,7 +174,10 @@ export class PostgresQueue {
         const json = this.#db.sql.json(rows as unknown as postgres.JSONValue);
         // One statement logs and applies. `= ANY(ids)` lets the planner use the key's index instead of reading
         // the whole table to join it with the records. A delivery deleted mid-attempt (its webhook or instance
-        // removed) leaves nothing to log the attempt on.
+        // removed) leaves nothing to log the attempt on. A result whose lease is gone (ended by a disable, or run
+        // out and taken by another worker) still counts as an attempt made, and is the last result if it is the
+        // latest, but decides nothing. The row is matched by its key alone and the lease compared in SET: a disable
+        // committed while this waits for the row is then seen (the expressions are re-read on the new row).
         const ids = rows.map((r) => r.delivery_id);
         await sql`
           WITH r AS (
@@ -187,13 +190,18 @@ export class PostgresQueue {
             FROM r JOIN deliveries d ON d.delivery_id = r.delivery_id
             WHERE d.delivery_id = ANY(${ids}::text[])
           )
-          UPDATE deliveries d SET attempts = d.attempts + 1, cycle_attempts = d.cycle_attempts + 1,
-            next_trigger = 'scheduled', last_attempt_at = r.started_at, last_status_code = r.status_code,
-            last_error = r.error, status = r.status, next_attempt_at = r.next_attempt_at,
-            failure_reason = r.failure_reason, lease_token = NULL
+          UPDATE deliveries d SET attempts = d.attempts + 1,
+            cycle_attempts = CASE WHEN ${sql.unsafe(HELD)} THEN d.cycle_attempts + 1 ELSE d.cycle_attempts END,
+            next_trigger = CASE WHEN ${sql.unsafe(HELD)} THEN 'scheduled' ELSE d.next_trigger END,
+            last_attempt_at = CASE WHEN ${sql.unsafe(LATEST)} THEN r.started_at ELSE d.last_attempt_at END,
+            last_status_code = CASE WHEN ${sql.unsafe(LATEST)} THEN r.status_code ELSE d.last_status_code END,
+            last_error = CASE WHEN ${sql.unsafe(LATEST)} THEN r.error ELSE d.last_error END,
+            status = CASE WHEN ${sql.unsafe(HELD)} THEN r.status ELSE d.status END,
+            next_attempt_at = CASE WHEN ${sql.unsafe(HELD)} THEN r.next_attempt_at ELSE d.next_attempt_at END,
+            failure_reason = CASE WHEN ${sql.unsafe(HELD)} THEN r.failure_reason ELSE d.failure_reason END,
+            lease_token = CASE WHEN ${sql.unsafe(HELD)} THEN NULL ELSE d.lease_token END
           FROM r
-          WHERE d.delivery_id = ANY(${ids}::text[]) AND d.delivery_id = r.delivery_id
-            AND d.lease_token = r.lease_token`;
+          WHERE d.delivery_id = ANY(${ids}::text[]) AND d.delivery_id = r.delivery_id`;
         await this.#applyHealth(sql, healthChanges(results.map(healthInput)));
         for (const webhookId of gone) await this.disable(sql, webhookId, 'gone', now);
       },
@@ -233,6 +241,11 @@ export class PostgresQueue {
     });
   }
 }
+
+/** The result's lease still holds the delivery: its decision applies. */
+const HELD = 'COALESCE(d.lease_token = r.lease_token, false)';
+/** The result is the delivery's latest: its last result becomes this one. */
+const LATEST = `${HELD} OR d.last_attempt_at IS NULL OR d.last_attempt_at <= r.started_at`;
 
 const RECORD_COLUMNS = `delivery_id text, lease_token text, attempt integer, trigger text, started_at bigint,
   duration_ms integer, status_code integer, error text, response_body text, next_attempt_at bigint,

@@ -18,14 +18,26 @@ export class PostgresWebhooks {
     this.#disable = disable;
   }
 
-  async create(w: Webhook): Promise<void> {
-    await this.#db.sql`
-      INSERT INTO webhooks (webhook_id, instance_id, destination_url, events, ignore_status, enabled, secret_sealed,
-        disabled_reason, disabled_at, created_at, updated_at, filter, headers_sealed, rate_limit)
-      VALUES (${w.webhook_id}, ${w.instance_id}, ${w.destination_url}, ${JSON.stringify(w.events)},
-        ${w.ignore_status}, ${w.enabled}, ${w.secret_sealed}, ${w.disabled_reason}, ${w.disabled_at}::bigint,
-        ${w.created_at}::bigint, ${w.updated_at}::bigint, ${w.filter ? JSON.stringify(w.filter) : null},
-        ${w.headers_sealed ?? null}, ${w.rate_limit ?? null}::integer)`;
+  /**
+   * The instance's row is locked before the count: creates for one instance, from every process on the database,
+   * take turns. The count is a statement of its own, so that its snapshot is taken once the lock is held. FOR NO KEY
+   * UPDATE leaves ingest alone (its foreign keys only take a key share).
+   */
+  async create(w: Webhook, maxPerInstance = Number.POSITIVE_INFINITY): Promise<boolean> {
+    return this.#db.tx(async (sql) => {
+      await sql`SELECT 1 FROM instances WHERE instance_id = ${w.instance_id} FOR NO KEY UPDATE`;
+      const [row] = await sql<{ n: number }[]>`
+        SELECT count(*)::integer AS n FROM webhooks WHERE instance_id = ${w.instance_id}`;
+      if ((row?.n ?? 0) >= maxPerInstance) return false;
+      await sql`
+        INSERT INTO webhooks (webhook_id, instance_id, destination_url, events, ignore_status, enabled, secret_sealed,
+          disabled_reason, disabled_at, created_at, updated_at, filter, headers_sealed, rate_limit)
+        VALUES (${w.webhook_id}, ${w.instance_id}, ${w.destination_url}, ${JSON.stringify(w.events)},
+          ${w.ignore_status}, ${w.enabled}, ${w.secret_sealed}, ${w.disabled_reason}, ${w.disabled_at}::bigint,
+          ${w.created_at}::bigint, ${w.updated_at}::bigint, ${w.filter ? JSON.stringify(w.filter) : null},
+          ${w.headers_sealed ?? null}, ${w.rate_limit ?? null}::integer)`;
+      return true;
+    });
   }
 
   async list(instanceId: string): Promise<Webhook[]> {

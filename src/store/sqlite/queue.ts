@@ -59,7 +59,7 @@ export class SqliteQueue {
     this.#applyHealth = applyHealth;
   }
 
-  /** Disabling ends pending retries (SPEC §6); ending the leases turns in-flight results into log entries only. */
+  /** Disabling ends pending retries; ending the leases leaves in-flight results nothing to decide (recordAttempts). */
   disable(webhookId: string, reason: string, now: number): void {
     this.#db
       .q(
@@ -258,6 +258,14 @@ export class SqliteQueue {
           next_attempt_at, next_attempt_reason)
          SELECT ?, ?, ?, ?, ?, ?, ?, ?, ?, ? WHERE EXISTS (SELECT 1 FROM deliveries WHERE delivery_id = ?1)`,
       );
+      // A result whose lease was lost is counted, and is the last result if it is the latest, but decides nothing.
+      const late = this.#db.q(
+        `UPDATE deliveries SET attempts = attempts + 1,
+           last_status_code = CASE WHEN last_attempt_at IS NULL OR last_attempt_at <= ?1 THEN ?2 ELSE last_status_code END,
+           last_error = CASE WHEN last_attempt_at IS NULL OR last_attempt_at <= ?1 THEN ?3 ELSE last_error END,
+           last_attempt_at = CASE WHEN last_attempt_at IS NULL OR last_attempt_at <= ?1 THEN ?1 ELSE last_attempt_at END
+         WHERE delivery_id = ?4`,
+      );
       const apply = this.#db.q(
         `UPDATE deliveries SET attempts = attempts + 1, cycle_attempts = cycle_attempts + 1, next_trigger = 'scheduled',
            last_attempt_at = ?, last_status_code = ?, last_error = ?, status = ?, next_attempt_at = ?, failure_reason = ?
@@ -289,6 +297,8 @@ export class SqliteQueue {
             d.failure_reason,
             lease.seq,
           );
+        } else {
+          late.run(d.last_attempt_at, d.last_status_code, d.last_error, claim.delivery_id);
         }
         if (disablesWebhook(decision)) this.disable(claim.webhook_id, 'gone', now);
       }

@@ -16,7 +16,17 @@ export class SqliteWebhooks {
     this.#disable = disable;
   }
 
-  async create(w: Webhook): Promise<void> {
+  /** One synchronous write transaction: no other create can run between the count and the insert. */
+  async create(w: Webhook, maxPerInstance = Number.POSITIVE_INFINITY): Promise<boolean> {
+    return this.#db.tx(() => {
+      const row = this.#db.q('SELECT COUNT(*) AS n FROM webhooks WHERE instance_id = ?').get(w.instance_id);
+      if (Number(row?.n) >= maxPerInstance) return false;
+      this.#insert(w);
+      return true;
+    });
+  }
+
+  #insert(w: Webhook): void {
     this.#db
       .q(
         `INSERT INTO webhooks (webhook_id, instance_id, destination_url, events, ignore_status, enabled, secret_sealed,

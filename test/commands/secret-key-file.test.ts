@@ -1,6 +1,6 @@
 /**
  * The key file on a first start: DATA_DIR may not exist yet (on PostgreSQL nothing else creates it), and the key is
- * made there, readable by its owner only, and found again on the next start.
+ * made there, readable by its owner only (the directory too), and found again on the next start.
  */
 import assert from 'node:assert/strict';
 import { mkdtempSync, rmSync, statSync } from 'node:fs';
@@ -21,6 +21,7 @@ test('a first start creates DATA_DIR for the key file when nothing else has', as
   t.after(() => store.close());
 
   const first = await openSecretBox(config, store);
+  assert.equal(statSync(dataDir).mode & 0o777, 0o700, 'DATA_DIR is its owner’s alone');
   assert.equal(statSync(keyFile(dataDir)).mode & 0o777, 0o600);
   const again = await openSecretBox(config, store);
   assert.equal(again.fingerprint(), first.fingerprint(), 'the next start reads the same key');

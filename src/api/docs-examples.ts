@@ -27,7 +27,8 @@ const STATUS_NAMES: Record<string, string> = {
   '422': 'Destination not allowed: the address is not globally reachable',
   '429': 'Rate limited: retry after the Retry-After header',
   '500': 'Internal error (details are in Herald’s log, never in the answer)',
-  '503': 'Unavailable: the database cannot be reached; retry after the Retry-After header',
+  '503':
+    'Unavailable: the database cannot be reached or cannot write (disk full); retry after the Retry-After header',
 };
 
 const ERROR_EXAMPLES: Record<string, [string, string, { field: string; message: string }[]?]> = {
@@ -56,7 +57,7 @@ const ERROR_EXAMPLES: Record<string, [string, string, { field: string; message: 
   ],
   '429': ['rate_limited', 'too many requests for this key; retry after 1 s'],
   '500': ['internal', 'internal error'],
-  '503': ['unavailable', 'the database cannot be reached; retry shortly'],
+  '503': ['unavailable', 'the database is unavailable; retry in 5 seconds (Retry-After)'],
 };
 
 /** The error body of `status`, as Herald sends it. */

@@ -230,6 +230,7 @@ const errorRef = Type.Ref('Error');
 /** Responses of a route: its success body and the errors every route can give. */
 export function responses(status: number, body: TSchema): Record<number, TSchema> {
   // 429: every authenticated route is rate-limited per key (src/api/rate-limit.ts).
+  // 503: every route reads or writes the database, the key check included.
   return {
     [status]: body,
     400: errorRef,
@@ -238,6 +239,7 @@ export function responses(status: number, body: TSchema): Record<number, TSchema
     404: errorRef,
     409: errorRef,
     429: errorRef,
+    503: errorRef,
   };
 }
 

@@ -193,11 +193,21 @@ test('/openapi.json needs a key; health endpoints do not', async () => {
   });
 });
 
-test('readyz answers 500 when the database is gone', async () => {
+test('readyz answers 503 when the database is gone', async () => {
   const other = await startTestHerald();
   await other.herald.store.close();
   const r = await other.request('GET', '/readyz', { key: null });
-  assert.equal(r.status, 500);
-  assert.equal(r.body.error.code, 'internal');
+  assert.equal(r.status, 503);
+  assert.equal(r.body.error.code, 'unavailable');
+  assert.equal(r.headers.get('retry-after'), '5');
   await other.close();
+});
+
+test('ingest routes document 503, the database unavailable', async () => {
+  const { body } = await h.request('GET', '/openapi.json');
+  for (const path of ['/instances/{instance_id}/events', '/instances/{instance_id}/events/batch']) {
+    const unavailable = body.paths[path].post.responses['503'];
+    assert.match(unavailable.description, /database .*Retry-After/, path);
+    assert.equal(unavailable.content['application/json'].example.error.code, 'unavailable', path);
+  }
 });

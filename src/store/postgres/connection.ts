@@ -1,0 +1,93 @@
+/**
+ * How Herald connects to PostgreSQL, and which failures are the connection's rather than the query's. The schema
+ * is the connection's search_path (e.g. `?search_path=herald` in DATABASE_URL), `public` by default.
+ */
+import postgres, { type Sql } from 'postgres';
+
+/** Times are epoch milliseconds in bigint columns: well inside Number.MAX_SAFE_INTEGER, so read as numbers. */
+const BIGINT_AS_NUMBER = {
+  to: 20,
+  from: [20],
+  serialize: (x: number) => String(x),
+  parse: (x: string) => Number(x),
+};
+
+/**
+ * Array parameters (`${ids}::text[]`) without the driver's fetch_types: its start-up query for array types leaves a
+ * rejection nobody handles when a connection drops during it (an unhandled rejection, the process exits).
+ * Herald's SQL only sends arrays of these three types and reads none.
+ */
+const arrayOf = (oid: number) => ({
+  to: oid,
+  from: [oid],
+  serialize: (xs: unknown[]) =>
+    `{${xs.map((x) => (x === null ? 'NULL' : `"${String(x).replace(/[\\"]/g, '\\$&')}"`)).join(',')}}`,
+  parse: (x: string) => x,
+});
+const ARRAY_TYPES = { textArray: arrayOf(1009), bigintArray: arrayOf(1016), integerArray: arrayOf(1007) };
+
+/** Reconnection: soon after the database comes back (the driver's default waits up to 20 s between tries). */
+const backoff = (retries: number) => Math.min(0.05 * 2 ** retries, 1) * (0.5 + Math.random() / 2);
+/** A database that does not answer at all (no refusal) fails a call after this, not after the driver's 30 s. */
+const CONNECT_TIMEOUT_S = 5;
+
+/** Errors of the connection rather than of the query (the driver's codes and the socket's). */
+export const CONNECTION_CODES = new Set([
+  'CONNECTION_CLOSED',
+  'CONNECTION_ENDED',
+  'CONNECTION_DESTROYED',
+  'CONNECT_TIMEOUT',
+  'ECONNREFUSED',
+  'ECONNRESET',
+  'EPIPE',
+  'ETIMEDOUT',
+  'EHOSTUNREACH',
+  'ENETUNREACH',
+  'ENOTFOUND',
+  'EAI_AGAIN',
+]);
+
+/**
+ * The reason when `err` is the database's own failure: the connection lost or refused, the server shutting down
+ * or out of resources (SQLSTATE classes 08, 53, 57P), a read-only server (25006, after a failover); else null.
+ */
+export function postgresUnavailable(err: unknown): string | null {
+  const e = err as { code?: string; message?: string };
+  const code = e?.code;
+  if (!code) return null;
+  if (CONNECTION_CODES.has(code)) return `${e.message ?? code} (${code})`;
+  if (/^(08|53|57P)/.test(code) || code === '25006') return `${e.message} (SQLSTATE ${code})`;
+  return null;
+}
+
+export type Pool = Sql<Record<string, never>>;
+
+/** A pool of connections to `url` as Herald uses them (see the settings above); `connection` adds run-time settings. */
+export function connect(
+  url: string,
+  options: { max: number; connection?: Record<string, string> } & Partial<postgres.Options<never>>,
+): Pool {
+  const { connection, ...rest } = options;
+  return postgres(url, {
+    types: { bigint: BIGINT_AS_NUMBER, ...ARRAY_TYPES },
+    fetch_types: false,
+    backoff,
+    connect_timeout: CONNECT_TIMEOUT_S,
+    onnotice: () => {},
+    // Idle connections go back to the server; a quiet process holds none.
+    idle_timeout: 30,
+    ...rest,
+    connection: {
+      application_name: 'herald',
+      ...connection,
+      ...(process.env.HERALD_EXPLAIN
+        ? {
+            session_preload_libraries: 'auto_explain',
+            'auto_explain.log_min_duration': '8',
+            'auto_explain.log_analyze': 'on',
+            'auto_explain.log_nested_statements': 'on',
+          }
+        : {}),
+    },
+  }) as unknown as Pool;
+}

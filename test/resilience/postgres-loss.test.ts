@@ -180,7 +180,11 @@ async function faultRun(t: test.TestContext, roles: ('all' | 'api' | 'worker')[]
     await sleep(500);
     await publishing.stop();
     const logs = () => heralds.map((h, i) => `--- ${roles[i]}:\n${h.output().slice(-20_000)}`).join('\n');
-    assert.deepEqual(publishing.unexpected, [], `every answer was a 202 or a 503 with Retry-After\n${logs()}`);
+    assert.deepEqual(
+      publishing.unexpected,
+      [],
+      `every answer was a 202 or a 503 with Retry-After\n${logs()}`,
+    );
 
     // Nothing acknowledged is lost.
     const acked = publishing.acked;

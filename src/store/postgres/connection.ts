@@ -2,6 +2,7 @@
  * How Herald connects to PostgreSQL, and which failures are the connection's rather than the query's. The schema
  * is the connection's search_path (e.g. `?search_path=herald` in DATABASE_URL), `public` by default.
  */
+import { Socket } from 'node:net';
 import postgres, { type Sql } from 'postgres';
 
 /** Times are epoch milliseconds in bigint columns: well inside Number.MAX_SAFE_INTEGER, so read as numbers. */
@@ -60,6 +61,31 @@ export function postgresUnavailable(err: unknown): string | null {
   return null;
 }
 
+/**
+ * A connection's socket whose 'error' is held back until its 'close'. The driver settles the queries pending on a
+ * connection at its socket's 'error', but forgets the connection only at 'close', which Node emits a turn later;
+ * meanwhile the pool hands it new queries, and those are never settled (the caller waits for ever). With both
+ * events at once, every query the connection took is settled.
+ */
+class HeldErrorSocket extends Socket {
+  #error: unknown = undefined;
+
+  override emit(event: string | symbol, ...args: unknown[]): boolean {
+    if (event === 'error') {
+      this.#error ??= args[0];
+      return true;
+    }
+    if (event === 'close' && this.#error !== undefined) super.emit('error', this.#error);
+    return super.emit(event, ...args);
+  }
+}
+
+/** The driver's socket factory: connected here, since the driver starts its handshake on what it is given. */
+function openSocket(o: { host: string[]; port: number[]; path?: string | false }): Socket {
+  const socket = new HeldErrorSocket();
+  return o.path ? socket.connect(o.path) : socket.connect(o.port[0], o.host[0]);
+}
+
 export type Pool = Sql<Record<string, never>>;
 
 /** A pool of connections to `url` as Herald uses them (see the settings above); `connection` adds run-time settings. */
@@ -73,6 +99,8 @@ export function connect(
     fetch_types: false,
     backoff,
     connect_timeout: CONNECT_TIMEOUT_S,
+    // Not in the driver's type declarations, documented in its README ("Custom socket").
+    ...{ socket: openSocket },
     onnotice: () => {},
     // Idle connections go back to the server; a quiet process holds none.
     idle_timeout: 30,

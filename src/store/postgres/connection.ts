@@ -94,7 +94,7 @@ export function connect(
   options: { max: number; connection?: Record<string, string> } & Partial<postgres.Options<never>>,
 ): Pool {
   const { connection, ...rest } = options;
-  return postgres(url, {
+  const pool = postgres(url, {
     types: { bigint: BIGINT_AS_NUMBER, ...ARRAY_TYPES },
     fetch_types: false,
     backoff,
@@ -118,4 +118,40 @@ export function connect(
         : {}),
     },
   }) as unknown as Pool;
+  return wholeRows(pool);
+}
+
+/**
+ * The driver counts a result's rows in a variable of the connection that only a query's completion resets: when a
+ * connection is cut while rows arrive, the next query on it (after the reconnection) gets its rows at that offset,
+ * behind empty slots (a lookup of one row answered "not found"). Every query of `sql` made with a template drops
+ * such leading slots from its result.
+ */
+export function wholeRows<S extends object>(sql: S): S {
+  return new Proxy(sql, {
+    apply(target, self, args) {
+      const query = Reflect.apply(target as (...a: unknown[]) => unknown, self, args);
+      if ((args[0] as { raw?: unknown } | undefined)?.raw && query instanceof Promise) {
+        const then = query.then;
+        Object.defineProperty(query, 'then', {
+          value: (ok?: (v: unknown) => unknown, ko?: (e: unknown) => unknown) =>
+            then.call(
+              query,
+              (rows: unknown) => (ok ? ok(dropLeadingHoles(rows)) : dropLeadingHoles(rows)),
+              ko,
+            ),
+        });
+      }
+      return query;
+    },
+  });
+}
+
+function dropLeadingHoles(rows: unknown): unknown {
+  if (Array.isArray(rows) && rows.length > 0 && !(0 in rows)) {
+    let k = 0;
+    while (k < rows.length && !(k in rows)) k++;
+    rows.splice(0, k);
+  }
+  return rows;
 }

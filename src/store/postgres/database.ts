@@ -4,7 +4,7 @@
  * channel (LISTEN/NOTIFY, listener.ts).
  */
 import type { TransactionSql } from 'postgres';
-import { CONNECTION_CODES, connect, type Pool } from './connection.ts';
+import { CONNECTION_CODES, connect, type Pool, wholeRows } from './connection.ts';
 import { WorkListener } from './listener.ts';
 import { migrate } from './migrations.ts';
 
@@ -72,7 +72,7 @@ export class PostgresDatabase {
     const pool = durable ? this.sql : this.#relaxed;
     for (let attempt = 1; ; attempt++) {
       try {
-        return (await pool.begin((sql) => untilConnectionLoss(fn(sql as Tx)))) as T;
+        return (await pool.begin((sql) => untilConnectionLoss(fn(wholeRows(sql) as Tx)))) as T;
       } catch (err) {
         const code = (err as { code?: string }).code;
         if (attempt >= MAX_TRIES || !code || !RETRYABLE.has(code)) throw err;

@@ -206,8 +206,9 @@ async function faultRun(t: test.TestContext, roles: ('all' | 'api' | 'worker')[]
     assert.deepEqual(exits, [], 'no process exited');
     for (const h of heralds) assert.deepEqual(await h.kill('SIGTERM'), { code: 0, signal: null }, h.output());
   } finally {
-    await publishing?.stop();
+    // Killed first: a request to a Herald that hangs would hold the publishers for ever.
     await Promise.all(heralds.map((h) => h.kill('SIGKILL')));
+    await publishing?.stop();
     await receiver.close();
     await proxy.close();
     rmSync(dataDir, { recursive: true, force: true });

@@ -22,6 +22,8 @@ import { AddressAllowList } from './net/address-allow-list.ts';
 import type { DestinationPolicy, Lookup } from './net/destination.ts';
 import { secureDataDir } from './private-files.ts';
 import { openSecretBox } from './secret-key.ts';
+import { guardStore } from './store/availability.ts';
+import { sqliteUnavailable } from './store/sqlite/database.ts';
 import { SqliteStore } from './store/sqlite/sqlite-store.ts';
 import type { Store } from './store/store.ts';
 
@@ -66,7 +68,7 @@ export async function startHerald(config: Config, options: HeraldOptions = {}): 
   const role = options.role ?? 'all';
   // Before the store opens: SQLite gives new -wal and -shm files the database file's mode.
   secureDataDir(config.dataDir, logger);
-  const store = await createStore(config);
+  const { store, availability } = await openStore(config, clock, logger);
   let secretBox: SecretBox;
   try {
     secretBox = await openSecretBox(config, store);
@@ -135,9 +137,9 @@ export async function startHerald(config: Config, options: HeraldOptions = {}): 
   // A worker serves /healthz, /readyz and /metrics, so that orchestrators can probe and scrape it like any other process.
   const server =
     role === 'worker'
-      ? await buildHealthServer({ store, metrics }, logger, adminKeyHash)
+      ? await buildHealthServer({ store, availability, metrics }, logger, adminKeyHash)
       : await buildServer(
-          { config, store, clock, secretBox, destinations, media, metrics },
+          { config, store, availability, clock, secretBox, destinations, media, metrics },
           logger,
           adminKeyHash,
         );
@@ -201,8 +203,16 @@ export async function startHerald(config: Config, options: HeraldOptions = {}): 
 
 /** The store the configuration names (the herald command's maintenance tasks open it too). */
 export async function createStore(config: Config): Promise<Store> {
-  if (!config.databaseUrl) return new SqliteStore(join(config.dataDir, 'herald.db'));
+  return (await openStore(config, systemClock, null)).store;
+}
+
+/** The store, with its failures for reasons of the database read as "unavailable" (see store/availability.ts). */
+async function openStore(config: Config, clock: Clock, logger: Logger | null) {
+  if (!config.databaseUrl) {
+    const sqlite = new SqliteStore(join(config.dataDir, 'herald.db'));
+    return guardStore(sqlite, sqliteUnavailable, clock, logger);
+  }
   // Loaded only when configured, like the S3 media adapter: an embedded Herald need not carry the client.
-  const { PostgresStore } = await import('./store/postgres/postgres-store.ts');
-  return await PostgresStore.open(config.databaseUrl);
+  const { PostgresStore, postgresUnavailable } = await import('./store/postgres/postgres-store.ts');
+  return guardStore(await PostgresStore.open(config.databaseUrl), postgresUnavailable, clock, logger);
 }

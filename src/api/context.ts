@@ -5,11 +5,14 @@ import type { SecretBox } from '../domain/secret-box.ts';
 import type { Media } from '../media/media.ts';
 import type { IngestObserver } from '../metrics/metrics.ts';
 import type { DestinationPolicy } from '../net/destination.ts';
+import type { Availability } from '../store/availability.ts';
 import type { Store } from '../store/store.ts';
 
 export interface ApiContext {
   config: Config;
   store: Store;
+  /** Whether the database is available: what /readyz answers. */
+  availability: Availability;
   clock: Clock;
   secretBox: SecretBox;
   /** The destination guard's policy, shared with the sender (SPEC §6). */

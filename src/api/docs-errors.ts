@@ -28,6 +28,8 @@ export function sharedCauses(kind: RouteKind): ErrorName[] {
     causes.push('missing_key', 'unauthorized', kind.ingest ? 'ingest_rate_limited' : 'rate_limited');
   if (kind.pathIds) causes.push('invalid_path');
   if (kind.jsonBody) causes.push('malformed_json', 'payload_too_large', 'not_json');
+  // The key is looked up in the database, so every route with one can find it unavailable.
+  if (!kind.public) causes.push('database_unavailable');
   causes.push('internal');
   return causes;
 }

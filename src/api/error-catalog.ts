@@ -301,10 +301,11 @@ export const ERROR_CAUSES = {
   },
 
   // Operations.
-  database_unreachable: {
-    status: 500,
-    when: 'the database cannot be reached',
-    example: () => new HttpError('internal', 'database is not reachable'),
+  database_unavailable: {
+    status: 503,
+    when: 'the database is unavailable (its connections lost or refused, its disk full); nothing was stored, send it again after Retry-After',
+    example: () => HttpError.unavailable(),
+    headers: RETRY_AFTER,
   },
 } satisfies Record<string, ErrorCause>;
 

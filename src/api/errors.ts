@@ -1,6 +1,7 @@
 /** Every error leaves the server in one JSON shape (SPEC §4); this file is the only place that builds it. */
 import type { FastifyError, FastifyInstance } from 'fastify';
 import type { FieldError } from '../domain/types.ts';
+import { StoreUnavailable } from '../store/store.ts';
 import { validationDetails } from './messages.ts';
 
 export const ERROR_STATUS = {
@@ -18,6 +19,9 @@ export const ERROR_STATUS = {
   internal: 500,
   unavailable: 503,
 } as const;
+
+/** How long a client is asked to wait before it sends again what got a 503 (the database was unavailable). */
+export const UNAVAILABLE_RETRY_AFTER_S = 5;
 
 export type ErrorCode = keyof typeof ERROR_STATUS;
 
@@ -44,6 +48,17 @@ export class HttpError extends Error {
 
   static notFound(what: string, id: string): HttpError {
     return new HttpError('not_found', `${what} ${id} does not exist`);
+  }
+
+  /**
+   * The database could not do the work (see StoreUnavailable). Its reason is logged, not sent: it names the
+   * database's host and files.
+   */
+  static unavailable(): HttpError {
+    return new HttpError(
+      'unavailable',
+      `the database is unavailable; retry in ${UNAVAILABLE_RETRY_AFTER_S} seconds (Retry-After)`,
+    );
   }
 }
 
@@ -75,9 +90,15 @@ function fromFastify(err: FastifyError): HttpError {
 
 export function installErrorHandling(app: FastifyInstance): void {
   app.setErrorHandler((err: FastifyError, request, reply) => {
-    const e = err instanceof HttpError ? err : fromFastify(err);
+    const e =
+      err instanceof HttpError
+        ? err
+        : err instanceof StoreUnavailable
+          ? HttpError.unavailable()
+          : fromFastify(err);
     if (e.code === 'internal') request.log.error({ err }, 'unhandled error');
     if (e.code === 'rate_limited' && !reply.hasHeader('retry-after')) reply.header('retry-after', '1');
+    if (e.code === 'unavailable') reply.header('retry-after', String(UNAVAILABLE_RETRY_AFTER_S));
     return reply.status(e.status).send(errorBody(e.code, e.message, e.details));
   });
   app.setNotFoundHandler((request, reply) =>

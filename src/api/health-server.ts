@@ -9,14 +9,16 @@ import { installErrorHandling } from './errors.ts';
 import { installRequestLog, requestLogController } from './request-log.ts';
 import { healthRoutes } from './routes/health.ts';
 import { metricsRoutes } from './routes/metrics.ts';
+import { ErrorResponse } from './schemas.ts';
 
 export async function buildHealthServer(
-  ctx: Pick<ApiContext, 'store' | 'metrics'>,
+  ctx: Pick<ApiContext, 'store' | 'availability' | 'metrics'>,
   logger: FastifyBaseLogger,
   adminKeyHash: string,
 ): Promise<FastifyInstance> {
   const app = Fastify({ loggerInstance: logger, logController: requestLogController() });
   installRequestLog(app);
+  app.addSchema(ErrorResponse);
   installErrorHandling(app);
   installAuth(app, ctx.store, adminKeyHash);
   healthRoutes(app, ctx);

@@ -78,7 +78,7 @@ async function run(args: string[]): Promise<void> {
   });
   console.log(startSummary(config, herald.url, r, herald.generatedAdminKey));
   let stopping = false;
-  const stop = async (signal: string) => {
+  const stop = async (signal: string, code = 0) => {
     if (stopping) {
       // A second signal means "now": leases make an abrupt exit safe (an attempt cut short is made again).
       console.error(`herald: ${signal} received again; exiting at once`);
@@ -98,10 +98,19 @@ async function run(args: string[]): Promise<void> {
       console.error('herald: error while stopping', err);
       process.exit(1);
     }
-    process.exit(0);
+    process.exit(code);
   };
   process.on('SIGTERM', () => void stop('SIGTERM'));
   process.on('SIGINT', () => void stop('SIGINT'));
+  // The last resort, for a fault no code path expected (a library's bug, say): the process is in a state nobody
+  // planned, so it stops as on SIGTERM, with exit code 1, for its supervisor to start it again. A 202 is only
+  // answered after its commit and attempts are leased, so a stop at any moment loses nothing acknowledged.
+  const fatal = (kind: string) => (err: unknown) => {
+    console.error(`herald: ${kind}; stopping so that a supervisor restarts Herald:`, err);
+    void stop(kind, 1);
+  };
+  process.on('uncaughtException', fatal('uncaught exception'));
+  process.on('unhandledRejection', fatal('unhandled promise rejection'));
 }
 
 export const serveCommand: Command = {

@@ -67,6 +67,20 @@ export interface MediaJob {
 /** A write refused because of what is already stored; the whole operation is rolled back. */
 export class StoreConflict extends Error {}
 
+/**
+ * The database could not do the work now, for a reason of its own (connection lost or refused, disk full): the
+ * call's writes are not known to be stored, and the same call may simply be made again later.
+ */
+export class StoreUnavailable extends Error {
+  /** What went wrong, in the database's words (e.g. "database or disk is full (SQLITE_FULL)"). */
+  readonly reason: string;
+
+  constructor(reason: string, options?: ErrorOptions) {
+    super(`database unavailable: ${reason}`, options);
+    this.reason = reason;
+  }
+}
+
 /** A delivery leased to one sender: everything needed to make the attempt without another query. */
 export interface ClaimedDelivery {
   delivery_id: string;
@@ -300,5 +314,6 @@ export interface DeliveryLog {
 /** Everything Herald keeps, behind one adapter per database; each part is used through its own port. */
 export interface Store extends Catalog, Queue, DeliveryLog {
   close(): Promise<void>;
-  ping(): Promise<void>;
+  /** Resolves when the database answers; with `write`, when it also takes (and commits) a small write. */
+  ping(options?: { write?: boolean }): Promise<void>;
 }

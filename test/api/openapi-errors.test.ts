@@ -237,7 +237,7 @@ const ONCE: Record<string, [string, Provoke]> = {
     'POST /instances/{instance_id}/events',
     (o) => flood(() => call(o, { on: strict, ids: { instance_id: UNKNOWN.instance_id } }), 2001),
   ],
-  database_unreachable: [
+  database_unavailable: [
     'GET /readyz',
     async (o) => {
       await strict.herald.store.close();
@@ -283,7 +283,7 @@ test('every error an operation declares is what Herald answers when it happens',
   const check = schemaValidator(doc);
   const unprovoked: string[] = [];
   let provoked = 0;
-  // The stores closed by database_unreachable and the buckets drained by the floods go last.
+  // The stores closed by database_unavailable and the buckets drained by the floods go last.
   const ordered = operations(doc).flatMap((o) =>
     [...declaredCauses(o.op)].map(([cause, d]) => ({ o, cause, d })),
   );

@@ -122,7 +122,7 @@ test('each operation names the errors of its own handler, and only those', async
   assert.ok(!has('POST /instances', 'webhook_not_found'));
   assert.deepEqual(
     Object.keys((await documentedOperations()).find(([n]) => n === 'GET /instances')?.[1].responses).sort(),
-    ['200', '401', '429', '500'],
+    ['200', '401', '429', '500', '503'],
   );
   const media = (await documentedOperations()).find(([n]) => n === 'GET /media/{media_id}')?.[1];
   assert.deepEqual(Object.keys(media?.responses).sort(), [
@@ -286,11 +286,23 @@ test('/openapi.json needs a key; health endpoints do not', async () => {
   });
 });
 
-test('readyz answers 500 when the database is gone', async () => {
+test('readyz answers 503 when the database is gone', async () => {
   const other = await startTestHerald();
   await other.herald.store.close();
   const r = await other.request('GET', '/readyz', { key: null });
-  assert.equal(r.status, 500);
-  assert.equal(r.body.error.code, 'internal');
+  assert.equal(r.status, 503);
+  assert.equal(r.body.error.code, 'unavailable');
+  assert.equal(r.headers.get('retry-after'), '5');
   await other.close();
+});
+
+test('ingest routes document 503, the database unavailable', async () => {
+  const { body } = await h.request('GET', '/openapi.json');
+  for (const path of ['/instances/{instance_id}/events', '/instances/{instance_id}/events/batch']) {
+    const unavailable = body.paths[path].post.responses['503'];
+    assert.match(unavailable.description, /database .*Retry-After/, path);
+    const example = unavailable.content['application/json'].examples.database_unavailable.value;
+    assert.equal(example.error.code, 'unavailable', path);
+    assert.ok(unavailable.headers['Retry-After'], path);
+  }
 });

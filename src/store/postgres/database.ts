@@ -1,26 +1,36 @@
 /**
- * The PostgreSQL connection: a pool shared by the store's parts, epoch-millisecond bigints read as numbers,
- * transactions retried when PostgreSQL picks them as a deadlock victim, and the work channel (LISTEN/NOTIFY).
- * The schema is the connection's search_path (e.g. `?search_path=herald` in DATABASE_URL), `public` by default.
+ * The PostgreSQL database: a pool shared by the store's parts (connection.ts), transactions retried when
+ * PostgreSQL picks them as a deadlock victim and never left to the driver after a lost connection, and the work
+ * channel (LISTEN/NOTIFY, listener.ts).
  */
-import postgres, { type Sql, type TransactionSql } from 'postgres';
+import type { TransactionSql } from 'postgres';
+import { CONNECTION_CODES, connect, type Pool, wholeRows } from './connection.ts';
+import { WorkListener } from './listener.ts';
 import { migrate } from './migrations.ts';
 
 export type Tx = TransactionSql<Record<string, never>>;
 
-/** Times are epoch milliseconds in bigint columns: well inside Number.MAX_SAFE_INTEGER, so read as numbers. */
-const BIGINT_AS_NUMBER = {
-  to: 20,
-  from: [20],
-  serialize: (x: number) => String(x),
-  parse: (x: string) => Number(x),
-};
+/**
+ * The driver answers a transaction whose body failed with a ROLLBACK on the same connection, even when the
+ * failure was that connection closing: the ROLLBACK is then written to a socket already gone, and the driver
+ * throws from a timer where nobody can catch it (porsager/postgres#1066, #1154, #1208; unfixed in 3.4.9). A body
+ * that failed because its connection was lost never settles instead: the driver's begin() rejects by itself when
+ * the connection closes, and the ROLLBACK, pointless on a closed connection, is never sent.
+ */
+function untilConnectionLoss<T>(body: Promise<T>): Promise<T> {
+  return body.catch((err: unknown) => {
+    if (CONNECTION_CODES.has((err as { code?: string })?.code ?? '') || isServerShutdown(err))
+      return new Promise<never>(() => {});
+    throw err;
+  });
+}
+
+/** admin_shutdown, crash_shutdown: the server closes the connection right after. */
+const isServerShutdown = (err: unknown) => /^57P0[12]$/.test((err as { code?: string })?.code ?? '');
 
 /** deadlock_detected, serialization_failure: the transaction was rolled back whole and may simply run again. */
 const RETRYABLE = new Set(['40P01', '40001']);
 const MAX_TRIES = 3;
-
-type Pool = Sql<Record<string, never>>;
 
 export class PostgresDatabase {
   readonly sql: Pool;
@@ -34,38 +44,23 @@ export class PostgresDatabase {
   /** NOTIFY channel of this schema, so that two Heralds in two schemas of one database do not wake each other. */
   readonly channel: string;
 
-  private constructor(sql: Pool, relaxed: Pool, channel: string) {
+  readonly #url: string;
+  #listener: WorkListener | null = null;
+
+  private constructor(url: string, sql: Pool, relaxed: Pool, channel: string) {
+    this.#url = url;
     this.sql = sql;
     this.#relaxed = relaxed;
     this.channel = channel;
   }
 
   static async open(url: string): Promise<PostgresDatabase> {
-    const pool = (max: number, connection: Record<string, string>) =>
-      postgres(url, {
-        max,
-        types: { bigint: BIGINT_AS_NUMBER },
-        onnotice: () => {},
-        // Idle connections go back to the server; a quiet process holds none.
-        idle_timeout: 30,
-        connection: {
-          application_name: 'herald',
-          ...connection,
-          ...(process.env.HERALD_EXPLAIN
-            ? {
-                session_preload_libraries: 'auto_explain',
-                'auto_explain.log_min_duration': '8',
-                'auto_explain.log_analyze': 'on',
-                'auto_explain.log_nested_statements': 'on',
-              }
-            : {}),
-        },
-      }) as unknown as Pool;
-    const sql = pool(10, {});
+    const sql = connect(url, { max: 10 });
     try {
       await migrate(sql);
       const [{ schema }] = await sql<{ schema: string }[]>`SELECT current_schema() AS schema`;
-      return new PostgresDatabase(sql, pool(2, { synchronous_commit: 'off' }), `herald_work.${schema}`);
+      const relaxed = connect(url, { max: 2, connection: { synchronous_commit: 'off' } });
+      return new PostgresDatabase(url, sql, relaxed, `herald_work.${schema}`);
     } catch (err) {
       await sql.end({ timeout: 1 });
       throw err;
@@ -77,7 +72,7 @@ export class PostgresDatabase {
     const pool = durable ? this.sql : this.#relaxed;
     for (let attempt = 1; ; attempt++) {
       try {
-        return (await pool.begin((sql) => fn(sql as Tx))) as T;
+        return (await pool.begin((sql) => untilConnectionLoss(fn(wholeRows(sql) as Tx)))) as T;
       } catch (err) {
         const code = (err as { code?: string }).code;
         if (attempt >= MAX_TRIES || !code || !RETRYABLE.has(code)) throw err;
@@ -95,10 +90,15 @@ export class PostgresDatabase {
    * connection, since notifications sent while it was down are lost.
    */
   async listen(wake: () => void): Promise<void> {
-    await this.sql.listen(this.channel, () => wake(), wake);
+    this.#listener ??= new WorkListener(this.#url, this.channel);
+    await this.#listener.listen(wake);
   }
 
   async close(): Promise<void> {
-    await Promise.all([this.sql.end({ timeout: 5 }), this.#relaxed.end({ timeout: 5 })]);
+    await Promise.all([
+      this.sql.end({ timeout: 5 }),
+      this.#relaxed.end({ timeout: 5 }),
+      this.#listener?.close(),
+    ]);
   }
 }

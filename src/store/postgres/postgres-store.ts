@@ -6,6 +6,9 @@ import type { Row } from 'postgres';
 import { toInstance, toKey } from '../rows.ts';
 import type { ApiKey, InstanceChange, Store } from '../store.ts';
 import { PostgresClaims } from './claims.ts';
+
+export { postgresUnavailable } from './connection.ts';
+
 import { PostgresDatabase, type Tx } from './database.ts';
 import { PostgresDeliveryLog } from './delivery-log.ts';
 import { PostgresMediaJobs } from './media-jobs.ts';
@@ -58,8 +61,9 @@ export class PostgresStore implements Store {
     await this.#db.close();
   }
 
-  async ping(): Promise<void> {
-    await this.#db.sql`SELECT 1`;
+  async ping({ write = false } = {}): Promise<void> {
+    if (write) await this.#setSetting(this.#db.sql, 'write_probe', String(Date.now()));
+    else await this.#db.sql`SELECT 1`;
   }
 
   async getSetting(name: string): Promise<string | null> {

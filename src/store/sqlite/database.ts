@@ -21,6 +21,26 @@ import { WalSync } from './wal-sync.ts';
  */
 export type Durability = 'sync' | 'group' | 'lazy';
 
+/** SQLite's primary result codes (the low byte of an extended code) that mean the disk, not the call, failed. */
+const UNAVAILABLE: Record<number, string> = {
+  8: 'SQLITE_READONLY',
+  10: 'SQLITE_IOERR',
+  13: 'SQLITE_FULL',
+  14: 'SQLITE_CANTOPEN',
+};
+/** What the group commit's fdatasync may fail with when the disk is full or failing. */
+const UNAVAILABLE_FS = new Set(['ENOSPC', 'EDQUOT', 'EIO', 'EROFS']);
+
+/** The reason when `err` is the database's own failure (a full or failing disk), in SQLite's words; else null. */
+export function sqliteUnavailable(err: unknown): string | null {
+  const e = err as { code?: string; errcode?: number; errstr?: string; message?: string };
+  if (e?.code === 'ERR_SQLITE_ERROR' && typeof e.errcode === 'number') {
+    const name = UNAVAILABLE[e.errcode & 0xff];
+    return name ? `${e.errstr ?? e.message} (${name})` : null;
+  }
+  return e?.code && UNAVAILABLE_FS.has(e.code) ? `${e.message}` : null;
+}
+
 export class SqliteDatabase {
   readonly #db: DatabaseSync;
   readonly #statements = new Map<string, StatementSync>();
@@ -94,7 +114,7 @@ export class SqliteDatabase {
         this.q('COMMIT').run();
         return result;
       } catch (err) {
-        this.q('ROLLBACK').run();
+        this.#rollback();
         throw err;
       }
     } finally {
@@ -113,6 +133,8 @@ export class SqliteDatabase {
       this.q('RELEASE apart').run();
       return { ok };
     } catch (error) {
+      // Rolled back whole by SQLite itself (see #rollback): the shared transaction fails, not only this call.
+      if (!this.#db.isTransaction) throw error;
       this.q('ROLLBACK TO apart').run();
       this.q('RELEASE apart').run();
       return { error };
@@ -125,8 +147,16 @@ export class SqliteDatabase {
     try {
       return fn();
     } finally {
-      this.q('COMMIT').run();
+      if (this.#db.isTransaction) this.q('COMMIT').run();
     }
+  }
+
+  /**
+   * On some errors (SQLITE_FULL, SQLITE_IOERR) SQLite has already rolled the whole transaction back; a ROLLBACK
+   * then fails with "cannot rollback - no transaction is active", which would be thrown instead of the real error.
+   */
+  #rollback(): void {
+    if (this.#db.isTransaction) this.q('ROLLBACK').run();
   }
 
   /**

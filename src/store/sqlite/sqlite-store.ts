@@ -45,8 +45,10 @@ export class SqliteStore implements Store {
     await this.#db.close();
   }
 
-  async ping(): Promise<void> {
+  async ping({ write = false } = {}): Promise<void> {
     this.#db.q('SELECT 1').get();
+    // A row rewritten and flushed: a full disk fails it as it fails every other write.
+    if (write) await this.#db.durableTx(() => this.#setSetting('write_probe', String(Date.now())));
   }
 
   async getSetting(name: string): Promise<string | null> {

@@ -1,0 +1,37 @@
+/**
+ * Herald's connections to PostgreSQL (src/store/postgres/connection.ts) against the driver's faults when a connection
+ * is cut, through a TCP proxy in front of the real server: the next query's answer is whole, and a query never
+ * waits for ever.
+ */
+import assert from 'node:assert/strict';
+import { test } from 'node:test';
+import { connect } from '../../src/store/postgres/connection.ts';
+import { DATABASE_URL, postgresSkip } from '../support/postgres.ts';
+import { TcpProxy } from '../support/tcp-proxy.ts';
+
+test('a connection cut while rows arrive: the next query on it answers its own rows, whole', {
+  skip: postgresSkip,
+}, async () => {
+  const target = new URL(DATABASE_URL as string);
+  const proxy = await TcpProxy.start({ host: target.hostname, port: Number(target.port || 5432) });
+  const url = new URL(DATABASE_URL as string);
+  url.host = `127.0.0.1:${proxy.port}`;
+  const sql = connect(url.toString(), { max: 1 });
+  try {
+    const big = sql`SELECT g FROM generate_series(1, 3000000) g`.catch((err: { code?: string }) => err.code);
+    // The server builds the series, then streams it for seconds: cut in the middle of the rows.
+    await new Promise((resolve) => setTimeout(resolve, 1200));
+    proxy.cut();
+    assert.notDeepEqual(await big, [], 'the cut query failed');
+    const rows = await Promise.race([
+      sql<{ x: number }[]>`SELECT 1 AS x`,
+      new Promise<'waiting'>((resolve) => setTimeout(() => resolve('waiting'), 10_000)),
+    ]);
+    assert.notEqual(rows, 'waiting', 'the next query is answered');
+    const answer = rows as { x: number }[];
+    assert.deepEqual({ length: answer.length, first: answer[0] }, { length: 1, first: { x: 1 } });
+  } finally {
+    await sql.end({ timeout: 1 });
+    await proxy.close();
+  }
+});

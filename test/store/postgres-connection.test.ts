@@ -35,3 +35,19 @@ test('a connection cut while rows arrive: the next query on it answers its own r
     await proxy.close();
   }
 });
+
+test('arrays of every type the store sends reach PostgreSQL whole (without the driver fetching types)', {
+  skip: postgresSkip,
+}, async () => {
+  const sql = connect(DATABASE_URL as string, { max: 1 });
+  try {
+    const [row] = await sql<{ t: string; i: string; b: string; d: string }[]>`
+      SELECT array_to_string(${['a"b', 'c\\d', 'e,f']}::text[], '|') AS t,
+             array_to_string(${[1, 2]}::integer[], '|') AS i,
+             array_to_string(${[1_795_594_200_888, 3]}::bigint[], '|') AS b,
+             array_to_string(${[1.5, 1_795_594_200_888.25]}::double precision[], '|') AS d`;
+    assert.deepEqual(row, { t: 'a"b|c\\d|e,f', i: '1|2', b: '1795594200888|3', d: '1.5|1795594200888.25' });
+  } finally {
+    await sql.end({ timeout: 1 });
+  }
+});

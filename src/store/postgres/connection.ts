@@ -16,7 +16,8 @@ const BIGINT_AS_NUMBER = {
 /**
  * Array parameters (`${ids}::text[]`) without the driver's fetch_types: its start-up query for array types leaves a
  * rejection nobody handles when a connection drops during it (an unhandled rejection, the process exits).
- * Herald's SQL only sends arrays of these three types and reads none.
+ * Herald's SQL sends arrays of text, integers and double precision, and reads none; the other simple types are
+ * here so that a new query's array does not fail on a missing serializer.
  */
 const arrayOf = (oid: number) => ({
   to: oid,
@@ -25,7 +26,9 @@ const arrayOf = (oid: number) => ({
     `{${xs.map((x) => (x === null ? 'NULL' : `"${String(x).replace(/[\\"]/g, '\\$&')}"`)).join(',')}}`,
   parse: (x: string) => x,
 });
-const ARRAY_TYPES = { textArray: arrayOf(1009), bigintArray: arrayOf(1016), integerArray: arrayOf(1007) };
+/** Array type oids: bool, int2, int4, text, varchar, int8, float4, float8, numeric. */
+const ARRAY_OIDS = [1000, 1005, 1007, 1009, 1015, 1016, 1021, 1022, 1231];
+const ARRAY_TYPES = Object.fromEntries(ARRAY_OIDS.map((oid) => [`array${oid}`, arrayOf(oid)]));
 
 /** Reconnection: soon after the database comes back (the driver's default waits up to 20 s between tries). */
 const backoff = (retries: number) => Math.min(0.05 * 2 ** retries, 1) * (0.5 + Math.random() / 2);

@@ -2,7 +2,8 @@
 # A newcomer's first minutes, checked on a clean clone of the committed tree:
 #   1. `npm install` leaves `git status` clean;
 #   2. `npx herald --help` works (the bin, on the project's Node 24);
-#   3. README.md and docs/ stand alone: no line points at ../shared, SPEC or seed sections, or issue numbers;
+#   3. README.md, docs/ and the code's comments stand alone: no line points at ../shared, SPEC or seed sections, or
+#      issue numbers;
 #   4. the README's walk-through, its commands extracted from README.md itself, runs against a started Herald: a
 #      verified delivery, a delivery that fails, and its redelivery verified.
 # Prints how long the clone took to reach its first verified delivery.
@@ -38,6 +39,10 @@ grep -q '^Usage: herald <command>' "$work/help.txt" || fail 'npx herald --help p
 step 'README.md and docs/ stand alone'
 if grep -nE "\.\./shared|\bSPEC\b|§|\b[Ss]eed('s| section|:| [0-9])|\(seed\b|\b[Ii]ssues? #?[0-9]+" \
   README.md docs/*.md packages/*/README.md; then
+  fail 'the lines above point at files or numbers a reader of the repository does not have'
+fi
+# The code is read too (and the receiver kit and the page's assets ship): the same, in its comments.
+if grep -rnE "\.\./shared|\bSPEC\b|\b[Ss]eed('s| section| §| [0-9])|\b[Ii]ssues? #?[0-9]+" src packages/*/src; then
   fail 'the lines above point at files or numbers a reader of the repository does not have'
 fi
 

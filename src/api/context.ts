@@ -15,7 +15,7 @@ export interface ApiContext {
   availability: Availability;
   clock: Clock;
   secretBox: SecretBox;
-  /** The destination guard's policy, shared with the sender (SPEC §6). */
+  /** The destination guard's policy, shared with the sender. */
   destinations: DestinationPolicy;
   media: Media;
   /** Counts what ingest stored, and serves /metrics when it is a HeraldMetrics. */

@@ -1,4 +1,4 @@
-/** Every error leaves the server in one JSON shape (SPEC §4); this file is the only place that builds it. */
+/** Every error leaves the server in one JSON shape; this file is the only place that builds it. */
 import type { FastifyError, FastifyInstance } from 'fastify';
 import type { FieldError } from '../domain/types.ts';
 import { StoreUnavailable } from '../store/store.ts';
@@ -66,7 +66,7 @@ export function errorBody(code: ErrorCode, message: string, details: FieldError[
   return { success: false as const, error: { code, message, details } };
 }
 
-/** Fastify's own errors (parser, limits, schema validation) mapped to SPEC §4 codes. */
+/** Fastify's own errors (parser, limits, schema validation) mapped to Herald's error codes. */
 function fromFastify(err: FastifyError): HttpError {
   if (err.validation) return HttpError.invalid(validationDetails(err.validation, err.validationContext));
   switch (err.code) {

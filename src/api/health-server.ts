@@ -1,5 +1,5 @@
 /**
- * The HTTP listener of a worker process: /healthz and /readyz (SPEC §11), and /metrics with the admin key, since
+ * The HTTP listener of a worker process: /healthz and /readyz, and /metrics with the admin key, since
  * the deliveries, attempts and in-flight figures are the worker's own. No API.
  */
 import Fastify, { type FastifyBaseLogger, type FastifyInstance } from 'fastify';

@@ -23,7 +23,7 @@ export const Instance = Type.Object(
         "whether the engine's webhook must be signed (X-Webhook-Hmac); the key itself is never shown",
     }),
     created_at: Time,
-    // Beyond SPEC §5, for the instance list and "Redeliver all failed" (which must say how many before acting).
+    // Beyond the instance itself, for the instance list and "Redeliver all failed" (which must say how many before acting).
     counts: Type.Object({
       webhooks: Type.Integer(),
       failed_deliveries: Type.Integer(),

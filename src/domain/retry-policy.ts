@@ -1,6 +1,6 @@
 import type { AttemptOutcome, FailureReason } from './types.ts';
 
-/** What happens to a delivery after one attempt (seed §3.2, §7, §8; SPEC §8). */
+/** What happens to a delivery after one attempt. */
 export type Decision =
   | { kind: 'delivered' }
   | { kind: 'retry'; at: number; reason: 'schedule' | 'retry-after' }

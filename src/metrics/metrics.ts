@@ -1,5 +1,5 @@
 /**
- * Herald's Prometheus metrics (SPEC §11), in one place: the rest of the code reports through two small
+ * Herald's Prometheus metrics, in one place: the rest of the code reports through two small
  * interfaces (DeliveryObserver for the dispatcher, IngestObserver for the API) and never touches prom-client.
  * Queue depth and in-flight counts are read when scraped, so they cost nothing between scrapes.
  * Label values are bounded: event kinds come from the catalog, attempt results are status classes or the

@@ -24,7 +24,7 @@ export interface ApiKey {
   created_at: number;
 }
 
-/** How PATCH treats the stored signing secret (seed §4 rule 3). */
+/** How PATCH treats the stored signing secret. */
 export type SecretChange = { kind: 'keep' } | { kind: 'set'; sealed: string } | { kind: 'clear' };
 
 export interface WebhookConfig {

@@ -98,7 +98,7 @@ export class PostgresDeliveryLog {
   }
 }
 
-/** A manual redelivery: a fresh cycle of attempts, the first at once and marked manual (SPEC §8). */
+/** A manual redelivery: a fresh cycle of attempts, the first at once and marked manual. */
 const RESTART = `status = 'pending', cycle_attempts = 0, next_trigger = 'manual', failure_reason = NULL,
   lease_token = NULL`;
 /** …unless the event still waits for its media: then the delivery waits with it (completed by `<now> END`). */

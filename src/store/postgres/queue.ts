@@ -54,7 +54,7 @@ export class PostgresQueue {
     now: number,
   ): Promise<IngestResult[]> {
     return this.#db.tx(async (sql) => {
-      // FOR SHARE: disabling a webhook meanwhile waits for this transaction, then fails what it queued (SPEC §6);
+      // FOR SHARE: disabling a webhook meanwhile waits for this transaction, then fails what it queued;
       // a webhook disabled first is seen disabled here.
       const webhooks = (
         await sql`SELECT * FROM webhooks WHERE instance_id = ${instanceId} AND enabled

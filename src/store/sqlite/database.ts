@@ -17,7 +17,7 @@ import { WalSync } from './wal-sync.ts';
  * default). `group`: written with synchronous=NORMAL, flushed by durableTx() off the event loop together with the
  * commits around it. `lazy`: synchronous=NORMAL and no flush of its own (the next flush or checkpoint covers it):
  * a process crash loses nothing, a power loss may roll it back — only for the dispatcher's leases and outcomes,
- * where a rollback means the attempt is made again (at least once, SPEC §8).
+ * where a rollback means the attempt is made again (at least once).
  */
 export type Durability = 'sync' | 'group' | 'lazy';
 

@@ -125,8 +125,9 @@ test('an attempt that waited in the sender is logged as starting when it left, n
   await dispatcher.stop();
   await sender.close();
   const starts = [];
-  for (const c of claims) {
-    const detail = await store.getDelivery(INSTANCE, c.delivery_id);
+  // A claim that could not start within its window goes back and is claimed again (a slow machine): once each.
+  for (const id of new Set(claims.map((c) => c.delivery_id))) {
+    const detail = await store.getDelivery(INSTANCE, id);
     starts.push(detail?.attempts_log[0].started_at ?? Number.NaN);
   }
   await store.close();

@@ -33,14 +33,14 @@ export function installAuth(
   app.addHook('onRequest', async (request) => {
     if (request.routeOptions.config?.public) return;
     const match = /^Bearer\s+(\S+)\s*$/i.exec(request.headers.authorization ?? '');
-    if (!match) throw new HttpError('unauthorized', 'an Authorization: Bearer <key> header is required');
+    if (!match) throw keyErrors.missing();
     const hash = hashKey(match[1]);
     if (timingSafeEqual(Buffer.from(hash, 'hex'), admin)) {
       request.principal = { kind: 'admin' };
       return;
     }
     const key = await store.findKeyByHash(hash);
-    if (!key) throw new HttpError('unauthorized', 'unknown or revoked API key');
+    if (!key) throw keyErrors.unknown();
     request.principal = { kind: 'instance', instance_id: key.instance_id, key_id: key.key_id };
     // Before the body is read: another instance's key is refused without a byte of its body parsed or buffered.
     const { instance_id } = request.params as { instance_id?: unknown };
@@ -48,15 +48,22 @@ export function installAuth(
   });
 }
 
+/** The refusals of a key, made here alone (the API docs show them as they are thrown). */
+export const keyErrors = {
+  missing: () => new HttpError('unauthorized', 'an Authorization: Bearer <key> header is required'),
+  unknown: () => new HttpError('unauthorized', 'unknown or revoked API key'),
+  adminOnly: () => new HttpError('forbidden', 'this operation needs the admin key'),
+  otherInstance: () => new HttpError('forbidden', 'this key belongs to another instance'),
+};
+
 export function requireAdmin(request: FastifyRequest): void {
-  if (request.principal.kind !== 'admin')
-    throw new HttpError('forbidden', 'this operation needs the admin key');
+  if (request.principal.kind !== 'admin') throw keyErrors.adminOnly();
 }
 
 /** An instance key acts only on its own instance; checked before existence, so ids of others do not leak. */
 export function requireInstanceAccess(request: FastifyRequest, instanceId: string): void {
   const p = request.principal;
   if (p.kind === 'instance' && p.instance_id !== instanceId) {
-    throw new HttpError('forbidden', 'this key belongs to another instance');
+    throw keyErrors.otherInstance();
   }
 }

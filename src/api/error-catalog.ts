@@ -10,10 +10,13 @@ import { validatePayload } from '../domain/events.ts';
 import { redeliveryConflict, repeatConflict, webhookDisabledConflict } from '../domain/store-rules.ts';
 import { readWahaEnvelope } from '../domain/waha-envelope.ts';
 import { Media } from '../media/media.ts';
+import { keyErrors } from './auth.ts';
 import { EXAMPLE_IDS as ID } from './docs-examples.ts';
 import { errorBody, HttpError } from './errors.ts';
 import { parseJson } from './json-body.ts';
 import { eventTooLarge } from './publish.ts';
+import { rateLimited } from './rate-limit.ts';
+import { linkErrors } from './routes/media.ts';
 import { webhookConfig } from './webhook-config.ts';
 
 /** A response header an error comes with, as OpenAPI describes one. */
@@ -64,31 +67,23 @@ export const ERROR_CAUSES = {
   missing_key: {
     status: 401,
     when: 'no Authorization: Bearer key',
-    example: () => new HttpError('unauthorized', 'an Authorization: Bearer <key> header is required'),
+    example: keyErrors.missing,
   },
   unauthorized: {
     status: 401,
     when: 'a key Herald does not know (unknown or revoked)',
-    example: () => new HttpError('unauthorized', 'unknown or revoked API key'),
+    example: keyErrors.unknown,
   },
   rate_limited: {
     status: 429,
     when: 'this key made more management requests per second than RATE_LIMIT_MANAGEMENT allows',
-    example: () =>
-      new HttpError(
-        'rate_limited',
-        'rate limit: this key may make 100 management requests per second; retry later',
-      ),
+    example: () => rateLimited(100, 'management'),
     headers: RETRY_AFTER,
   },
   ingest_rate_limited: {
     status: 429,
     when: 'this key published more often per second than RATE_LIMIT_INGEST allows',
-    example: () =>
-      new HttpError(
-        'rate_limited',
-        'rate limit: this key may make 1000 ingest requests per second; retry later',
-      ),
+    example: () => rateLimited(1000, 'ingest'),
     headers: RETRY_AFTER,
   },
   internal: {
@@ -110,29 +105,24 @@ export const ERROR_CAUSES = {
   payload_too_large: {
     status: 413,
     when: 'the body is over this endpoint’s limit',
-    example: () =>
-      new HttpError('payload_too_large', 'request body is larger than the limit for this endpoint'),
+    example: HttpError.bodyTooLarge,
   },
   not_json: {
     status: 415,
     when: 'the body is not sent as Content-Type: application/json',
-    example: () =>
-      new HttpError(
-        'unsupported_media_type',
-        'request body must be JSON with Content-Type: application/json',
-      ),
+    example: HttpError.notJson,
   },
 
   // Keys and their rights.
   admin_only: {
     status: 403,
     when: 'an instance key: this operation needs the admin key',
-    example: () => new HttpError('forbidden', 'this operation needs the admin key'),
+    example: keyErrors.adminOnly,
   },
   other_instance: {
     status: 403,
     when: 'an instance key of another instance',
-    example: () => new HttpError('forbidden', 'this key belongs to another instance'),
+    example: keyErrors.otherInstance,
   },
   engine_hmac: {
     status: 401,
@@ -281,22 +271,22 @@ export const ERROR_CAUSES = {
   media_too_large: {
     status: 413,
     when: 'the file is larger than MEDIA_MAX_BYTES (the connection closes)',
-    example: () => new HttpError('payload_too_large', 'body: larger than MEDIA_MAX_BYTES (67108864 bytes)'),
+    example: () => linkErrors.tooLarge(64 * 2 ** 20),
   },
   link_forbidden: {
     status: 403,
     when: 'the link was altered, or its expires or sig is missing',
-    example: () => new HttpError('forbidden', 'link: the signature does not match this media link'),
+    example: linkErrors.forbidden,
   },
   link_expired: {
     status: 410,
     when: 'the link has expired',
-    example: () => new HttpError('gone', 'link: expired at 2026-11-22T10:00:00.000Z'),
+    example: () => linkErrors.expired(Date.parse('2026-11-22T10:00:00Z') / 1000),
   },
   range_not_satisfiable: {
     status: 416,
     when: 'Range asks for bytes outside the file; Content-Range says its size',
-    example: () => new HttpError('range_not_satisfiable', "Range: not within the file's 480 bytes"),
+    example: () => linkErrors.outsideFile(480),
     headers: { 'Content-Range': { description: 'bytes */<size>', schema: { type: 'string' } } },
   },
 

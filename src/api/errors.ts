@@ -46,6 +46,17 @@ export class HttpError extends Error {
     return new HttpError('invalid_request', `${first.field}: ${first.message}${more}`, details);
   }
 
+  static bodyTooLarge(): HttpError {
+    return new HttpError('payload_too_large', 'request body is larger than the limit for this endpoint');
+  }
+
+  static notJson(): HttpError {
+    return new HttpError(
+      'unsupported_media_type',
+      'request body must be JSON with Content-Type: application/json',
+    );
+  }
+
   static notFound(what: string, id: string): HttpError {
     return new HttpError('not_found', `${what} ${id} does not exist`);
   }
@@ -71,13 +82,10 @@ function fromFastify(err: FastifyError): HttpError {
   if (err.validation) return HttpError.invalid(validationDetails(err.validation, err.validationContext));
   switch (err.code) {
     case 'FST_ERR_CTP_BODY_TOO_LARGE':
-      return new HttpError('payload_too_large', 'request body is larger than the limit for this endpoint');
+      return HttpError.bodyTooLarge();
     case 'FST_ERR_CTP_INVALID_MEDIA_TYPE':
     case 'FST_ERR_CTP_INVALID_CONTENT_LENGTH':
-      return new HttpError(
-        'unsupported_media_type',
-        'request body must be JSON with Content-Type: application/json',
-      );
+      return HttpError.notJson();
     case 'FST_ERR_CTP_EMPTY_JSON_BODY':
       return new HttpError('invalid_request', 'body: must be a JSON object, got an empty body');
   }

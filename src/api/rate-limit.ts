@@ -35,9 +35,12 @@ export function installRateLimit(app: FastifyInstance, limits: RateLimits, clock
     if (waitMs === 0) return;
     const rate = isIngest ? limits.ingest : limits.management;
     reply.header('retry-after', String(Math.max(1, Math.ceil(waitMs / 1000))));
-    throw new HttpError(
-      'rate_limited',
-      `rate limit: this key may make ${rate} ${isIngest ? 'ingest' : 'management'} requests per second; retry later`,
-    );
+    throw rateLimited(rate, isIngest ? 'ingest' : 'management');
   });
 }
+
+export const rateLimited = (perSecond: number, budget: 'ingest' | 'management') =>
+  new HttpError(
+    'rate_limited',
+    `rate limit: this key may make ${perSecond} ${budget} requests per second; retry later`,
+  );

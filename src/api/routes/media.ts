@@ -17,6 +17,17 @@ import { HttpError } from '../errors.ts';
 import { InstanceParams, Ok } from '../schemas.ts';
 import { INSTANCE_ERRORS, loadInstance } from './instances.ts';
 
+/** The refusals of an upload or a media link, made here alone (the API docs show them as they are thrown). */
+export const linkErrors = {
+  tooLarge: (maxBytes: number) =>
+    new HttpError('payload_too_large', `body: larger than MEDIA_MAX_BYTES (${maxBytes} bytes)`),
+  forbidden: () => new HttpError('forbidden', 'link: the signature does not match this media link'),
+  expired: (expiresS: number) =>
+    new HttpError('gone', `link: expired at ${new Date(expiresS * 1000).toISOString()}`),
+  outsideFile: (size: number) =>
+    new HttpError('range_not_satisfiable', `Range: not within the file's ${size} bytes`),
+};
+
 const Uploaded = Ok(
   {
     media_id: Type.String(),
@@ -85,11 +96,7 @@ export function mediaRoutes(app: FastifyInstance, ctx: ApiContext): void {
 async function upload(ctx: ApiContext, request: FastifyRequest, reply: FastifyReply, stop: AbortSignal) {
   const instance = await loadInstance(ctx, request);
   const mimetype = (request.headers['content-type'] ?? 'application/octet-stream').trim();
-  const tooLarge = () =>
-    new HttpError(
-      'payload_too_large',
-      `body: larger than MEDIA_MAX_BYTES (${ctx.config.mediaMaxBytes} bytes)`,
-    );
+  const tooLarge = () => linkErrors.tooLarge(ctx.config.mediaMaxBytes);
   const declared = Number(request.headers['content-length']);
   // Refused before a byte is read (unread-body.ts closes the connection after the answer).
   if (declared > ctx.config.mediaMaxBytes) throw tooLarge();
@@ -118,11 +125,8 @@ async function download(ctx: ApiContext, request: FastifyRequest, reply: Fastify
   const sig = typeof query.sig === 'string' ? query.sig : undefined;
   const now = ctx.clock();
   const check = checkLink(ctx.media.linkKey, media_id, expires, sig, now);
-  if (check === 'forbidden')
-    throw new HttpError('forbidden', 'link: the signature does not match this media link');
-  if (check === 'expired') {
-    throw new HttpError('gone', `link: expired at ${new Date(Number(expires) * 1000).toISOString()}`);
-  }
+  if (check === 'forbidden') throw linkErrors.forbidden();
+  if (check === 'expired') throw linkErrors.expired(Number(expires));
   const meta = await ctx.media.store.get(media_id);
   // A deleted instance takes its media with it at once; the sweeper removes the bytes at their expiry.
   if (!meta || !(await ctx.store.getInstance(meta.instance_id))) throw HttpError.notFound('media', media_id);
@@ -135,7 +139,7 @@ async function download(ctx: ApiContext, request: FastifyRequest, reply: Fastify
     ifRange === undefined || ifRange === etag ? parseRange(request.headers.range, meta.size) : null;
   if (range === 'unsatisfiable') {
     reply.header('content-range', `bytes */${meta.size}`);
-    throw new HttpError('range_not_satisfiable', `Range: not within the file's ${meta.size} bytes`);
+    throw linkErrors.outsideFile(meta.size);
   }
   const length = range ? range.end - range.start + 1 : meta.size;
   reply.header('content-length', String(length));

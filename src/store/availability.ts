@@ -2,8 +2,8 @@
  * "The database is unavailable", known in one place. Every store call goes through `guardStore`: a failure the
  * adapter recognises as the database's own (a connection cut or refused, a full disk) becomes a StoreUnavailable,
  * which the API answers with 503 and Retry-After, and marks the store down. /readyz reads the mark: down, it is
- * not ready until the database takes a write again (a probe it makes itself, so readiness comes back without any
- * traffic); up, it only checks that the database answers.
+ * not ready until no call has failed for SETTLE_MS and the database then takes a write (a probe it makes itself, so
+ * readiness comes back without any traffic); up, it only checks that the database answers.
  */
 import type { Logger } from 'pino';
 import type { Clock } from '../domain/clock.ts';
@@ -14,11 +14,19 @@ export type Unavailable = (err: unknown) => string | null;
 
 export type Readiness = { ready: true } | { ready: false; reason: string; since: number };
 
+/**
+ * How long after the last failed call the store stays not ready. A tiny probe write can still fit on a disk where
+ * an event no longer does (SQLite's last page has room for a setting, not for an event with its deliveries), so a
+ * probe that succeeds right after a failure says little; waiting also keeps readiness from flapping.
+ */
+export const SETTLE_MS = 2000;
+
 export class Availability {
   readonly #probe: (write: boolean) => Promise<void>;
   readonly #clock: Clock;
   readonly #logger: Logger | null;
   #down: { reason: string; since: number } | null = null;
+  #lastFailure = 0;
 
   constructor(probe: (write: boolean) => Promise<void>, clock: Clock, logger: Logger | null) {
     this.#probe = probe;
@@ -33,14 +41,16 @@ export class Availability {
 
   /** A call failed for a reason of the database: logged once per outage, with the database's own error. */
   markDown(reason: string, err: unknown): void {
+    this.#lastFailure = this.#clock();
     if (this.#down) return;
-    this.#down = { reason, since: this.#clock() };
+    this.#down = { reason, since: this.#lastFailure };
     this.#logger?.error({ err }, `database unavailable: ${reason}; requests get 503 until it is back`);
   }
 
   /** For /readyz: probes the database (with a write while it is down) and says whether Herald can take work. */
   async check(): Promise<Readiness> {
     const down = this.#down;
+    if (down && this.#clock() - this.#lastFailure < SETTLE_MS) return { ready: false, ...down };
     try {
       await this.#probe(down !== null);
     } catch (err) {

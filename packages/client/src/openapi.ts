@@ -4002,7 +4002,7 @@ export interface paths {
         };
         /**
          * Readiness: the database is reachable
-         * @description Ready when the database answers. After a write failed for a reason of the database (connection lost, disk full), not ready (503) until the database takes a write again, which this probe tries itself.
+         * @description Ready when the database answers. After a write failed for a reason of the database (connection lost, disk full), not ready (503) until no call has failed for 2 seconds and the database takes a write again, which this probe tries itself.
          */
         get: {
             parameters: {

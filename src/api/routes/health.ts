@@ -22,7 +22,8 @@ export function healthRoutes(app: FastifyInstance, ctx: Pick<ApiContext, 'availa
     tags: ['operations'],
     description:
       'Ready when the database answers. After a write failed for a reason of the database (connection lost, ' +
-      'disk full), not ready (503) until the database takes a write again, which this probe tries itself.',
+      'disk full), not ready (503) until no call has failed for 2 seconds and the database takes a write again, ' +
+      'which this probe tries itself.',
     response: answer('ready', 'The database answers: this process can serve'),
     errors: ['database_unavailable' as const],
   };

@@ -6,7 +6,7 @@ import { onEachSystem } from './legs.ts';
 import type { System } from './loader.ts';
 import { wallNow } from './payloads.ts';
 import { messageEvents, Publisher } from './publisher.ts';
-import { rawBaseline } from './raw.ts';
+import { rawBaseline, rawIsolation } from './raw.ts';
 import { Receiver, waitForArrivals } from './receiver.ts';
 import { latency, progress } from './stats.ts';
 import { openHerald } from './systems.ts';
@@ -116,6 +116,30 @@ async function paced(ctx: RunContext, publisher: Publisher, n: number, perSecond
   };
 }
 
+/** W3's requests to the receiver that never answers. */
+const STUCK = 500;
+
+/**
+ * W3 on the raw baseline: the same paced requests, sent straight to the healthy receiver while STUCK requests hold
+ * connections to the dead one; publish→arrival latencies (ms), after a second at the rate, not measured.
+ */
+async function rawIsolated(ctx: RunContext, dead: Receiver, n: number, perSecond: number): Promise<number[]> {
+  progress(`${ctx.label}: raw baseline, ${n} requests at ${perSecond}/s beside ${STUCK} that hang`);
+  await ctx.receiver.reset(true);
+  const warmup = perSecond;
+  const sentAt = await rawIsolation({
+    healthy: ctx.receiver.url,
+    dead: dead.url,
+    stuck: STUCK,
+    n: warmup + n,
+    perSecond,
+  });
+  await waitForArrivals(ctx.receiver, warmup + n, () => `${ctx.label}: raw W3`);
+  const measured = [...sentAt.entries()].slice(warmup);
+  const arrived = new Map(await ctx.receiver.tracked());
+  return measured.map(([id, at]) => (arrived.get(id) as number) - at);
+}
+
 /** An engine's webhook: one event per request, each of 64 connections sending its next as soon as it is answered. */
 const STREAM_CONNECTIONS = 64;
 const STREAM_WARMUP_DELIVERIES = 2_000;
@@ -159,22 +183,28 @@ export const WORKLOADS: Workload[] = [
     title: (c) =>
       `isolation: 500 events to a receiver that never answers, then ${c.events ?? 2000} at ${c.rate ?? 500}/s to a healthy one`,
     run: async (ctx) => {
+      const [n, perSecond] = [ctx.events ?? 2000, ctx.rate ?? 500];
       const dead = await new Receiver('hang').start();
       try {
-        return await withHerald(ctx, async (_, publisher) => {
+        const herald = await withHerald(ctx, async (_, publisher) => {
           const instance = await publisher.createInstance('W3 dead');
           await publisher.createWebhook(instance, dead.url);
-          await publisher.publishBatches(instance, messageEvents(500), { batch: 500, inFlight: 1 });
-          const perSecond = ctx.rate ?? 500;
-          const healthy = await paced(ctx, publisher, ctx.events ?? 2000, perSecond, 'W3 healthy');
+          await publisher.publishBatches(instance, messageEvents(STUCK), { batch: STUCK, inFlight: 1 });
+          const healthy = await paced(ctx, publisher, n, perSecond, 'W3 healthy');
           const { count } = await dead.arrivals();
           await publisher.deleteInstance(instance);
-          return [
-            ...latencyFigures(healthy.latencies, 'healthy '),
-            { name: 'healthy delivered/s', value: healthy.deliveredPerSecond, unit: 'rate' },
-            { name: 'dead receiver: requests', value: count, unit: 'count' },
-          ];
+          return { healthy, count };
         });
+        const raw = latency(await rawIsolated(ctx, dead, n, perSecond));
+        const healthy = latency(herald.healthy.latencies);
+        return [
+          ...latencyFigures(herald.healthy.latencies, 'healthy '),
+          { name: 'healthy delivered/s', value: herald.healthy.deliveredPerSecond, unit: 'rate' },
+          { name: 'dead receiver: requests', value: herald.count, unit: 'count' },
+          { name: 'raw healthy p50 ms', value: raw.p50, unit: 'ms' },
+          { name: 'raw healthy p99 ms', value: raw.p99, unit: 'ms' },
+          { name: 'healthy p99 ÷ raw', value: healthy.p99 / raw.p99, unit: 'ratio' },
+        ];
       } finally {
         // Ends Herald's attempts still waiting on it.
         await dead.stop();

@@ -9,7 +9,7 @@ import { newId } from '../domain/ids.ts';
 import { normalise } from '../domain/normalise.ts';
 import { route } from '../domain/routing.ts';
 import type { EventDraft } from '../domain/types.ts';
-import { StoreConflict } from '../store/store.ts';
+import { InstanceMissing, StoreConflict } from '../store/store.ts';
 import type { ApiContext } from './context.ts';
 import { HttpError } from './errors.ts';
 
@@ -89,6 +89,7 @@ export async function publishEvents(
     return results.map(({ event_id, deliveries }) => ({ event_id, deliveries }));
   } catch (err) {
     if (err instanceof StoreConflict) throw new HttpError('conflict', err.message);
+    if (err instanceof InstanceMissing) throw HttpError.notFound('instance', instanceId);
     throw err;
   }
 }

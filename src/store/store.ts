@@ -67,6 +67,9 @@ export interface MediaJob {
 /** A write refused because of what is already stored; the whole operation is rolled back. */
 export class StoreConflict extends Error {}
 
+/** A write for an instance that does not exist (never created, or deleted); nothing is stored. */
+export class InstanceMissing extends Error {}
+
 /**
  * The database could not do the work now, for a reason of its own (connection lost or refused, disk full): the
  * call's writes are not known to be stored, and the same call may simply be made again later.
@@ -233,7 +236,9 @@ export interface Queue {
    * Stores events with their deliveries in one transaction, routed by `router` over the instance's webhooks
    * as they are inside that transaction. An event_id seen before is answered as it was, nothing queued twice.
    * A `session.status` event also sets the instance's status and phone. An event_id already used by another
-   * instance throws StoreConflict and stores nothing of the call. An event with a `download` and deliveries gets
+   * instance throws StoreConflict, an instance that does not exist InstanceMissing, and either stores nothing of
+   * the call (the API reads no instance before an ingest: this is where a missing one is found). An event with a
+   * `download` and deliveries gets
    * a media job; its deliveries wait (next_attempt_at null) until the job is settled.
    */
   ingest(instanceId: string, events: EventDraft[], router: Router, now: number): Promise<IngestResult[]>;

@@ -3,7 +3,7 @@ import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
 import { route } from '../../src/domain/routing.ts';
 import type { EventDraft } from '../../src/domain/types.ts';
-import { type ClaimedDelivery, type Store, StoreConflict } from '../../src/store/store.ts';
+import { type ClaimedDelivery, InstanceMissing, type Store, StoreConflict } from '../../src/store/store.ts';
 import { LEASE, records, T0, unlimited } from './records.ts';
 
 export function queueConformance(name: string, open: () => Promise<Store>): void {
@@ -53,6 +53,23 @@ export function queueConformance(name: string, open: () => Promise<Store>): void
       await store.ingest(a, [e], route, T0);
       await assert.rejects(store.ingest(b, [draft(b), { ...e, instance_id: b }], route, T0), StoreConflict);
       assert.equal((await store.listDeliveries(b, { limit: 10 })).deliveries.length, 0);
+    });
+
+    test('an ingest for an instance that does not exist, or no longer does, stores nothing; others at once are stored', async () => {
+      const gone = await instance();
+      await webhook(gone);
+      assert.equal(await store.deleteInstance(gone), true);
+      const live = await instance();
+      await webhook(live);
+      const [missing, deleted, stored] = await Promise.allSettled([
+        store.ingest('ins_neverCreated0000000000', [draft('ins_neverCreated0000000000')], route, T0),
+        store.ingest(gone, [draft(gone)], route, T0),
+        store.ingest(live, [draft(live)], route, T0),
+      ]);
+      assert.ok(missing.status === 'rejected' && missing.reason instanceof InstanceMissing, String(missing));
+      assert.ok(deleted.status === 'rejected' && deleted.reason instanceof InstanceMissing, String(deleted));
+      assert.equal(stored.status, 'fulfilled');
+      assert.equal((await store.listDeliveries(live, { limit: 10 })).deliveries.length, 1);
     });
 
     test('concurrent ingests: one that conflicts fails alone, the others are stored whole', async () => {

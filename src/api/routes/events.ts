@@ -6,7 +6,7 @@ import type { ApiContext } from '../context.ts';
 import type { ErrorName } from '../error-catalog.ts';
 import { MAX_EVENT_BYTES, publishEvents } from '../publish.ts';
 import { Answer, InstanceParams, Ok } from '../schemas.ts';
-import { INSTANCE_ERRORS, loadInstance } from './instances.ts';
+import { INSTANCE_ERRORS } from './instances.ts';
 
 export const MAX_BATCH = 1000;
 /** 8.64e15 ms: the greatest time a JavaScript Date can hold (275760-09-13). */
@@ -80,8 +80,10 @@ export function eventRoutes(app: FastifyInstance, ctx: ApiContext): void {
       },
     },
     async (request, reply) => {
-      const instance = await loadInstance(ctx, request);
-      const [result] = await publishEvents(ctx, instance.instance_id, [request.body as Body], {
+      // No read of the instance first: the key's access was checked before the body, and the ingest's own
+      // transaction finds a missing instance (404). That read was 5 % of a single event's time.
+      const { instance_id } = request.params as Static<typeof InstanceParams>;
+      const [result] = await publishEvents(ctx, instance_id, [request.body as Body], {
         prefix: () => '',
       });
       return reply.status(202).send({ success: true, ...result });
@@ -107,9 +109,9 @@ export function eventRoutes(app: FastifyInstance, ctx: ApiContext): void {
       },
     },
     async (request, reply) => {
-      const instance = await loadInstance(ctx, request);
+      const { instance_id } = request.params as Static<typeof InstanceParams>;
       const { events } = request.body as Static<typeof BatchBody>;
-      const results = await publishEvents(ctx, instance.instance_id, events, {
+      const results = await publishEvents(ctx, instance_id, events, {
         prefix: (i) => `events[${i}].`,
       });
       return reply.status(202).send({ success: true, results });

@@ -19,6 +19,7 @@ import {
   type AttemptResult,
   type ClaimedDelivery,
   type IngestResult,
+  InstanceMissing,
   type QueueStats,
   type Router,
   StoreConflict,
@@ -54,6 +55,9 @@ export class PostgresQueue {
     now: number,
   ): Promise<IngestResult[]> {
     return this.#db.tx(async (sql) => {
+      // FOR KEY SHARE: the instance cannot be deleted under this transaction (as the events' foreign key would).
+      const [instance] = await sql`SELECT 1 FROM instances WHERE instance_id = ${instanceId} FOR KEY SHARE`;
+      if (!instance) throw new InstanceMissing(instanceId);
       // FOR SHARE: disabling a webhook meanwhile waits for this transaction, then fails what it queued;
       // a webhook disabled first is seen disabled here.
       const webhooks = (

@@ -16,6 +16,7 @@ import {
   type AttemptResult,
   type ClaimedDelivery,
   type IngestResult,
+  InstanceMissing,
   type QueueStats,
   type Router,
   StoreConflict,
@@ -92,6 +93,8 @@ export class SqliteQueue {
       const ingestOne = ({ instanceId, events, router, now }: Arrival) => {
         let webhooks = webhooksOf.get(instanceId);
         if (!webhooks) {
+          if (!this.#db.q('SELECT 1 FROM instances WHERE instance_id = ?').get(instanceId))
+            throw new InstanceMissing(instanceId);
           webhooks = this.#db
             .q('SELECT * FROM webhooks WHERE instance_id = ? AND enabled = 1 ORDER BY created_at, webhook_id')
             .all(instanceId)

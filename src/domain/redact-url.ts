@@ -13,6 +13,8 @@ const SECRET_PARAM = /sig|token|key|secret|pass|auth|code|credential/i;
  * signed), and values of credential-named parameters elsewhere, replaced by `…`; other parameters (`limit=5`) stay.
  */
 export function redactUrl(url: string): string {
+  // A path alone (most requests) has nothing to hide; `//…` would be read as a host, perhaps with user information.
+  if (url.startsWith('/') && !url.startsWith('//') && !url.includes('?')) return url;
   return redact(url, (name, path) => path.startsWith('/media/') || SECRET_PARAM.test(name));
 }
 

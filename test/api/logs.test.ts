@@ -190,6 +190,8 @@ async function mediaLink(h: Awaited<ReturnType<typeof startTestHerald>>, ins: st
 test('redactUrl keeps the path and hides credentials in the query; redactForeignUrl hides every query value', () => {
   assert.equal(redactUrl('/media/med_1?expires=1795341600&sig=abc'), '/media/med_1?expires=…&sig=…');
   assert.equal(redactUrl('/instances?limit=5'), '/instances?limit=5');
+  assert.equal(redactUrl('/instances/ins_1/events'), '/instances/ins_1/events');
+  assert.equal(redactUrl('//user:secret@example.com/x'), '/x');
   assert.equal(
     redactUrl('/instances?limit=5&x-api-key=k&Signature=s&access_token=t&passwd=p'),
     '/instances?limit=5&x-api-key=…&Signature=…&access_token=…&passwd=…',

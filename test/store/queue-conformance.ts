@@ -89,6 +89,48 @@ export function queueConformance(name: string, open: () => Promise<Store>): void
       assert.equal((await store.listDeliveries(b, { limit: 10 })).deliveries.length, 3);
     });
 
+    test("one event_id in calls at once: stored once; another instance's call with it fails alone", async () => {
+      const a = await instance();
+      const b = await instance();
+      await webhook(a);
+      await webhook(b);
+      const e = draft(a);
+      const [first, again, elsewhere, other] = await Promise.allSettled([
+        store.ingest(a, [e], route, T0),
+        store.ingest(a, [{ ...e, payload: { again: true } }], route, T0),
+        store.ingest(b, [draft(b), { ...e, instance_id: b }], route, T0),
+        store.ingest(b, [draft(b)], route, T0),
+      ]);
+      assert.deepEqual(first.status === 'fulfilled' && first.value, [
+        { event_id: e.event_id, deliveries: 1, duplicate: false },
+      ]);
+      assert.deepEqual(again.status === 'fulfilled' && again.value, [
+        { event_id: e.event_id, deliveries: 1, duplicate: true },
+      ]);
+      assert.ok(
+        elsewhere.status === 'rejected' && elsewhere.reason instanceof StoreConflict,
+        String(elsewhere),
+      );
+      assert.equal(other.status, 'fulfilled');
+      assert.equal((await store.listDeliveries(a, { limit: 10 })).deliveries.length, 1);
+      assert.equal((await store.listDeliveries(b, { limit: 10 })).deliveries.length, 1);
+    });
+
+    test('session.status in calls at once: each instance takes its own latest', async () => {
+      const a = await instance();
+      const b = await instance();
+      const status = (ins: string, s: string, phone: string) =>
+        draft(ins, { event: 'session.status', payload: { status: s, phone } });
+      await Promise.all([
+        store.ingest(a, [status(a, 'STARTING', '1')], route, T0),
+        store.ingest(b, [status(b, 'WORKING', '2')], route, T0),
+        store.ingest(a, [status(a, 'WORKING', '3')], route, T0),
+      ]);
+      const [gotA, gotB] = [await store.getInstance(a), await store.getInstance(b)];
+      assert.deepEqual([gotA?.status, gotA?.phone], ['WORKING', '3']);
+      assert.deepEqual([gotB?.status, gotB?.phone], ['WORKING', '2']);
+    });
+
     test('session.status sets the instance status and phone', async () => {
       const ins = await instance();
       await store.ingest(

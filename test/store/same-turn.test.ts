@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
-import { SameTurn, type Settled } from '../../src/store/sqlite/same-turn.ts';
+import { SameTurn, type Settled } from '../../src/store/same-turn.ts';
 
 test('calls made in one turn are run together, in order; a later turn is a run of its own', async () => {
   const runs: number[][] = [];

@@ -1,38 +1,25 @@
 /**
- * The delivery queue on PostgreSQL, shared by any number of processes: idempotent ingest, leased claims
- * (`FOR UPDATE SKIP LOCKED`) with a per-webhook in-flight cap counted across workers, outcomes, and ending a
- * disabled webhook's work. Each call is one transaction.
+ * The delivery queue on PostgreSQL, shared by any number of processes: idempotent ingest (ingest.ts), leased
+ * claims (`FOR UPDATE SKIP LOCKED`) with a per-webhook in-flight cap counted across workers, outcomes, and ending
+ * a disabled webhook's work. Each call is one transaction; the ingests of one turn share theirs.
  */
 import type postgres from 'postgres';
 import { type HealthChange, healthChanges } from '../../domain/health.ts';
-import { newId } from '../../domain/ids.ts';
-import {
-  disablesWebhook,
-  healthInput,
-  planOutcome,
-  repeatConflict,
-  sessionChange,
-} from '../../domain/store-rules.ts';
+import { disablesWebhook, healthInput, planOutcome } from '../../domain/store-rules.ts';
 import type { EventDraft } from '../../domain/types.ts';
-import { toWebhook } from '../rows.ts';
-import {
-  type AttemptResult,
-  type ClaimedDelivery,
-  type IngestResult,
-  InstanceMissing,
-  type QueueStats,
-  type Router,
-  StoreConflict,
-} from '../store.ts';
+import type { AttemptResult, ClaimedDelivery, IngestResult, QueueStats, Router } from '../store.ts';
 import type { PostgresDatabase, Tx } from './database.ts';
+import { PostgresIngest } from './ingest.ts';
 
 export class PostgresQueue {
   readonly #db: PostgresDatabase;
+  readonly #ingest: PostgresIngest;
 
   readonly #applyHealth: (sql: Tx, changes: HealthChange[]) => Promise<void>;
 
   constructor(db: PostgresDatabase, applyHealth: (sql: Tx, changes: HealthChange[]) => Promise<void>) {
     this.#db = db;
+    this.#ingest = new PostgresIngest(db);
     this.#applyHealth = applyHealth;
   }
 
@@ -48,99 +35,8 @@ export class PostgresQueue {
       WHERE webhook_id = ${webhookId} AND status = 'pending'`;
   }
 
-  async ingest(
-    instanceId: string,
-    events: EventDraft[],
-    router: Router,
-    now: number,
-  ): Promise<IngestResult[]> {
-    return this.#db.tx(async (sql) => {
-      // FOR KEY SHARE: the instance cannot be deleted under this transaction (as the events' foreign key would).
-      const [instance] = await sql`SELECT 1 FROM instances WHERE instance_id = ${instanceId} FOR KEY SHARE`;
-      if (!instance) throw new InstanceMissing(instanceId);
-      // FOR SHARE: disabling a webhook meanwhile waits for this transaction, then fails what it queued;
-      // a webhook disabled first is seen disabled here.
-      const webhooks = (
-        await sql`SELECT * FROM webhooks WHERE instance_id = ${instanceId} AND enabled
-                  ORDER BY created_at, webhook_id FOR SHARE`
-      ).map(toWebhook);
-      // The first occurrence of an event_id in the call is the one stored; later ones are answered as repeats.
-      const firsts = new Map<string, EventDraft>();
-      for (const e of events) if (!firsts.has(e.event_id)) firsts.set(e.event_id, e);
-      const drafts = [...firsts.values()];
-      const targets = drafts.map((e) => router(e, webhooks));
-      // ON CONFLICT: another process storing the same event_id right now makes this one wait for it, then skip.
-      const inserted = await sql<{ event_id: string }[]>`
-        INSERT INTO events (event_id, instance_id, event, body, deliveries, created_at)
-        SELECT e.event_id, e.instance_id, e.event, e.body, e.deliveries, ${now}::bigint
-        FROM unnest(${drafts.map((e) => e.event_id)}::text[], ${drafts.map((e) => e.instance_id)}::text[],
-                    ${drafts.map((e) => e.event)}::text[], ${drafts.map((e) => e.body)}::text[],
-                    ${targets.map((t) => t.length)}::integer[]) WITH ORDINALITY
-             AS e(event_id, instance_id, event, body, deliveries, n)
-        ORDER BY e.n
-        ON CONFLICT (event_id) DO NOTHING
-        RETURNING event_id`;
-      const fresh = new Set(inserted.map((r) => r.event_id));
-      const seen = await this.#seen(
-        sql,
-        drafts.filter((e) => !fresh.has(e.event_id)),
-      );
-      const rows = drafts.flatMap((e, i) =>
-        fresh.has(e.event_id) ? targets[i].map((w) => [e, w.webhook_id] as const) : [],
-      );
-      // Deliveries of an event whose media is still to be downloaded wait for it (media-jobs.ts settles them).
-      const held = (e: EventDraft) => e.download != null;
-      if (rows.length > 0) {
-        await sql`
-          INSERT INTO deliveries (delivery_id, event_id, instance_id, webhook_id, event, status, created_at,
-            next_attempt_at)
-          SELECT d.delivery_id, d.event_id, d.instance_id, d.webhook_id, d.event, 'pending', ${now}::bigint,
-            CASE WHEN d.held = 1 THEN NULL ELSE ${now}::bigint END
-          FROM unnest(${rows.map(() => newId('dlv', now))}::text[], ${rows.map(([e]) => e.event_id)}::text[],
-                      ${rows.map(([e]) => e.instance_id)}::text[], ${rows.map(([, w]) => w)}::text[],
-                      ${rows.map(([e]) => e.event)}::text[], ${rows.map(([e]) => (held(e) ? 1 : 0))}::integer[])
-                      WITH ORDINALITY AS d(delivery_id, event_id, instance_id, webhook_id, event, held, n)
-          ORDER BY d.n`;
-        await this.#db.notifyWork(sql);
-      }
-      const jobs = drafts.filter((e, i) => fresh.has(e.event_id) && held(e) && targets[i].length > 0);
-      if (jobs.length > 0) {
-        const download = (e: EventDraft) => e.download as NonNullable<EventDraft['download']>;
-        await sql`
-          INSERT INTO media_jobs (event_id, url, mimetype, filename, next_try_at)
-          SELECT j.event_id, j.url, j.mimetype, j.filename, ${now}::bigint
-          FROM unnest(${jobs.map((e) => e.event_id)}::text[], ${jobs.map((e) => download(e).url)}::text[],
-                      ${jobs.map((e) => download(e).mimetype)}::text[],
-                      ${jobs.map((e) => download(e).filename)}::text[]) AS j(event_id, url, mimetype, filename)`;
-      }
-      const session = sessionChange(drafts.filter((e) => fresh.has(e.event_id)));
-      if (session) {
-        await sql`UPDATE instances SET status = ${session.status}, phone = ${session.phone}
-                  WHERE instance_id = ${instanceId}`;
-      }
-      const stored = new Map(drafts.map((e, i) => [e.event_id, targets[i].length]));
-      const answered = new Set<string>();
-      return events.map((e) => {
-        const first = fresh.has(e.event_id) && !answered.has(e.event_id);
-        answered.add(e.event_id);
-        const deliveries = fresh.has(e.event_id) ? (stored.get(e.event_id) as number) : seen.get(e.event_id);
-        return { event_id: e.event_id, deliveries: deliveries as number, duplicate: !first };
-      });
-    });
-  }
-
-  /** Deliveries counts of events stored before; an event_id of another instance refuses the whole call. */
-  async #seen(sql: Tx, repeats: EventDraft[]): Promise<Map<string, number>> {
-    if (repeats.length === 0) return new Map();
-    const rows = await sql<{ event_id: string; instance_id: string; deliveries: number }[]>`
-      SELECT event_id, instance_id, deliveries FROM events
-      WHERE event_id = ANY(${repeats.map((e) => e.event_id)}::text[])`;
-    const byId = new Map(rows.map((r) => [r.event_id, r]));
-    for (const e of repeats) {
-      const conflict = repeatConflict(e.event_id, byId.get(e.event_id)?.instance_id ?? '', e.instance_id);
-      if (conflict) throw new StoreConflict(conflict);
-    }
-    return new Map(rows.map((r) => [r.event_id, r.deliveries]));
+  ingest(instanceId: string, events: EventDraft[], router: Router, now: number): Promise<IngestResult[]> {
+    return this.#ingest.ingest(instanceId, events, router, now);
   }
 
   async recordAttempts(results: AttemptResult[], now: number): Promise<void> {

@@ -5,11 +5,11 @@
 import { dirname } from 'node:path';
 import { DatabaseSync, type StatementSync } from 'node:sqlite';
 import { createPrivateFile, makePrivateDir } from '../../private-files.ts';
+import type { Settled } from '../same-turn.ts';
 import type { Work } from '../store.ts';
 import { Checkpointer } from './checkpointer.ts';
 import { MIGRATIONS } from './migrations.ts';
 import { ProcessLock } from './process-lock.ts';
-import type { Settled } from './same-turn.ts';
 import { WalSync } from './wal-sync.ts';
 
 /**

@@ -12,6 +12,7 @@ import {
 } from '../../domain/store-rules.ts';
 import type { EventDraft, Webhook } from '../../domain/types.ts';
 import { toWebhook } from '../rows.ts';
+import { SameTurn, type Settled } from '../same-turn.ts';
 import {
   type AttemptResult,
   type ClaimedDelivery,
@@ -23,7 +24,6 @@ import {
 } from '../store.ts';
 import type { SqliteDatabase } from './database.ts';
 import { Leases } from './leases.ts';
-import { SameTurn, type Settled } from './same-turn.ts';
 
 interface Arrival {
   instanceId: string;

@@ -1,0 +1,189 @@
+/**
+ * Ingest on PostgreSQL. The ingests of one event-loop turn share one transaction and one durable commit: an engine
+ * sends one request per event, and a transaction per event cost six statements and a WAL flush each. Together they
+ * cost the same six statements for the whole turn. One that fails for its own reason must fail alone: a missing
+ * instance is found before anything is written and answered apart; a repeated event_id of another instance is
+ * found after, so then the turn is rolled back and each ingest is made again, in order, in a transaction of its own.
+ */
+import { newId } from '../../domain/ids.ts';
+import { repeatConflict, sessionChange } from '../../domain/store-rules.ts';
+import type { EventDraft, Webhook } from '../../domain/types.ts';
+import { toWebhook } from '../rows.ts';
+import { SameTurn, type Settled } from '../same-turn.ts';
+import { type IngestResult, InstanceMissing, type Router, StoreConflict } from '../store.ts';
+import type { PostgresDatabase, Tx } from './database.ts';
+
+interface Arrival {
+  instanceId: string;
+  events: EventDraft[];
+  router: Router;
+  now: number;
+}
+
+/** An event to store: its draft, the webhooks it goes to, and its call's time. */
+interface Draft {
+  e: EventDraft;
+  targets: Webhook[];
+  now: number;
+}
+
+/** A conflict inside a shared turn: the turn is made again, one ingest per transaction. */
+class TurnConflict extends Error {}
+
+export class PostgresIngest {
+  readonly #db: PostgresDatabase;
+  readonly #arrivals = new SameTurn<Arrival, IngestResult[]>((arrivals) => this.#together(arrivals));
+
+  constructor(db: PostgresDatabase) {
+    this.#db = db;
+  }
+
+  ingest(instanceId: string, events: EventDraft[], router: Router, now: number): Promise<IngestResult[]> {
+    return this.#arrivals.call({ instanceId, events, router, now });
+  }
+
+  async #together(arrivals: Arrival[]): Promise<Settled<IngestResult[]>[]> {
+    try {
+      return await this.#db.tx((sql) => this.#store(sql, arrivals));
+    } catch (err) {
+      if (!(err instanceof TurnConflict)) throw err;
+      // In the order they came, as one transaction would have taken them: the first to use an event_id keeps it.
+      const settled: Settled<IngestResult[]>[] = [];
+      for (const a of arrivals) {
+        try {
+          settled.push(...(await this.#db.tx((sql) => this.#store(sql, [a]))));
+        } catch (error) {
+          settled.push({ error });
+        }
+      }
+      return settled;
+    }
+  }
+
+  async #store(sql: Tx, arrivals: Arrival[]): Promise<Settled<IngestResult[]>[]> {
+    const ids = [...new Set(arrivals.map((a) => a.instanceId))];
+    // FOR KEY SHARE: an instance cannot be deleted under this transaction (as the events' foreign key would).
+    const present = new Set(
+      (
+        await sql<{ instance_id: string }[]>`
+          SELECT instance_id FROM instances WHERE instance_id = ANY(${ids}::text[]) FOR KEY SHARE`
+      ).map((r) => r.instance_id),
+    );
+    const live = arrivals.filter((a) => present.has(a.instanceId));
+    const webhooks = live.length > 0 ? await this.#webhooks(sql, [...present]) : new Map();
+    // The first occurrence of an event_id in the turn is the one stored; later ones are answered as repeats.
+    const firsts = new Map<string, Draft>();
+    for (const { instanceId, events, router, now } of live) {
+      for (const e of events) {
+        const first = firsts.get(e.event_id);
+        if (!first) firsts.set(e.event_id, { e, targets: router(e, webhooks.get(instanceId) ?? []), now });
+        else if (repeatConflict(e.event_id, first.e.instance_id, e.instance_id)) throw new TurnConflict();
+      }
+    }
+    const drafts = [...firsts.values()];
+    const fresh = await this.#insertEvents(sql, drafts);
+    const seen = await this.#seen(
+      sql,
+      drafts.filter(({ e }) => !fresh.has(e.event_id)),
+      arrivals.length,
+    );
+    await this.#insertDeliveries(
+      sql,
+      drafts.filter(({ e }) => fresh.has(e.event_id)),
+    );
+    for (const a of live) {
+      const session = sessionChange(
+        a.events.filter((e) => firsts.get(e.event_id)?.e === e && fresh.has(e.event_id)),
+      );
+      if (session) {
+        await sql`UPDATE instances SET status = ${session.status}, phone = ${session.phone}
+                  WHERE instance_id = ${a.instanceId}`;
+      }
+    }
+    const deliveries = (eventId: string) =>
+      fresh.has(eventId) ? (firsts.get(eventId)?.targets.length as number) : (seen.get(eventId) as number);
+    return arrivals.map((a) => {
+      if (!present.has(a.instanceId)) return { error: new InstanceMissing(a.instanceId) };
+      return {
+        ok: a.events.map((e) => ({
+          event_id: e.event_id,
+          deliveries: deliveries(e.event_id),
+          duplicate: !(fresh.has(e.event_id) && firsts.get(e.event_id)?.e === e),
+        })),
+      };
+    });
+  }
+
+  /** FOR SHARE: disabling a webhook meanwhile waits for this transaction, then fails what it queued. */
+  async #webhooks(sql: Tx, instanceIds: string[]): Promise<Map<string, Webhook[]>> {
+    const rows = await sql`SELECT * FROM webhooks WHERE instance_id = ANY(${instanceIds}::text[]) AND enabled
+                           ORDER BY created_at, webhook_id FOR SHARE`;
+    const byInstance = new Map<string, Webhook[]>();
+    for (const w of rows.map(toWebhook))
+      byInstance.set(w.instance_id, [...(byInstance.get(w.instance_id) ?? []), w]);
+    return byInstance;
+  }
+
+  /** The event_ids stored now. ON CONFLICT: another process storing the same one makes this wait for it, then skip. */
+  async #insertEvents(sql: Tx, drafts: Draft[]): Promise<Set<string>> {
+    if (drafts.length === 0) return new Set();
+    const inserted = await sql<{ event_id: string }[]>`
+      INSERT INTO events (event_id, instance_id, event, body, deliveries, created_at)
+      SELECT e.event_id, e.instance_id, e.event, e.body, e.deliveries, e.created_at
+      FROM unnest(${drafts.map(({ e }) => e.event_id)}::text[], ${drafts.map(({ e }) => e.instance_id)}::text[],
+                  ${drafts.map(({ e }) => e.event)}::text[], ${drafts.map(({ e }) => e.body)}::text[],
+                  ${drafts.map(({ targets }) => targets.length)}::integer[],
+                  ${drafts.map(({ now }) => now)}::bigint[]) WITH ORDINALITY
+           AS e(event_id, instance_id, event, body, deliveries, created_at, n)
+      ORDER BY e.n
+      ON CONFLICT (event_id) DO NOTHING
+      RETURNING event_id`;
+    return new Set(inserted.map((r) => r.event_id));
+  }
+
+  /**
+   * Deliveries counts of events stored before. An event_id of another instance refuses the call when it is alone,
+   * and sends a shared turn back to be made one by one.
+   */
+  async #seen(sql: Tx, repeats: { e: EventDraft }[], calls: number): Promise<Map<string, number>> {
+    if (repeats.length === 0) return new Map();
+    const rows = await sql<{ event_id: string; instance_id: string; deliveries: number }[]>`
+      SELECT event_id, instance_id, deliveries FROM events
+      WHERE event_id = ANY(${repeats.map(({ e }) => e.event_id)}::text[])`;
+    const byId = new Map(rows.map((r) => [r.event_id, r]));
+    for (const { e } of repeats) {
+      const conflict = repeatConflict(e.event_id, byId.get(e.event_id)?.instance_id ?? '', e.instance_id);
+      if (conflict) throw calls === 1 ? new StoreConflict(conflict) : new TurnConflict();
+    }
+    return new Map(rows.map((r) => [r.event_id, r.deliveries]));
+  }
+
+  /** Deliveries of an event whose media is still to be downloaded wait for it (media-jobs.ts settles them). */
+  async #insertDeliveries(sql: Tx, stored: Draft[]): Promise<void> {
+    const rows = stored.flatMap((d) => d.targets.map((w) => ({ ...d, webhookId: w.webhook_id })));
+    if (rows.length === 0) return;
+    const held = (e: EventDraft) => e.download != null;
+    await sql`
+      INSERT INTO deliveries (delivery_id, event_id, instance_id, webhook_id, event, status, created_at,
+        next_attempt_at)
+      SELECT d.delivery_id, d.event_id, d.instance_id, d.webhook_id, d.event, 'pending', d.created_at,
+        CASE WHEN d.held = 1 THEN NULL ELSE d.created_at END
+      FROM unnest(${rows.map(({ now }) => newId('dlv', now))}::text[], ${rows.map(({ e }) => e.event_id)}::text[],
+                  ${rows.map(({ e }) => e.instance_id)}::text[], ${rows.map(({ webhookId }) => webhookId)}::text[],
+                  ${rows.map(({ e }) => e.event)}::text[], ${rows.map(({ e }) => (held(e) ? 1 : 0))}::integer[],
+                  ${rows.map(({ now }) => now)}::bigint[])
+                  WITH ORDINALITY AS d(delivery_id, event_id, instance_id, webhook_id, event, held, created_at, n)
+      ORDER BY d.n`;
+    const jobs = stored.filter(({ e, targets }) => held(e) && targets.length > 0);
+    if (jobs.length > 0) {
+      const download = ({ e }: Draft) => e.download as NonNullable<EventDraft['download']>;
+      await sql`
+        INSERT INTO media_jobs (event_id, url, mimetype, filename, next_try_at)
+        SELECT j.event_id, j.url, j.mimetype, j.filename, j.next_try_at
+        FROM unnest(${jobs.map(({ e }) => e.event_id)}::text[], ${jobs.map((d) => download(d).url)}::text[],
+                    ${jobs.map((d) => download(d).mimetype)}::text[], ${jobs.map((d) => download(d).filename)}::text[],
+                    ${jobs.map(({ now }) => now)}::bigint[]) AS j(event_id, url, mimetype, filename, next_try_at)`;
+    }
+    await this.#db.notifyWork(sql);
+  }
+}

@@ -4,6 +4,8 @@
  * Started with `no-dispatch`, it stops its dispatcher before taking any work: events are acknowledged and their
  * deliveries stay pending until a normal Herald is started on the same data (the W4 backlog).
  */
+import { closeSync, openSync } from 'node:fs';
+import { join } from 'node:path';
 import { V8_FLAGS } from '../bin/v8-flags.js';
 import { type Role, startHerald } from '../src/app.ts';
 import { loadConfig } from '../src/config.ts';
@@ -48,7 +50,6 @@ export class HeraldProcess {
       // The workloads publish faster than the default per-key budgets allow on purpose.
       RATE_LIMIT_INGEST: '0',
       RATE_LIMIT_MANAGEMENT: '0',
-      LOG_LEVEL: 'error',
       ...o.env,
     };
     if (o.databaseUrl) env.DATABASE_URL = o.databaseUrl;
@@ -56,6 +57,9 @@ export class HeraldProcess {
     const profile = o.profileDir ? ['--cpu-prof', `--cpu-prof-dir=${o.profileDir}`] : [];
     // The flags `npm start` gives Herald (the launcher's): measured as it runs, and they cannot drift.
     const execArgv = [...V8_FLAGS, ...profile];
+    // Its log as `npm start` writes it (LOG_LEVEL info unless the bench's own environment sets one: a line per
+    // request), into a file of the run's data, as a supervisor would keep it: the figures include logging.
+    const log = openSync(join(o.dataDir, 'herald.log'), 'a', 0o600);
     const child = new Child(
       import.meta.filename,
       [o.dispatch ? 'dispatch' : 'no-dispatch', o.role ?? 'all'],
@@ -63,8 +67,10 @@ export class HeraldProcess {
         env,
         execArgv,
         prefix: o.netns ? ['ip', 'netns', 'exec', o.netns] : undefined,
+        stdout: log,
       },
     );
+    closeSync(log);
     const ready = (await child.ready) as { url?: string; error?: string };
     if (ready.error) {
       await child.stop();

@@ -38,12 +38,12 @@ export class Child {
   constructor(
     file: string,
     args: string[],
-    options: { env?: NodeJS.ProcessEnv; execArgv?: string[]; prefix?: string[] } = {},
+    options: { env?: NodeJS.ProcessEnv; execArgv?: string[]; prefix?: string[]; stdout?: number } = {},
   ) {
     // process.execPath: the children run on the same Node 24 as this process, whatever `node` is on PATH.
     const [command, ...words] = [...(options.prefix ?? []), process.execPath];
     this.process = spawn(command, [...words, ...(options.execArgv ?? []), file, ...args], {
-      stdio: ['ignore', 'inherit', 'inherit', 'ipc'],
+      stdio: ['ignore', options.stdout ?? 'inherit', 'inherit', 'ipc'],
       env: options.env ?? process.env,
     });
     this.ready = new Promise((resolve, reject) => this.#pending.set(0, { resolve, reject }));

@@ -133,9 +133,10 @@ export class PostgresIngest {
       FROM unnest(${drafts.map(({ e }) => e.event_id)}::text[], ${drafts.map(({ e }) => e.instance_id)}::text[],
                   ${drafts.map(({ e }) => e.event)}::text[], ${drafts.map(({ e }) => e.body)}::text[],
                   ${drafts.map(({ targets }) => targets.length)}::integer[],
-                  ${drafts.map(({ now }) => now)}::bigint[]) WITH ORDINALITY
-           AS e(event_id, instance_id, event, body, deliveries, created_at, n)
-      ORDER BY e.n
+                  ${drafts.map(({ now }) => now)}::bigint[])
+           AS e(event_id, instance_id, event, body, deliveries, created_at)
+      -- In key order: two turns that share event_ids wait for each other's in one order, never in a cycle.
+      ORDER BY e.event_id
       ON CONFLICT (event_id) DO NOTHING
       RETURNING event_id`;
     return new Set(inserted.map((r) => r.event_id));

@@ -64,10 +64,7 @@ export const STOP_MARGIN_MS = 1000;
 
 export async function startHerald(config: Config, options: HeraldOptions = {}): Promise<Herald> {
   const clock = options.clock ?? systemClock;
-  // Written synchronously, as Node itself writes to stdout on Linux: through the thread pool (pino's default) a log
-  // line per request cost W2 about 0.1 ms of CPU per event, most of the price of logging at all.
-  const logger =
-    options.logger ?? pino({ level: config.logLevel }, pino.destination({ dest: 1, sync: true }));
+  const logger = options.logger ?? pino({ level: config.logLevel });
   const role = options.role ?? 'all';
   // Before the store opens: SQLite gives new -wal and -shm files the database file's mode.
   secureDataDir(config.dataDir, logger);

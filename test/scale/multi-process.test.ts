@@ -172,7 +172,15 @@ describe('scale-out: 2 api and 3 worker processes on one PostgreSQL', { skip: po
         `arrivals ${i - 10}..${i} within ${Math.round(window)} ms: over 10 in a second`,
       );
     }
-    const listed = await deliveries(instanceId);
+    // The receiver has the last request before its outcome is written: wait for the log to show every outcome.
+    const listed = await eventually(
+      async () => {
+        const all = await deliveries(instanceId);
+        return all.every((d) => d.status !== 'pending') ? all : undefined;
+      },
+      10_000,
+      'every outcome recorded',
+    );
     assert.deepEqual(
       listed.map((d) => [d.status, d.attempt_count]),
       Array(40).fill(['delivered', 1]),

@@ -91,10 +91,10 @@ export class PostgresIngest {
       sql,
       drafts.filter(({ e }) => fresh.has(e.event_id)),
     );
+    // This very draft was stored now: not a repeat within the turn, nor of an event stored before.
+    const storedNow = (e: EventDraft) => firsts.get(e.event_id)?.e === e && fresh.has(e.event_id);
     for (const a of live) {
-      const session = sessionChange(
-        a.events.filter((e) => firsts.get(e.event_id)?.e === e && fresh.has(e.event_id)),
-      );
+      const session = sessionChange(a.events.filter(storedNow));
       if (session) {
         await sql`UPDATE instances SET status = ${session.status}, phone = ${session.phone}
                   WHERE instance_id = ${a.instanceId}`;
@@ -108,7 +108,7 @@ export class PostgresIngest {
         ok: a.events.map((e) => ({
           event_id: e.event_id,
           deliveries: deliveries(e.event_id),
-          duplicate: !(fresh.has(e.event_id) && firsts.get(e.event_id)?.e === e),
+          duplicate: !storedNow(e),
         })),
       };
     });
@@ -118,10 +118,7 @@ export class PostgresIngest {
   async #webhooks(sql: Tx, instanceIds: string[]): Promise<Map<string, Webhook[]>> {
     const rows = await sql`SELECT * FROM webhooks WHERE instance_id = ANY(${instanceIds}::text[]) AND enabled
                            ORDER BY created_at, webhook_id FOR SHARE`;
-    const byInstance = new Map<string, Webhook[]>();
-    for (const w of rows.map(toWebhook))
-      byInstance.set(w.instance_id, [...(byInstance.get(w.instance_id) ?? []), w]);
-    return byInstance;
+    return Map.groupBy(rows.map(toWebhook), (w) => w.instance_id);
   }
 
   /** The event_ids stored now. ON CONFLICT: another process storing the same one makes this wait for it, then skip. */

@@ -65,6 +65,9 @@ export class PostgresClaims {
       const ids = locked.map((r) => r.webhook_id).sort();
       const lead = ids.find((id) => id > this.#lastLead) ?? ids[0];
       this.#lastLead = lead;
+      // Each claim and outcome leaves a dead entry in deliveries_leased until vacuum. A bitmap scan visits the heap
+      // for every one of them at each claim; a plain index scan marks them dead once and passes over them after.
+      await sql`SET LOCAL enable_bitmapscan = off`;
       const leasedRows = await sql<{ webhook_id: string; leased: number }[]>`
         SELECT webhook_id, count(*)::integer AS leased FROM deliveries
         WHERE webhook_id = ANY(${ids}::text[]) AND lease_token IS NOT NULL AND next_attempt_at > ${now}::bigint

@@ -6,8 +6,7 @@
  * higher threshold, is what lets the WAL start over under steady writes (database.ts), and the backstop if the
  * worker falls behind.
  */
-import { DatabaseSync } from 'node:sqlite';
-import { isMainThread, parentPort, Worker, workerData } from 'node:worker_threads';
+import { Worker } from 'node:worker_threads';
 
 /** How often the worker checkpoints; the WAL grows by at most what is written in this time. */
 const INTERVAL_MS = 200;
@@ -18,8 +17,8 @@ export class Checkpointer {
 
   constructor(file: string) {
     // Its only garbage is a timer's: the smallest young generation V8 takes keeps the thread's memory down.
-    this.#worker = new Worker(new URL(import.meta.url), {
-      workerData: { file },
+    this.#worker = new Worker(new URL('./checkpoint-thread.js', import.meta.url), {
+      workerData: { file, intervalMs: INTERVAL_MS },
       resourceLimits: { maxYoungGenerationSizeMb: 1 },
     });
     // A checkpoint never keeps the process alive, and its failure only leaves the work to the backstop.
@@ -36,17 +35,3 @@ export class Checkpointer {
     await this.#exited;
   }
 }
-
-function runWorker(file: string): void {
-  const db = new DatabaseSync(file);
-  db.exec('PRAGMA busy_timeout = 5000');
-  const checkpoint = db.prepare('PRAGMA wal_checkpoint(PASSIVE)');
-  const timer = setInterval(() => checkpoint.get(), INTERVAL_MS);
-  parentPort?.on('message', () => {
-    clearInterval(timer);
-    db.close();
-    parentPort?.close();
-  });
-}
-
-if (!isMainThread && workerData?.file) runWorker(workerData.file as string);

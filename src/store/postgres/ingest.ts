@@ -10,15 +10,14 @@ import { repeatConflict, sessionChange } from '../../domain/store-rules.ts';
 import type { EventDraft, Webhook } from '../../domain/types.ts';
 import { toWebhook } from '../rows.ts';
 import { SameTurn, type Settled } from '../same-turn.ts';
-import { type IngestResult, InstanceMissing, type Router, StoreConflict } from '../store.ts';
+import {
+  type IngestArrival,
+  type IngestResult,
+  InstanceMissing,
+  type Router,
+  StoreConflict,
+} from '../store.ts';
 import type { PostgresDatabase, Tx } from './database.ts';
-
-interface Arrival {
-  instanceId: string;
-  events: EventDraft[];
-  router: Router;
-  now: number;
-}
 
 /** An event to store: its draft, the webhooks it goes to, and its call's time. */
 interface Draft {
@@ -32,7 +31,7 @@ class TurnConflict extends Error {}
 
 export class PostgresIngest {
   readonly #db: PostgresDatabase;
-  readonly #arrivals = new SameTurn<Arrival, IngestResult[]>((arrivals) => this.#together(arrivals));
+  readonly #arrivals = new SameTurn<IngestArrival, IngestResult[]>((arrivals) => this.#together(arrivals));
 
   constructor(db: PostgresDatabase) {
     this.#db = db;
@@ -42,7 +41,7 @@ export class PostgresIngest {
     return this.#arrivals.call({ instanceId, events, router, now });
   }
 
-  async #together(arrivals: Arrival[]): Promise<Settled<IngestResult[]>[]> {
+  async #together(arrivals: IngestArrival[]): Promise<Settled<IngestResult[]>[]> {
     try {
       return await this.#db.tx((sql) => this.#store(sql, arrivals));
     } catch (err) {
@@ -60,7 +59,7 @@ export class PostgresIngest {
     }
   }
 
-  async #store(sql: Tx, arrivals: Arrival[]): Promise<Settled<IngestResult[]>[]> {
+  async #store(sql: Tx, arrivals: IngestArrival[]): Promise<Settled<IngestResult[]>[]> {
     const ids = [...new Set(arrivals.map((a) => a.instanceId))];
     // FOR KEY SHARE: an instance cannot be deleted under this transaction (as the events' foreign key would).
     const present = new Set(

@@ -16,6 +16,7 @@ import { SameTurn, type Settled } from '../same-turn.ts';
 import {
   type AttemptResult,
   type ClaimedDelivery,
+  type IngestArrival,
   type IngestResult,
   InstanceMissing,
   type QueueStats,
@@ -24,13 +25,6 @@ import {
 } from '../store.ts';
 import type { SqliteDatabase } from './database.ts';
 import { Leases } from './leases.ts';
-
-interface Arrival {
-  instanceId: string;
-  events: EventDraft[];
-  router: Router;
-  now: number;
-}
 
 /** Enabled webhooks with a delivery due at ?1, in id order: one index step per webhook with anything pending. */
 const WEBHOOKS_DUE = `
@@ -77,7 +71,9 @@ export class SqliteQueue {
     this.#leases.endAll(webhookId);
   }
 
-  readonly #arrivals = new SameTurn<Arrival, IngestResult[]>((arrivals) => this.#ingestTogether(arrivals));
+  readonly #arrivals = new SameTurn<IngestArrival, IngestResult[]>((arrivals) =>
+    this.#ingestTogether(arrivals),
+  );
 
   ingest(instanceId: string, events: EventDraft[], router: Router, now: number): Promise<IngestResult[]> {
     return this.#arrivals.call({ instanceId, events, router, now });
@@ -87,10 +83,10 @@ export class SqliteQueue {
    * The ingests of one turn in one transaction; one that fails (a repeated event_id of another instance) undoes
    * only its own events. The 202 means durable: the flush is awaited, off the event loop, shared by all of them.
    */
-  #ingestTogether(arrivals: Arrival[]): Promise<Settled<IngestResult[]>[]> {
+  #ingestTogether(arrivals: IngestArrival[]): Promise<Settled<IngestResult[]>[]> {
     return this.#db.durableTx(() => {
       const webhooksOf = new Map<string, Webhook[]>();
-      const ingestOne = ({ instanceId, events, router, now }: Arrival) => {
+      const ingestOne = ({ instanceId, events, router, now }: IngestArrival) => {
         let webhooks = webhooksOf.get(instanceId);
         if (!webhooks) {
           if (!this.#db.q('SELECT 1 FROM instances WHERE instance_id = ?').get(instanceId))

@@ -2,13 +2,12 @@
  * The checkpoint thread: what is committed reaches the database file while Herald runs. Without it, only the
  * connection's own automatic checkpoint would copy the WAL back, after 40,000 pages, or a close.
  */
-import assert from 'node:assert/strict';
 import { mkdtempSync, rmSync, statSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { test } from 'node:test';
-import { setTimeout as delay } from 'node:timers/promises';
 import { SqliteDatabase } from '../../src/store/sqlite/database.ts';
+import { eventually } from '../support/herald.ts';
 
 const ROWS = 500;
 const ROW_BYTES = 1000;
@@ -25,15 +24,11 @@ test('committed pages are copied into the database file by the checkpoint thread
     });
     // The rows are in the WAL now; the file grows only when a checkpoint copies them into it.
     const wanted = before + 0.8 * ROWS * ROW_BYTES;
-    const deadline = Date.now() + 10_000;
-    while (statSync(file).size < wanted) {
-      if (Date.now() > deadline) {
-        assert.fail(
-          `herald.db is ${statSync(file).size} bytes 10 s after the commit; a checkpoint makes it ${wanted}+`,
-        );
-      }
-      await delay(50);
-    }
+    await eventually(
+      async () => (statSync(file).size >= wanted ? true : undefined),
+      10_000,
+      `herald.db to reach ${wanted} bytes (a checkpoint copies the WAL into it)`,
+    );
   } finally {
     await db.close();
     rmSync(dir, { recursive: true, force: true });

@@ -165,12 +165,22 @@ async function faultRun(t: test.TestContext, roles: ('all' | 'api' | 'worker')[]
       `a 202 within ${RECOVERY_MS} ms of the database's return`,
     );
     let readyAt = 0;
-    for (const h of heralds) {
+    for (const [i, h] of heralds.entries()) {
+      const answers: string[] = [];
       await eventually(
-        async () => ((await readyz(h)) === 200 ? true : undefined),
+        async () => {
+          const asked = Date.now();
+          const status = await readyz(h);
+          answers.push(`${status} at ${asked - back} ms, in ${Date.now() - asked} ms`);
+          return status === 200 ? true : undefined;
+        },
         RECOVERY_MS,
-        '/readyz 200',
-      );
+        `/readyz 200 on ${roles[i]}`,
+      ).catch((err) => {
+        throw new Error(`${roles[i]} not ready: ${answers.join('; ')}\n${h.output().slice(-20_000)}`, {
+          cause: err,
+        });
+      });
       readyAt = Date.now();
     }
     t.diagnostic(

@@ -1,7 +1,7 @@
 /**
  * Herald's connections to PostgreSQL (src/store/postgres/connection.ts) against the driver's faults when a connection
- * is cut, through a TCP proxy in front of the real server: the next query's answer is whole, and a query never
- * waits for ever.
+ * is cut, through a TCP proxy in front of the real server: the next query's answer is whole, a query never waits
+ * for ever, and a connection cut with a write pending reconnects (the driver's patch, patches/).
  */
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
@@ -49,5 +49,39 @@ test('arrays of every type the store sends reach PostgreSQL whole (without the d
     assert.deepEqual(row, { t: 'a"b|c\\d|e,f', i: '1|2', b: '1795594200888|3', d: '1.5|1795594200888.25' });
   } finally {
     await sql.end({ timeout: 1 });
+  }
+});
+
+test('a query written in the moment its connection is cut does not leave that connection unable to reconnect', {
+  skip: postgresSkip,
+}, async () => {
+  const target = new URL(DATABASE_URL as string);
+  const proxy = await TcpProxy.start({ host: target.hostname, port: Number(target.port || 5432) });
+  const url = new URL(DATABASE_URL as string);
+  url.host = `127.0.0.1:${proxy.port}`;
+  const sql = connect(url.toString(), { max: 2 });
+  try {
+    // Two open connections; the long query goes to the second one through the proxy, whose cut this process reads
+    // first (with the other order the question goes to a fresh connection and nothing can go wrong).
+    await Promise.all([sql`SELECT pg_sleep(0.2)`, sql`SELECT pg_sleep(0.05)`]);
+    // When the busy one's query fails, the caller asks again at once, as Herald's loops do: the pool hands the
+    // question to the idle connection, whose own cut it has not read yet.
+    const retried = sql`SELECT pg_sleep(10)`.catch(() => sql`SELECT 1`.catch(() => 'failed'));
+    await new Promise((resolve) => setTimeout(resolve, 100));
+    proxy.cut();
+    await retried;
+    // The database is there: every connection of the pool answers (a poisoned one times out after 5 s instead).
+    const answers = await Promise.all(
+      Array.from({ length: 4 }, () =>
+        sql<{ x: number }[]>`SELECT 1 AS x`.then(
+          ([row]) => row.x,
+          (err: { code?: string }) => err.code,
+        ),
+      ),
+    );
+    assert.deepEqual(answers, [1, 1, 1, 1]);
+  } finally {
+    await sql.end({ timeout: 1 });
+    await proxy.close();
   }
 });

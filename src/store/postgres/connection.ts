@@ -1,6 +1,9 @@
 /**
  * How Herald connects to PostgreSQL, and which failures are the connection's rather than the query's. The schema
  * is the connection's search_path (e.g. `?search_path=herald` in DATABASE_URL), `public` by default.
+ * The driver's faults on a lost connection are worked around here, but one: its write scheduler kept a cancelled
+ * write as "scheduled" after a cut, so that connection never sent its next start-up; patches/postgres+3.4.9.patch
+ * (applied at npm install) clears it, as upstream fixes proposed for 3.4.9 do.
  */
 import { Socket } from 'node:net';
 import postgres, { type Sql } from 'postgres';

@@ -9,14 +9,19 @@ import { connect } from '../../src/store/postgres/connection.ts';
 import { DATABASE_URL, postgresSkip } from '../support/postgres.ts';
 import { TcpProxy } from '../support/tcp-proxy.ts';
 
-test('a connection cut while rows arrive: the next query on it answers its own rows, whole', {
-  skip: postgresSkip,
-}, async () => {
+/** A pool of `max` connections to the test database through a TCP proxy of the test's own. */
+async function throughProxy(max: number) {
   const target = new URL(DATABASE_URL as string);
   const proxy = await TcpProxy.start({ host: target.hostname, port: Number(target.port || 5432) });
   const url = new URL(DATABASE_URL as string);
   url.host = `127.0.0.1:${proxy.port}`;
-  const sql = connect(url.toString(), { max: 1 });
+  return { proxy, sql: connect(url.toString(), { max }) };
+}
+
+test('a connection cut while rows arrive: the next query on it answers its own rows, whole', {
+  skip: postgresSkip,
+}, async () => {
+  const { proxy, sql } = await throughProxy(1);
   try {
     const big = sql`SELECT g FROM generate_series(1, 3000000) g`.catch((err: { code?: string }) => err.code);
     // The server builds the series, then streams it for seconds: cut in the middle of the rows.
@@ -55,11 +60,7 @@ test('arrays of every type the store sends reach PostgreSQL whole (without the d
 test('a query written in the moment its connection is cut does not leave that connection unable to reconnect', {
   skip: postgresSkip,
 }, async () => {
-  const target = new URL(DATABASE_URL as string);
-  const proxy = await TcpProxy.start({ host: target.hostname, port: Number(target.port || 5432) });
-  const url = new URL(DATABASE_URL as string);
-  url.host = `127.0.0.1:${proxy.port}`;
-  const sql = connect(url.toString(), { max: 2 });
+  const { proxy, sql } = await throughProxy(2);
   try {
     // Two open connections; the long query goes to the second one through the proxy, whose cut this process reads
     // first (with the other order the question goes to a fresh connection and nothing can go wrong).

@@ -6,8 +6,21 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import { connect } from '../../src/store/postgres/connection.ts';
+import { eventually } from '../support/herald.ts';
 import { DATABASE_URL, postgresSkip } from '../support/postgres.ts';
 import { TcpProxy } from '../support/tcp-proxy.ts';
+
+/** How many sessions the server is running the long query in (asked without the proxy). */
+async function runningSleeps(): Promise<number> {
+  const direct = connect(DATABASE_URL as string, { max: 1 });
+  try {
+    const [row] = await direct<{ n: number }[]>`
+      SELECT count(*)::integer AS n FROM pg_stat_activity WHERE state = 'active' AND query = 'SELECT pg_sleep(10)'`;
+    return row.n;
+  } finally {
+    await direct.end({ timeout: 1 });
+  }
+}
 
 /** A pool of `max` connections to the test database through a TCP proxy of the test's own. */
 async function throughProxy(max: number) {
@@ -68,7 +81,12 @@ test('a query written in the moment its connection is cut does not leave that co
     // When the busy one's query fails, the caller asks again at once, as Herald's loops do: the pool hands the
     // question to the idle connection, whose own cut it has not read yet.
     const retried = sql`SELECT pg_sleep(10)`.catch(() => sql`SELECT 1`.catch(() => 'failed'));
-    await new Promise((resolve) => setTimeout(resolve, 100));
+    // The cut comes once the server runs the long query: the connection waits for its answer, the other is idle.
+    await eventually(
+      async () => ((await runningSleeps()) > 0 ? true : undefined),
+      5000,
+      'the long query to run',
+    );
     proxy.cut();
     await retried;
     // The database is there: every connection of the pool answers (a poisoned one times out after 5 s instead).

@@ -72,36 +72,39 @@ export class PostgresQueue {
         });
         rows.sort((a, b) => (a.delivery_id < b.delivery_id ? -1 : 1));
         const json = this.#db.sql.json(rows as unknown as postgres.JSONValue);
-        // One statement logs and applies. `= ANY(ids)` lets the planner use the key's index instead of reading
-        // the whole table to join it with the records. A delivery deleted mid-attempt (its webhook or instance
-        // removed) leaves nothing to log the attempt on. A result whose lease is gone (ended by a disable, or run
-        // out and taken by another worker) still counts as an attempt made, and is the last result if it is the
-        // latest, but decides nothing. The row is matched by its key alone and the lease compared in SET: a disable
-        // committed while this waits for the row is then seen (the expressions are re-read on the new row).
+        // One statement applies and logs. `= ANY(ids)` lets the planner use the key's index instead of reading
+        // the whole table to join it with the records. Attempts are logged on the deliveries the UPDATE returns,
+        // which it holds locked until commit: a delivery deleted mid-attempt (its webhook or instance removed)
+        // leaves nothing to log the attempt on, and one being deleted now is deleted with its attempts after this
+        // commits (the schema has no foreign key to do either; migrations.ts). A result whose lease is gone (ended
+        // by a disable, or run out and taken by another worker) still counts as an attempt made, and is the last
+        // result if it is the latest, but decides nothing. The row is matched by its key alone and the lease
+        // compared in SET: a disable committed while this waits for the row is then seen (the expressions are
+        // re-read on the new row).
         const ids = rows.map((r) => r.delivery_id);
         await sql`
           WITH r AS (
             SELECT * FROM jsonb_to_recordset(${json}) AS r(${sql.unsafe(RECORD_COLUMNS)})
-          ), logged AS (
-            INSERT INTO attempts (delivery_id, attempt, trigger, started_at, duration_ms, status_code, error,
-              response_body, next_attempt_at, next_attempt_reason)
-            SELECT r.delivery_id, r.attempt, r.trigger, r.started_at, r.duration_ms, r.status_code, r.error,
-              r.response_body, r.next_attempt_at, r.next_attempt_reason
-            FROM r JOIN deliveries d ON d.delivery_id = r.delivery_id
-            WHERE d.delivery_id = ANY(${ids}::text[])
+          ), applied AS (
+            UPDATE deliveries d SET attempts = d.attempts + 1,
+              cycle_attempts = CASE WHEN ${sql.unsafe(HELD)} THEN d.cycle_attempts + 1 ELSE d.cycle_attempts END,
+              next_trigger = CASE WHEN ${sql.unsafe(HELD)} THEN 'scheduled' ELSE d.next_trigger END,
+              last_attempt_at = CASE WHEN ${sql.unsafe(LATEST)} THEN r.started_at ELSE d.last_attempt_at END,
+              last_status_code = CASE WHEN ${sql.unsafe(LATEST)} THEN r.status_code ELSE d.last_status_code END,
+              last_error = CASE WHEN ${sql.unsafe(LATEST)} THEN r.error ELSE d.last_error END,
+              status = CASE WHEN ${sql.unsafe(HELD)} THEN r.status ELSE d.status END,
+              next_attempt_at = CASE WHEN ${sql.unsafe(HELD)} THEN r.next_attempt_at ELSE d.next_attempt_at END,
+              failure_reason = CASE WHEN ${sql.unsafe(HELD)} THEN r.failure_reason ELSE d.failure_reason END,
+              lease_token = CASE WHEN ${sql.unsafe(HELD)} THEN NULL ELSE d.lease_token END
+            FROM r
+            WHERE d.delivery_id = ANY(${ids}::text[]) AND d.delivery_id = r.delivery_id
+            RETURNING d.delivery_id
           )
-          UPDATE deliveries d SET attempts = d.attempts + 1,
-            cycle_attempts = CASE WHEN ${sql.unsafe(HELD)} THEN d.cycle_attempts + 1 ELSE d.cycle_attempts END,
-            next_trigger = CASE WHEN ${sql.unsafe(HELD)} THEN 'scheduled' ELSE d.next_trigger END,
-            last_attempt_at = CASE WHEN ${sql.unsafe(LATEST)} THEN r.started_at ELSE d.last_attempt_at END,
-            last_status_code = CASE WHEN ${sql.unsafe(LATEST)} THEN r.status_code ELSE d.last_status_code END,
-            last_error = CASE WHEN ${sql.unsafe(LATEST)} THEN r.error ELSE d.last_error END,
-            status = CASE WHEN ${sql.unsafe(HELD)} THEN r.status ELSE d.status END,
-            next_attempt_at = CASE WHEN ${sql.unsafe(HELD)} THEN r.next_attempt_at ELSE d.next_attempt_at END,
-            failure_reason = CASE WHEN ${sql.unsafe(HELD)} THEN r.failure_reason ELSE d.failure_reason END,
-            lease_token = CASE WHEN ${sql.unsafe(HELD)} THEN NULL ELSE d.lease_token END
-          FROM r
-          WHERE d.delivery_id = ANY(${ids}::text[]) AND d.delivery_id = r.delivery_id`;
+          INSERT INTO attempts (delivery_id, attempt, trigger, started_at, duration_ms, status_code, error,
+            response_body, next_attempt_at, next_attempt_reason)
+          SELECT r.delivery_id, r.attempt, r.trigger, r.started_at, r.duration_ms, r.status_code, r.error,
+            r.response_body, r.next_attempt_at, r.next_attempt_reason
+          FROM r JOIN applied a ON a.delivery_id = r.delivery_id`;
         await this.#applyHealth(sql, healthChanges(results.map(healthInput)));
         for (const webhookId of gone) await this.disable(sql, webhookId, 'gone', now);
       },

@@ -19,7 +19,7 @@ export type ByKind = Record<Kind, { statements: number; execMs: number }>;
 /** Worker statements by kind; the first pattern of each is the statement that opens its transaction. */
 const WORKER_KINDS: [Kind, RegExp[]][] = [
   // claimDue: the due webhooks (locking each), their leases held elsewhere, the claim itself.
-  ['claim', [/WITH RECURSIVE pending/, /AS leased FROM deliveries/, /WITH wanted AS/]],
+  ['claim', [/pg_advisory_xact_lock/, /AS leased FROM deliveries/, /WITH wanted AS/]],
   // recordAttempts: the attempts logged and applied in one statement; a 410 locks and disables its webhook.
   ['outcome', [/jsonb_to_recordset/, /FOR NO KEY UPDATE/, /SET enabled = false/, /'webhook_disabled'/]],
 ];

@@ -379,6 +379,25 @@ export function queueConformance(name: string, open: () => Promise<Store>): void
       assert.equal(again?.delivery_id, c.delivery_id);
     });
 
+    test('the next due time is the earliest retry after the given time, whichever webhook it is for', async () => {
+      // Later than anything other cases store, so only these retries are due after it.
+      const far = T0 + 1e10;
+      const ins = await instance();
+      const [a, b] = [await webhook(ins), await webhook(ins)];
+      await store.ingest(ins, [draft(ins)], route, T0);
+      const claims = (await store.claimDue(T0, 100, LEASE, unlimited)).filter((c) => c.instance_id === ins);
+      const at = (c: ClaimedDelivery) => (c.webhook_id === a.webhook_id ? far + 5000 : far + 3000);
+      assert.deepEqual(claims.map((c) => c.webhook_id).sort(), [a.webhook_id, b.webhook_id].sort());
+      await store.recordAttempts(
+        claims.map((c) => result(c, 500, { kind: 'retry', at: at(c), reason: 'schedule' }, T0)),
+        T0,
+      );
+      assert.deepEqual(
+        [await store.nextDueAt(far), await store.nextDueAt(far + 3000), await store.nextDueAt(far + 5000)],
+        [far + 3000, far + 5000, null],
+      );
+    });
+
     test('queue stats: pending counts queued and in-flight deliveries; due and the oldest due time leave out leased ones', async () => {
       // Earlier than anything other cases store, so this delivery is the oldest due one whatever they left behind.
       const early = T0 - 1e9;

@@ -18,10 +18,22 @@ export type ByKind = Record<Kind, { statements: number; execMs: number }>;
 
 /** Worker statements by kind; the first pattern of each is the statement that opens its transaction. */
 const WORKER_KINDS: [Kind, RegExp[]][] = [
-  // claimDue: the due webhooks (locking each), their leases held elsewhere, the claim itself.
-  ['claim', [/pg_advisory_xact_lock/, /AS leased FROM deliveries/, /WITH wanted AS/]],
-  // recordAttempts: the attempts logged and applied in one statement; a 410 locks and disables its webhook.
-  ['outcome', [/jsonb_to_recordset/, /FOR NO KEY UPDATE/, /SET enabled = false/, /'webhook_disabled'/]],
+  // claimDue: the due webhooks (locking each), the scan setting, their leases held elsewhere, the claim itself.
+  ['claim', [/pg_advisory_xact_lock/, /enable_bitmapscan/, /AS leased FROM deliveries/, /WITH wanted AS/]],
+  // recordAttempts: the attempts logged and applied in one statement, then the webhooks' health and hourly
+  // counts; a 410 locks and disables its webhook.
+  [
+    'outcome',
+    [
+      /jsonb_to_recordset/,
+      /INTO webhook_hours/,
+      /INTO webhook_health/,
+      /FROM webhook_hours/,
+      /FOR NO KEY UPDATE/,
+      /SET enabled = false/,
+      /'webhook_disabled'/,
+    ],
+  ],
 ];
 const TRANSACTION_CONTROL = /^\s*(begin|commit|rollback)\b/i;
 

@@ -8,18 +8,6 @@ import { PACE_HORIZON_MS, takeSlots } from '../../domain/pacing.ts';
 import type { ClaimedDelivery } from '../store.ts';
 import type { PostgresDatabase, Tx } from './database.ts';
 
-/**
- * `pending(webhook_id)`, for a WITH RECURSIVE: the webhooks with anything pending, skipping through the pending
- * index from one to the next, so that a webhook with nothing pending costs nothing, however many there are.
- */
-export const PENDING_WEBHOOKS = `pending(webhook_id) AS (
-  (SELECT webhook_id FROM deliveries WHERE status = 'pending' ORDER BY webhook_id LIMIT 1)
-  UNION ALL
-  SELECT (SELECT d.webhook_id FROM deliveries d WHERE d.status = 'pending' AND d.webhook_id > p.webhook_id
-          ORDER BY d.webhook_id LIMIT 1)
-  FROM pending p WHERE p.webhook_id IS NOT NULL
-)`;
-
 /** First key of the advisory locks that serialise claims per webhook (the second is the webhook id's hash). */
 const CLAIM_LOCK = 0x48524c44; // "HRLD"
 
@@ -49,7 +37,15 @@ export class PostgresClaims {
   ): Promise<ClaimedDelivery[]> {
     return this.#db.tx(async (sql) => {
       const locked = await sql<{ webhook_id: string; rate_limit: number | null }[]>`
-        WITH RECURSIVE ${sql.unsafe(PENDING_WEBHOOKS)}, due AS MATERIALIZED (
+        WITH RECURSIVE pending(webhook_id) AS (
+          -- Webhooks with anything pending, skipping through the pending index from one to the next: a webhook
+          -- with nothing pending costs a claim nothing, however many there are.
+          (SELECT webhook_id FROM deliveries WHERE status = 'pending' ORDER BY webhook_id LIMIT 1)
+          UNION ALL
+          SELECT (SELECT d.webhook_id FROM deliveries d WHERE d.status = 'pending' AND d.webhook_id > p.webhook_id
+                  ORDER BY d.webhook_id LIMIT 1)
+          FROM pending p WHERE p.webhook_id IS NOT NULL
+        ), due AS MATERIALIZED (
           -- A LATERAL probe with LIMIT 1, one index lookup per webhook: written as EXISTS, the planner (trusting
           -- statistics that lag a fast-moving queue) hashed every due delivery, 16 ms per claim at a 50k backlog.
           SELECT w.webhook_id, w.rate_limit FROM pending p JOIN webhooks w ON w.webhook_id = p.webhook_id

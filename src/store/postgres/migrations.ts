@@ -163,10 +163,11 @@ export const MIGRATIONS: string[] = [
   CREATE TRIGGER deliveries_cascade AFTER DELETE ON deliveries REFERENCING OLD TABLE AS gone
     FOR EACH STATEMENT EXECUTE FUNCTION herald_cascade('attempts', 'delivery_id');
   `,
-  // The next due time is read from each webhook's due range (deliveries_webhook_due): an index of every pending
-  // delivery by due time took an entry at every ingest and every claim, for a read made only when a worker idles.
+  // The index of due times leaves leased deliveries out, so that a claim (which sets the lease) writes no entry in
+  // it; it is read only for the next due time, when a worker idles.
   `
   DROP INDEX deliveries_due;
+  CREATE INDEX deliveries_due ON deliveries(next_attempt_at) WHERE status = 'pending' AND lease_token IS NULL;
   `,
 ];
 

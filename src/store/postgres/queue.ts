@@ -8,7 +8,6 @@ import { type HealthChange, healthChanges } from '../../domain/health.ts';
 import { disablesWebhook, healthInput, planOutcome } from '../../domain/store-rules.ts';
 import type { EventDraft } from '../../domain/types.ts';
 import type { AttemptResult, ClaimedDelivery, IngestResult, QueueStats, Router } from '../store.ts';
-import { PENDING_WEBHOOKS } from './claims.ts';
 import type { PostgresDatabase, Tx } from './database.ts';
 import { PostgresIngest } from './ingest.ts';
 
@@ -114,15 +113,11 @@ export class PostgresQueue {
   }
 
   async nextDueAt(after: number): Promise<number | null> {
-    // Each webhook's earliest from its own due range: no index of all pending deliveries by due time is kept,
-    // since every ingest and every claim would write an entry in it.
+    // Leased deliveries are left out (deliveries_due holds none): a lease that runs out is found by the next
+    // claim, which comes within the dispatcher's longest sleep.
     const [row] = await this.#db.sql<{ due: number | null }[]>`
-      WITH RECURSIVE ${this.#db.sql.unsafe(PENDING_WEBHOOKS)}
-      SELECT min(next.at) AS due FROM pending p CROSS JOIN LATERAL (
-        SELECT d.next_attempt_at AS at FROM deliveries d
-        WHERE d.webhook_id = p.webhook_id AND d.status = 'pending' AND d.next_attempt_at > ${after}::bigint
-        ORDER BY d.next_attempt_at LIMIT 1
-      ) next`;
+      SELECT min(next_attempt_at) AS due FROM deliveries
+      WHERE status = 'pending' AND lease_token IS NULL AND next_attempt_at > ${after}::bigint`;
     return row?.due ?? null;
   }
 

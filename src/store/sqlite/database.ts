@@ -5,7 +5,6 @@
 import { dirname } from 'node:path';
 import { DatabaseSync, type StatementSync } from 'node:sqlite';
 import { createPrivateFile, makePrivateDir } from '../../private-files.ts';
-import type { Settled } from '../same-turn.ts';
 import type { Work } from '../store.ts';
 import { Checkpointer } from './checkpointer.ts';
 import { MIGRATIONS } from './migrations.ts';
@@ -119,25 +118,6 @@ export class SqliteDatabase {
       }
     } finally {
       if (durability !== 'sync') this.q('PRAGMA synchronous = FULL').run();
-    }
-  }
-
-  /**
-   * Inside a transaction: runs `fn` so that its failure undoes only its own writes, and says how it went. Calls that
-   * share a transaction (same-turn.ts) fail one by one.
-   */
-  apart<T>(fn: () => T): Settled<T> {
-    this.q('SAVEPOINT apart').run();
-    try {
-      const ok = fn();
-      this.q('RELEASE apart').run();
-      return { ok };
-    } catch (error) {
-      // Rolled back whole by SQLite itself (see #rollback): the shared transaction fails, not only this call.
-      if (!this.#db.isTransaction) throw error;
-      this.q('ROLLBACK TO apart').run();
-      this.q('RELEASE apart').run();
-      return { error };
     }
   }
 

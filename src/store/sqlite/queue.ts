@@ -80,38 +80,55 @@ export class SqliteQueue {
   }
 
   /**
-   * The ingests of one turn in one transaction; one that fails (a repeated event_id of another instance) undoes
-   * only its own events. The 202 means durable: the flush is awaited, off the event loop, shared by all of them.
+   * The ingests of one turn in one transaction and one flush: the 202 means durable, and the flush is awaited off
+   * the event loop. One that fails for its own reason fails alone: a missing instance is answered apart before
+   * anything of it is written; a repeated event_id of another instance is found while writing, so then the turn is
+   * rolled back and each ingest made again, in order, in a transaction of its own. No savepoint per call: SQLite
+   * copies every page a savepoint changes into a journal (a temp file past 64 KiB), which every turn would pay for a
+   * failure that almost never comes.
    */
-  #ingestTogether(arrivals: IngestArrival[]): Promise<Settled<IngestResult[]>[]> {
-    return this.#db.durableTx(() => {
-      const webhooksOf = new Map<string, Webhook[]>();
-      const ingestOne = ({ instanceId, events, router, now }: IngestArrival) => {
-        let webhooks = webhooksOf.get(instanceId);
-        if (!webhooks) {
-          if (!this.#db.q('SELECT 1 FROM instances WHERE instance_id = ?').get(instanceId))
-            throw new InstanceMissing(instanceId);
-          webhooks = this.#db
-            .q('SELECT * FROM webhooks WHERE instance_id = ? AND enabled = 1 ORDER BY created_at, webhook_id')
-            .all(instanceId)
-            .map(toWebhook);
-          webhooksOf.set(instanceId, webhooks);
+  async #ingestTogether(arrivals: IngestArrival[]): Promise<Settled<IngestResult[]>[]> {
+    try {
+      return await this.#db.durableTx(() => this.#store(arrivals));
+    } catch (err) {
+      if (!(err instanceof StoreConflict) || arrivals.length === 1) throw err;
+      // In the order they came, as one transaction would have taken them: the first to use an event_id keeps it.
+      const settled: Settled<IngestResult[]>[] = [];
+      for (const a of arrivals) {
+        try {
+          settled.push(...(await this.#db.durableTx(() => this.#store([a]))));
+        } catch (error) {
+          settled.push({ error });
         }
-        return events.map((e) => this.#ingestOne(e, webhooks, router, now));
-      };
-      // Alone, it needs no savepoint: its failure is the transaction's.
-      const settled =
-        arrivals.length === 1
-          ? [{ ok: ingestOne(arrivals[0]) }]
-          : arrivals.map((a) => this.#db.apart(() => ingestOne(a)));
-      const queued = settled
-        .flatMap((s) => ('ok' in s ? s.ok : []))
-        .filter((r) => r.deliveries > 0 && !r.duplicate);
-      if (queued.length > 0) this.#db.notifyWork();
-      // Deliveries of an event with media wait for its download: the media jobs have work.
-      if (arrivals.some((a) => a.events.some((e) => e.download != null))) this.#db.notifyWork('media');
+      }
       return settled;
+    }
+  }
+
+  #store(arrivals: IngestArrival[]): Settled<IngestResult[]>[] {
+    const webhooksOf = new Map<string, Webhook[] | null>();
+    const settled = arrivals.map(({ instanceId, events, router, now }): Settled<IngestResult[]> => {
+      if (!webhooksOf.has(instanceId)) webhooksOf.set(instanceId, this.#enabledWebhooks(instanceId));
+      const webhooks = webhooksOf.get(instanceId);
+      if (!webhooks) return { error: new InstanceMissing(instanceId) };
+      return { ok: events.map((e) => this.#ingestOne(e, webhooks, router, now)) };
     });
+    const queued = settled
+      .flatMap((s) => ('ok' in s ? s.ok : []))
+      .filter((r) => r.deliveries > 0 && !r.duplicate);
+    if (queued.length > 0) this.#db.notifyWork();
+    // Deliveries of an event with media wait for its download: the media jobs have work.
+    if (arrivals.some((a) => a.events.some((e) => e.download != null))) this.#db.notifyWork('media');
+    return settled;
+  }
+
+  /** The instance's enabled webhooks, or null when there is no such instance. */
+  #enabledWebhooks(instanceId: string): Webhook[] | null {
+    if (!this.#db.q('SELECT 1 FROM instances WHERE instance_id = ?').get(instanceId)) return null;
+    return this.#db
+      .q('SELECT * FROM webhooks WHERE instance_id = ? AND enabled = 1 ORDER BY created_at, webhook_id')
+      .all(instanceId)
+      .map(toWebhook);
   }
 
   #ingestOne(e: EventDraft, webhooks: Webhook[], router: Router, now: number): IngestResult {

@@ -171,6 +171,8 @@ export async function startHerald(config: Config, options: HeraldOptions = {}): 
     // Started now, not at the first attempt, which would wait for the thread to load.
     sender.start();
     dispatcher.start();
+    // Fresh deliveries that it can take at once go to it from ingest, without a claim.
+    store.setIntake(dispatcher);
   }
   // Uploads land where the API runs; retention goes with delivery. Several sweepers at once are harmless.
   if (role !== 'worker') mediaSweeper.start();

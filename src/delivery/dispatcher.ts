@@ -9,7 +9,7 @@ import type { Logger } from 'pino';
 import type { Clock } from '../domain/clock.ts';
 import { decide, type RetryRules } from '../domain/retry-policy.ts';
 import type { DeliveryObserver } from '../metrics/metrics.ts';
-import type { ClaimedDelivery, Queue } from '../store/store.ts';
+import type { ClaimedDelivery, Intake, Queue } from '../store/store.ts';
 import { Wakeup } from '../wakeup.ts';
 import { OutcomeWriter } from './outcome-writer.ts';
 import { Pace } from './pace.ts';
@@ -49,7 +49,7 @@ interface Track {
   pace: Pace;
 }
 
-export class Dispatcher {
+export class Dispatcher implements Intake {
   readonly #o: Required<DispatcherOptions>;
   readonly #tracks = new Map<string, Track>();
   /** Every claim out, by delivery: a stop releases those it cannot wait for. */
@@ -92,6 +92,25 @@ export class Dispatcher {
     for (const [webhookId, t] of this.#tracks)
       if (t.out > 0) running.set(webhookId, Math.min(t.out, this.#limit(t)));
     return running;
+  }
+
+  get leaseMs(): number {
+    return this.#o.leaseMs;
+  }
+
+  /**
+   * Fresh deliveries it takes at ingest (store.ts, Intake): only for a webhook whose last claim found nothing more
+   * due and that no other process holds, so that they go out in the order they came; as many as a claim would take.
+   */
+  room(webhookId: string, now: number): number {
+    const t = this.#tracks.get(webhookId);
+    if (!this.#loop || this.#stopping || !t || !this.#drained(t) || t.others > 0) return 0;
+    return Math.max(0, this.#limit(t) + this.#aheadOf(t, now) - t.out);
+  }
+
+  /** What ingest took for it: handed to the sender as claims are. */
+  take(claims: ClaimedDelivery[]): void {
+    this.#submit(claims, new Map(), false, this.#o.clock());
   }
 
   /** Called after ingest or redelivery: there may be work due now, for any webhook. */

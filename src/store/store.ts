@@ -306,6 +306,27 @@ export interface Queue {
    * knows (deliveries due, or media to download); without it, any may be.
    */
   listenForWork(wake: (work?: Work) => void): Promise<void>;
+  /**
+   * From now on, ingest offers the fresh deliveries it stores to `intake` (null: to nobody), leased to it as a claim
+   * would lease them (intake.ts). What it takes goes out without a claim and wakes nobody; the rest is left due.
+   */
+  setIntake(intake: Intake | null): void;
+}
+
+/**
+ * A dispatcher of this process that takes fresh deliveries as ingest stores them, so that an event to a webhook
+ * with nothing waiting goes out at once: no wake-up, no claim. It takes only what it could have claimed.
+ */
+export interface Intake {
+  /** How long the lease of a delivery it takes lasts, as claimDue's `leaseMs`. */
+  readonly leaseMs: number;
+  /**
+   * How many fresh deliveries of the webhook it takes now; 0 leaves them due, to the claims. Asked inside the
+   * ingest's transaction, once per webhook and turn: it changes nothing.
+   */
+  room(webhookId: string, now: number): number;
+  /** The deliveries it took, once their transaction has committed. */
+  take(claims: ClaimedDelivery[]): void;
 }
 
 /** The kinds of queued work a wake-up may name. */

@@ -12,6 +12,7 @@ import type { ClaimedDelivery } from '../../src/store/store.ts';
 import { dropSchema, postgresSkip, scratchSchema } from '../support/postgres.ts';
 import { webhookRecord } from '../support/records.ts';
 import { catalogConformance } from './catalog-conformance.ts';
+import { intakeConformance } from './intake-conformance.ts';
 import { deliveryLogConformance } from './log-conformance.ts';
 import { mediaJobsConformance } from './media-jobs-conformance.ts';
 import { queueConformance } from './queue-conformance.ts';
@@ -33,6 +34,7 @@ if (postgresSkip) {
   };
   catalogConformance('postgres', open);
   queueConformance('postgres', open);
+  intakeConformance('postgres', open);
   deliveryLogConformance('postgres', open);
   mediaJobsConformance('postgres', open);
 

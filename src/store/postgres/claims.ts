@@ -3,7 +3,6 @@
  * webhook by an advisory lock, with the per-webhook cap counted across workers and rate limits paced by a slot
  * every process shares.
  */
-import { randomToken } from '../../domain/ids.ts';
 import { PACE_HORIZON_MS, takeSlots } from '../../domain/pacing.ts';
 import type { ClaimedDelivery } from '../store.ts';
 import type { PostgresDatabase, Tx } from './database.ts';
@@ -15,8 +14,6 @@ export class PostgresClaims {
   readonly #db: PostgresDatabase;
   /** The webhook that led the previous claim; the next one starts after it, so a small batch is shared fairly. */
   #lastLead = '';
-  /** Prefix of this process's lease tokens, so a claim counts only the other processes' leases (see claimDue). */
-  readonly #owner = randomToken(8);
 
   constructor(db: PostgresDatabase) {
     this.#db = db;
@@ -71,7 +68,7 @@ export class PostgresClaims {
       const leasedRows = await sql<{ webhook_id: string; leased: number }[]>`
         SELECT webhook_id, count(*)::integer AS leased FROM deliveries
         WHERE webhook_id = ANY(${ids}::text[]) AND lease_token IS NOT NULL AND next_attempt_at > ${now}::bigint
-          AND NOT starts_with(lease_token, ${`${this.#owner}.`})
+          AND NOT starts_with(lease_token, ${`${this.#db.owner}.`})
         GROUP BY webhook_id`;
       const leased = new Map(leasedRows.map((r) => [r.webhook_id, r.leased]));
       const rotated = [...ids.filter((id) => id >= lead), ...ids.filter((id) => id < lead)];
@@ -85,7 +82,7 @@ export class PostgresClaims {
         .map(([id, n]) => [id, paced.get(id)?.slots.length ?? n] as const)
         .filter(([, n]) => n > 0);
       if (wanted.length === 0) return [];
-      const token = `${this.#owner}.${randomToken(12)}`;
+      const token = this.#db.leaseToken();
       const rows = await sql`
         WITH wanted AS (
           SELECT * FROM unnest(${wanted.map(([id]) => id)}::text[], ${wanted.map(([, n]) => n)}::integer[])

@@ -4,6 +4,7 @@
  * channel (LISTEN/NOTIFY, listener.ts).
  */
 import type { TransactionSql } from 'postgres';
+import { randomToken } from '../../domain/ids.ts';
 import { CONNECTION_CODES, connect, type Pool, wholeRows } from './connection.ts';
 import { WorkListener } from './listener.ts';
 import { migrate } from './migrations.ts';
@@ -43,6 +44,8 @@ export class PostgresDatabase {
   readonly #relaxed: Pool;
   /** NOTIFY channel of this schema, so that two Heralds in two schemas of one database do not wake each other. */
   readonly channel: string;
+  /** Prefix of this process's lease tokens, so that a claim counts only the other processes' leases (claims.ts). */
+  readonly owner = randomToken(8);
 
   readonly #url: string;
   #listener: WorkListener | null = null;
@@ -78,6 +81,11 @@ export class PostgresDatabase {
         if (attempt >= MAX_TRIES || !code || !RETRYABLE.has(code)) throw err;
       }
     }
+  }
+
+  /** A new lease token of this process. */
+  leaseToken(): string {
+    return `${this.owner}.${randomToken(12)}`;
   }
 
   /** Sent when the transaction commits, so a woken worker finds the work already visible. */

@@ -8,12 +8,14 @@
 import { newId } from '../../domain/ids.ts';
 import { repeatConflict, sessionChange } from '../../domain/store-rules.ts';
 import type { EventDraft, Webhook } from '../../domain/types.ts';
+import { HandOff } from '../intake.ts';
 import { toWebhook } from '../rows.ts';
 import { SameTurn, type Settled } from '../same-turn.ts';
 import {
   type IngestArrival,
   type IngestResult,
   InstanceMissing,
+  type Intake,
   type Router,
   StoreConflict,
 } from '../store.ts';
@@ -32,6 +34,7 @@ class TurnConflict extends Error {}
 export class PostgresIngest {
   readonly #db: PostgresDatabase;
   readonly #arrivals = new SameTurn<IngestArrival, IngestResult[]>((arrivals) => this.#together(arrivals));
+  #intake: Intake | null = null;
 
   constructor(db: PostgresDatabase) {
     this.#db = db;
@@ -41,16 +44,20 @@ export class PostgresIngest {
     return this.#arrivals.call({ instanceId, events, router, now });
   }
 
+  setIntake(intake: Intake | null): void {
+    this.#intake = intake;
+  }
+
   async #together(arrivals: IngestArrival[]): Promise<Settled<IngestResult[]>[]> {
     try {
-      return await this.#db.tx((sql) => this.#store(sql, arrivals));
+      return await this.#commit(arrivals);
     } catch (err) {
       if (!(err instanceof TurnConflict)) throw err;
       // In the order they came, as one transaction would have taken them: the first to use an event_id keeps it.
       const settled: Settled<IngestResult[]>[] = [];
       for (const a of arrivals) {
         try {
-          settled.push(...(await this.#db.tx((sql) => this.#store(sql, [a]))));
+          settled.push(...(await this.#commit([a])));
         } catch (error) {
           settled.push({ error });
         }
@@ -59,7 +66,19 @@ export class PostgresIngest {
     }
   }
 
-  async #store(sql: Tx, arrivals: IngestArrival[]): Promise<Settled<IngestResult[]>[]> {
+  /** One transaction; the deliveries the intake took are written leased to it, and handed over once it commits. */
+  async #commit(arrivals: IngestArrival[]): Promise<Settled<IngestResult[]>[]> {
+    let handOff = new HandOff(null, '');
+    const settled = await this.#db.tx((sql) => {
+      // Made anew if the transaction is made again (a deadlock's victim).
+      handOff = new HandOff(this.#intake, this.#db.leaseToken());
+      return this.#store(sql, arrivals, handOff);
+    });
+    handOff.deliver();
+    return settled;
+  }
+
+  async #store(sql: Tx, arrivals: IngestArrival[], handOff: HandOff): Promise<Settled<IngestResult[]>[]> {
     const ids = [...new Set(arrivals.map((a) => a.instanceId))];
     // FOR KEY SHARE: an instance cannot be deleted under this transaction (as the events' foreign key would).
     const present = new Set(
@@ -89,6 +108,7 @@ export class PostgresIngest {
     await this.#insertDeliveries(
       sql,
       drafts.filter(({ e }) => fresh.has(e.event_id)),
+      handOff,
     );
     // This very draft was stored now: not a repeat within the turn, nor of an event stored before.
     const storedNow = (e: EventDraft) => firsts.get(e.event_id)?.e === e && fresh.has(e.event_id);
@@ -155,23 +175,31 @@ export class PostgresIngest {
     return new Map(rows.map((r) => [r.event_id, r.deliveries]));
   }
 
-  /** Deliveries of an event whose media is still to be downloaded wait for it (media-jobs.ts settles them). */
-  async #insertDeliveries(sql: Tx, stored: Draft[]): Promise<void> {
-    const rows = stored.flatMap((d) => d.targets.map((w) => ({ ...d, webhookId: w.webhook_id })));
+  /**
+   * Deliveries of an event whose media is still to be downloaded wait for it (media-jobs.ts settles them); those
+   * the intake takes are written leased to it, due when the lease runs out, as a claim leaves them.
+   */
+  async #insertDeliveries(sql: Tx, stored: Draft[], handOff: HandOff): Promise<void> {
+    const rows = stored.flatMap(({ e, targets, now }) =>
+      targets.map((w) => {
+        const delivery_id = newId('dlv', now);
+        const taken = handOff.offer(e, w, delivery_id, now) !== null;
+        const due = e.download != null ? null : taken ? now + handOff.leaseMs : now;
+        return { e, now, delivery_id, webhook_id: w.webhook_id, due, lease: taken ? handOff.token : null };
+      }),
+    );
     if (rows.length === 0) return;
-    const held = (e: EventDraft) => e.download != null;
     await sql`
       INSERT INTO deliveries (delivery_id, event_id, instance_id, webhook_id, event, status, created_at,
-        next_attempt_at)
-      SELECT d.delivery_id, d.event_id, d.instance_id, d.webhook_id, d.event, 'pending', d.created_at,
-        CASE WHEN d.held = 1 THEN NULL ELSE d.created_at END
-      FROM unnest(${rows.map(({ now }) => newId('dlv', now))}::text[], ${rows.map(({ e }) => e.event_id)}::text[],
-                  ${rows.map(({ e }) => e.instance_id)}::text[], ${rows.map(({ webhookId }) => webhookId)}::text[],
-                  ${rows.map(({ e }) => e.event)}::text[], ${rows.map(({ e }) => (held(e) ? 1 : 0))}::integer[],
-                  ${rows.map(({ now }) => now)}::bigint[])
-                  WITH ORDINALITY AS d(delivery_id, event_id, instance_id, webhook_id, event, held, created_at, n)
+        next_attempt_at, lease_token)
+      SELECT d.delivery_id, d.event_id, d.instance_id, d.webhook_id, d.event, 'pending', d.created_at, d.due, d.lease
+      FROM unnest(${rows.map((r) => r.delivery_id)}::text[], ${rows.map(({ e }) => e.event_id)}::text[],
+                  ${rows.map(({ e }) => e.instance_id)}::text[], ${rows.map((r) => r.webhook_id)}::text[],
+                  ${rows.map(({ e }) => e.event)}::text[], ${rows.map(({ now }) => now)}::bigint[],
+                  ${rows.map((r) => r.due)}::bigint[], ${rows.map((r) => r.lease)}::text[])
+                  WITH ORDINALITY AS d(delivery_id, event_id, instance_id, webhook_id, event, created_at, due, lease, n)
       ORDER BY d.n`;
-    const jobs = stored.filter(({ e, targets }) => held(e) && targets.length > 0);
+    const jobs = stored.filter(({ e, targets }) => e.download != null && targets.length > 0);
     if (jobs.length > 0) {
       const download = ({ e }: Draft) => e.download as NonNullable<EventDraft['download']>;
       await sql`
@@ -181,6 +209,6 @@ export class PostgresIngest {
                     ${jobs.map((d) => download(d).mimetype)}::text[], ${jobs.map((d) => download(d).filename)}::text[],
                     ${jobs.map(({ now }) => now)}::bigint[]) AS j(event_id, url, mimetype, filename, next_try_at)`;
     }
-    await this.#db.notifyWork(sql);
+    if (handOff.left > 0 || jobs.length > 0) await this.#db.notifyWork(sql);
   }
 }

@@ -56,6 +56,7 @@ export class PostgresStore implements Store {
   redeliverFailed: Store['redeliverFailed'] = (...args) => this.#log.redeliverFailed(...args);
   instanceCounts: Store['instanceCounts'] = (...args) => this.#log.instanceCounts(...args);
   listenForWork: Store['listenForWork'] = (wake) => this.#db.listen(wake);
+  setIntake: Store['setIntake'] = (intake) => this.#queue.setIntake(intake);
 
   async close(): Promise<void> {
     await this.#db.close();

@@ -7,7 +7,7 @@ import type postgres from 'postgres';
 import { type HealthChange, healthChanges } from '../../domain/health.ts';
 import { disablesWebhook, healthInput, planOutcome } from '../../domain/store-rules.ts';
 import type { EventDraft } from '../../domain/types.ts';
-import type { AttemptResult, ClaimedDelivery, IngestResult, QueueStats, Router } from '../store.ts';
+import type { AttemptResult, ClaimedDelivery, IngestResult, Intake, QueueStats, Router } from '../store.ts';
 import type { PostgresDatabase, Tx } from './database.ts';
 import { PostgresIngest } from './ingest.ts';
 
@@ -37,6 +37,10 @@ export class PostgresQueue {
 
   ingest(instanceId: string, events: EventDraft[], router: Router, now: number): Promise<IngestResult[]> {
     return this.#ingest.ingest(instanceId, events, router, now);
+  }
+
+  setIntake(intake: Intake | null): void {
+    this.#ingest.setIntake(intake);
   }
 
   async recordAttempts(results: AttemptResult[], now: number): Promise<void> {

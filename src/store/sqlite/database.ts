@@ -153,9 +153,13 @@ export class SqliteDatabase {
     this.#workListeners.push(wake);
   }
 
-  /** A transaction that is on disk when the promise resolves, its flush shared with concurrent commits. */
-  async durableTx<T>(fn: () => T): Promise<T> {
+  /**
+   * A transaction that is on disk when the promise resolves, its flush shared with concurrent commits. `committed`
+   * runs right after the commit, before the flush: what it starts does not wait for the disk.
+   */
+  async durableTx<T>(fn: () => T, committed?: (result: T) => void): Promise<T> {
     const result = this.tx(fn, 'group');
+    committed?.(result);
     await this.#wal?.flush();
     return result;
   }

@@ -11,6 +11,7 @@ import {
   sessionChange,
 } from '../../domain/store-rules.ts';
 import type { EventDraft, Webhook } from '../../domain/types.ts';
+import { HandOff } from '../intake.ts';
 import { toWebhook } from '../rows.ts';
 import { SameTurn, type Settled } from '../same-turn.ts';
 import {
@@ -19,12 +20,13 @@ import {
   type IngestArrival,
   type IngestResult,
   InstanceMissing,
+  type Intake,
   type QueueStats,
   type Router,
   StoreConflict,
 } from '../store.ts';
 import type { SqliteDatabase } from './database.ts';
-import { Leases } from './leases.ts';
+import { type Lease, Leases } from './leases.ts';
 
 /** Enabled webhooks with a delivery due at ?1, in id order: one index step per webhook with anything pending. */
 const WEBHOOKS_DUE = `
@@ -48,6 +50,7 @@ export class SqliteQueue {
   readonly #slots = new Map<string, number>();
   readonly #applyHealth: (changes: HealthChange[]) => void;
   #rotation = 0;
+  #intake: Intake | null = null;
 
   constructor(db: SqliteDatabase, applyHealth: (changes: HealthChange[]) => void) {
     this.#db = db;
@@ -79,6 +82,10 @@ export class SqliteQueue {
     return this.#arrivals.call({ instanceId, events, router, now });
   }
 
+  setIntake(intake: Intake | null): void {
+    this.#intake = intake;
+  }
+
   /**
    * The ingests of one turn in one transaction and one flush: the 202 means durable, and the flush is awaited off
    * the event loop. One that fails for its own reason fails alone: a missing instance is answered apart before
@@ -89,14 +96,14 @@ export class SqliteQueue {
    */
   async #ingestTogether(arrivals: IngestArrival[]): Promise<Settled<IngestResult[]>[]> {
     try {
-      return await this.#db.durableTx(() => this.#store(arrivals));
+      return await this.#commit(arrivals);
     } catch (err) {
       if (!(err instanceof StoreConflict) || arrivals.length === 1) throw err;
       // In the order they came, as one transaction would have taken them: the first to use an event_id keeps it.
       const settled: Settled<IngestResult[]>[] = [];
       for (const a of arrivals) {
         try {
-          settled.push(...(await this.#db.durableTx(() => this.#store([a]))));
+          settled.push(...(await this.#commit([a])));
         } catch (error) {
           settled.push({ error });
         }
@@ -105,18 +112,28 @@ export class SqliteQueue {
     }
   }
 
-  #store(arrivals: IngestArrival[]): Settled<IngestResult[]>[] {
+  /** One transaction; the deliveries the intake took are leased to it, and handed over, once it has committed. */
+  #commit(arrivals: IngestArrival[]): Promise<Settled<IngestResult[]>[]> {
+    const handOff = new HandOff(this.#intake, randomToken(12));
+    const leases: Lease[] = [];
+    return this.#db.durableTx(
+      () => this.#store(arrivals, handOff, leases),
+      () => {
+        for (const lease of leases) this.#leases.take(lease);
+        handOff.deliver();
+      },
+    );
+  }
+
+  #store(arrivals: IngestArrival[], handOff: HandOff, leases: Lease[]): Settled<IngestResult[]>[] {
     const webhooksOf = new Map<string, Webhook[] | null>();
     const settled = arrivals.map(({ instanceId, events, router, now }): Settled<IngestResult[]> => {
       if (!webhooksOf.has(instanceId)) webhooksOf.set(instanceId, this.#enabledWebhooks(instanceId));
       const webhooks = webhooksOf.get(instanceId);
       if (!webhooks) return { error: new InstanceMissing(instanceId) };
-      return { ok: events.map((e) => this.#ingestOne(e, webhooks, router, now)) };
+      return { ok: events.map((e) => this.#ingestOne(e, webhooks, router, now, handOff, leases)) };
     });
-    const queued = settled
-      .flatMap((s) => ('ok' in s ? s.ok : []))
-      .filter((r) => r.deliveries > 0 && !r.duplicate);
-    if (queued.length > 0) this.#db.notifyWork();
+    if (handOff.left > 0) this.#db.notifyWork();
     // Deliveries of an event with media wait for its download: the media jobs have work.
     if (arrivals.some((a) => a.events.some((e) => e.download != null))) this.#db.notifyWork('media');
     return settled;
@@ -131,7 +148,14 @@ export class SqliteQueue {
       .map(toWebhook);
   }
 
-  #ingestOne(e: EventDraft, webhooks: Webhook[], router: Router, now: number): IngestResult {
+  #ingestOne(
+    e: EventDraft,
+    webhooks: Webhook[],
+    router: Router,
+    now: number,
+    handOff: HandOff,
+    leases: Lease[],
+  ): IngestResult {
     const seen = this.#db.q('SELECT instance_id, deliveries FROM events WHERE event_id = ?').get(e.event_id);
     if (seen) {
       const conflict = repeatConflict(e.event_id, seen.instance_id as string, e.instance_id);
@@ -150,8 +174,29 @@ export class SqliteQueue {
     );
     // Deliveries of an event whose media is still to be downloaded wait for it (media-jobs.ts settles them).
     const held = e.download != null && targets.length > 0;
-    for (const w of targets)
-      insert.run(newId('dlv', now), e.event_id, e.instance_id, w.webhook_id, e.event, now, held ? null : now);
+    for (const w of targets) {
+      const delivery_id = newId('dlv', now);
+      const row = insert.run(
+        delivery_id,
+        e.event_id,
+        e.instance_id,
+        w.webhook_id,
+        e.event,
+        now,
+        held ? null : now,
+      );
+      // Taken by the intake: leased in memory (as a claim leases) once the transaction has committed.
+      if (handOff.offer(e, w, delivery_id, now)) {
+        const seq = Number(row.lastInsertRowid);
+        leases.push({
+          delivery_id,
+          seq,
+          webhook_id: w.webhook_id,
+          token: handOff.token,
+          until: now + handOff.leaseMs,
+        });
+      }
+    }
     if (held) {
       const { url, mimetype, filename } = e.download as NonNullable<EventDraft['download']>;
       this.#db

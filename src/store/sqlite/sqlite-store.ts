@@ -40,6 +40,7 @@ export class SqliteStore implements Store {
   redeliverFailed: Store['redeliverFailed'] = (...args) => this.#log.redeliverFailed(...args);
   instanceCounts: Store['instanceCounts'] = (...args) => this.#log.instanceCounts(...args);
   listenForWork: Store['listenForWork'] = async (wake) => this.#db.listen(wake);
+  setIntake: Store['setIntake'] = (intake) => this.#queue.setIntake(intake);
 
   async close(): Promise<void> {
     await this.#db.close();

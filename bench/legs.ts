@@ -138,12 +138,26 @@ export async function onEachSystem(ctx: RunContext, spec: LegSpec): Promise<Figu
   const legs = new Map<System, Leg>();
   for (const system of ctx.systems) legs.set(system, await leg(ctx, system, spec));
   const figures = [...legs.values()].flatMap((l) => l.figures);
-  const [herald, raw, bullmq] = [legs.get('herald'), legs.get('raw'), legs.get('bullmq')];
+  const [herald, relay, raw, bullmq] = (['herald', 'relay', 'raw', 'bullmq'] as const).map((s) =>
+    legs.get(s),
+  );
   const ratio = (name: string, value: number): Figure => ({ name, value, unit: 'ratio' });
   if (herald && raw) {
     figures.push(ratio('Herald events/s ÷ raw', herald.eventsPerSecond / raw.eventsPerSecond));
     const heraldCpu = herald.cpu['Herald process'];
     figures.push(ratio('Herald process CPU ÷ raw publisher CPU', heraldCpu / raw.cpu.publisher));
+  }
+  // The floor: what a process that only takes and forwards each event costs, and reaches, on this machine.
+  if (relay && raw) {
+    figures.push(
+      ratio('relay process CPU ÷ raw publisher CPU', relay.cpu['relay process'] / raw.cpu.publisher),
+    );
+  }
+  if (relay && bullmq) {
+    figures.push(
+      ratio('relay events/s ÷ BullMQ-AOF', relay.eventsPerSecond / bullmq.eventsPerSecond),
+      ratio('relay arrival p99 ÷ BullMQ-AOF', relay.arrival.p99 / bullmq.arrival.p99),
+    );
   }
   if (herald && bullmq) {
     figures.push(

@@ -3,7 +3,7 @@
  * events to one system, closed-loop or paced (drive.ts), and reports when each was offered and acknowledged.
  * - herald: POST /instances/{id}/events, one event per request as an engine's webhook sends it; acknowledged by
  *   the 202. With `engine` (EM), WAHA's own body to POST /instances/{id}/engine/waha instead, with or without a
- *   file on the engine's file server.
+ *   file on the engine's file server. The relay (relay.ts) is published to the same way.
  * - raw: the delivery itself, signed as Herald signs, straight to each webhook's URL at the receiver; acknowledged
  *   by the receiver's 200 (no persistence: the floor the others are measured against).
  * - bullmq: one job per webhook (queue.add, addBulk for several); acknowledged when add() resolves, i.e. when
@@ -18,7 +18,7 @@ import { deliveryBody, wahaMessage } from './payloads.ts';
 import { messageEvent, Publisher } from './publisher.ts';
 import { deliveryAgent, signedPost } from './signed-post.ts';
 
-export type System = 'herald' | 'raw' | 'bullmq';
+export type System = 'herald' | 'relay' | 'raw' | 'bullmq';
 
 /** WAHA's bodies instead of Herald's events; `files`: the file server's URL prefix, or null for text only. */
 export interface EngineBodies {
@@ -27,6 +27,7 @@ export interface EngineBodies {
 
 export type Target =
   | { system: 'herald'; url: string; instanceId: string; engine?: EngineBodies }
+  | { system: 'relay'; url: string; instanceId: string }
   | { system: 'raw'; urls: string[] }
   | { system: 'bullmq'; redisPort: number; urls: string[] };
 
@@ -71,11 +72,13 @@ function sender(target: Target): {
   close: () => Promise<void>;
 } {
   switch (target.system) {
-    case 'herald': {
+    case 'herald':
+    case 'relay': {
       // W2's 128 connections, as before: more than the closed loop's 64 requests in flight, so that a paced
       // burst behind a slow answer never waits for a connection.
       const publisher = new Publisher(target.url, 128);
-      const { instanceId, engine } = target;
+      const { instanceId } = target;
+      const engine = target.system === 'herald' ? target.engine : undefined;
       return {
         send: engine
           ? (prefix, i) =>

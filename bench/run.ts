@@ -69,7 +69,7 @@ const { values } = parseArgs({
     rate: { type: 'string' },
     runs: { type: 'string', default: '3' },
     store: { type: 'string', default: 'sqlite' },
-    systems: { type: 'string', default: 'raw,herald,bullmq' },
+    systems: { type: 'string', default: 'raw,relay,herald,bullmq' },
     profile: { type: 'string' },
     help: { type: 'boolean', short: 'h' },
   },
@@ -78,7 +78,8 @@ if (values.help) {
   console.log(
     `Usage: npm run bench -- [--workload ${WORKLOADS.map((w) => w.id).join(',')}] [--events N] [--rate R] [--runs 3]
                         [--store sqlite|postgres] [--systems raw,herald,bullmq] [--profile DIR]
---systems: what W2 and ES1/ES50 run on (BullMQ-AOF starts a redis-server of its own); EM runs on Herald only.`,
+--systems: what W2 and ES1/ES50 run on, of raw, relay, herald, bullmq (BullMQ-AOF starts a redis-server of its
+           own; the relay takes events as Herald does and forwards them, keeping nothing); EM runs on Herald only.`,
   );
   process.exit(0);
 }
@@ -90,7 +91,9 @@ if (values.store !== 'sqlite' && values.store !== 'postgres')
   fail(`--store: must be sqlite or postgres, got "${values.store}"`);
 const systems = values.systems.split(',').map((name) => {
   const s = name.trim().toLowerCase() as System;
-  return s in SYSTEM_LABEL ? s : fail(`--systems: unknown system "${name}" (known: raw, herald, bullmq)`);
+  return s in SYSTEM_LABEL
+    ? s
+    : fail(`--systems: unknown system "${name}" (known: ${Object.keys(SYSTEM_LABEL).join(', ')})`);
 });
 const runs = positiveInteger('runs', values.runs) as number;
 const options = {

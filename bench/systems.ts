@@ -1,7 +1,8 @@
 /**
  * The systems a workload can be measured on, started for one measurement and stopped after it: Herald (as
  * `npm start` runs it, on fresh data), the raw baseline (nothing to start: the publisher sends the deliveries
- * itself), and BullMQ on a Redis of the bench's own. Each says which processes are its own, for the CPU figures.
+ * itself), the relay (relay.ts: takes events as Herald does and delivers them, keeping nothing) and BullMQ on a
+ * Redis of the bench's own. Each says which processes are its own, for the CPU figures.
  */
 import { BullmqWorker } from './bullmq-worker.ts';
 import { freshData } from './fresh-data.ts';
@@ -9,8 +10,14 @@ import { HeraldProcess } from './herald-process.ts';
 import type { System, Target } from './loader.ts';
 import { Publisher } from './publisher.ts';
 import { RedisServer } from './redis-server.ts';
+import { Relay } from './relay.ts';
 
-export const SYSTEM_LABEL: Record<System, string> = { herald: 'Herald', raw: 'raw', bullmq: 'BullMQ-AOF' };
+export const SYSTEM_LABEL: Record<System, string> = {
+  herald: 'Herald',
+  relay: 'relay',
+  raw: 'raw',
+  bullmq: 'BullMQ-AOF',
+};
 
 /** Jobs the BullMQ worker runs at once: Herald's cap per webhook (64), up to its attempts in flight (512). */
 const BULLMQ_CONCURRENCY_PER_WEBHOOK = 64;
@@ -68,6 +75,14 @@ export async function startSystem(system: System, urls: string[], o: SystemOptio
   switch (system) {
     case 'raw':
       return { target: { system, urls }, processes: {}, stop: async () => {} };
+    case 'relay': {
+      const relay = await Relay.start(urls);
+      return {
+        target: { system, url: relay.url, instanceId: 'ins_relay' },
+        processes: { 'relay process': relay.pid },
+        stop: () => relay.stop(),
+      };
+    }
     case 'herald': {
       const h = await openHerald(o);
       const instanceId = await h.publisher.createInstance('engine stream');

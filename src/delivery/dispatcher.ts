@@ -110,7 +110,9 @@ export class Dispatcher implements Intake {
 
   /** What ingest took for it: handed to the sender as claims are. */
   take(claims: ClaimedDelivery[]): void {
-    this.#submit(claims, new Map(), false, this.#o.clock());
+    // A stop began while the ingest committed (PostgreSQL's is a round trip): given back, due for another process.
+    if (this.#stopping) this.#release(claims);
+    else this.#submit(claims, new Map(), false, this.#o.clock());
   }
 
   /** Called after ingest or redelivery: there may be work due now, for any webhook. */

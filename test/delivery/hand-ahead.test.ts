@@ -5,16 +5,14 @@
  * than made on its old lease, and a stop gives back what was waiting.
  */
 import assert from 'node:assert/strict';
-import { randomBytes } from 'node:crypto';
 import { after, before, test } from 'node:test';
 import pino from 'pino';
 import { Dispatcher, type DispatcherOptions, HOLD_MS } from '../../src/delivery/dispatcher.ts';
-import { Sender, type SenderPort } from '../../src/delivery/sender.ts';
-import { SecretBox } from '../../src/domain/secret-box.ts';
+import type { Sender, SenderPort } from '../../src/delivery/sender.ts';
 import type { Webhook } from '../../src/domain/types.ts';
 import type { SqliteStore } from '../../src/store/sqlite/sqlite-store.ts';
 import type { ClaimedDelivery } from '../../src/store/store.ts';
-import { INSTANCE, storeWithDeliveries } from '../support/delivery-store.ts';
+import { INSTANCE, loopbackSender, storeWithDeliveries } from '../support/delivery-store.ts';
 import { eventually } from '../support/herald.ts';
 import { TestReceiver } from '../support/receiver.ts';
 
@@ -35,15 +33,7 @@ async function setUp(
 ) {
   receiver.received.length = 0;
   const store = await storeWithDeliveries(deliveries, Date.now(), webhooks);
-  const sender = new Sender({
-    timeoutMs: 5000,
-    destinations: { allowPrivate: true },
-    secretBox: new SecretBox(randomBytes(32)),
-    userAgent: 'Herald/test',
-    clock: Date.now,
-    logger: pino({ level: 'silent' }),
-    maxRunning: o.maxInFlight ?? 512,
-  });
+  const sender = loopbackSender(o.maxInFlight);
   const claims: ClaimedDelivery[] = [];
   const handed = { now: 0, most: 0, by: new Map<string, number>(), mostBy: new Map<string, number>() };
   // The real sender, watched: every claim handed over, and how many were out at once, in all and per webhook.

@@ -1,9 +1,16 @@
-/** A SQLite store on a fresh file with webhooks and deliveries due: for tests that drive a dispatcher directly. */
+/**
+ * For tests that drive a dispatcher directly: a SQLite store on a fresh file with webhooks and deliveries due, and a
+ * real sender (its delivery thread) allowed to reach 127.0.0.1.
+ */
+import { randomBytes } from 'node:crypto';
 import { mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import pino from 'pino';
+import { Sender } from '../../src/delivery/sender.ts';
 import { eventBody } from '../../src/domain/event-body.ts';
 import { route } from '../../src/domain/routing.ts';
+import { SecretBox } from '../../src/domain/secret-box.ts';
 import type { Webhook } from '../../src/domain/types.ts';
 import { SqliteStore } from '../../src/store/sqlite/sqlite-store.ts';
 import { webhookRecord } from './records.ts';
@@ -45,3 +52,15 @@ export async function storeWithDeliveries(
   await store.ingest(INSTANCE, drafts, route, now);
   return store;
 }
+
+/** The real sender, its delivery thread running at most `maxRunning` attempts, with a 5 s timeout. */
+export const loopbackSender = (maxRunning = 512) =>
+  new Sender({
+    timeoutMs: 5000,
+    destinations: { allowPrivate: true },
+    secretBox: new SecretBox(randomBytes(32)),
+    userAgent: 'Herald/test',
+    clock: Date.now,
+    logger: pino({ level: 'silent' }),
+    maxRunning,
+  });

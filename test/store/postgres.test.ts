@@ -16,6 +16,7 @@ import { intakeConformance } from './intake-conformance.ts';
 import { deliveryLogConformance } from './log-conformance.ts';
 import { mediaJobsConformance } from './media-jobs-conformance.ts';
 import { queueConformance } from './queue-conformance.ts';
+import { routingConformance } from './routing-conformance.ts';
 
 const T0 = Date.UTC(2026, 10, 21, 12, 0, 0);
 const LEASE = 10_000;
@@ -35,6 +36,7 @@ if (postgresSkip) {
   catalogConformance('postgres', open);
   queueConformance('postgres', open);
   intakeConformance('postgres', open);
+  routingConformance('postgres', open);
   deliveryLogConformance('postgres', open);
   mediaJobsConformance('postgres', open);
 

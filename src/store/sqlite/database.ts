@@ -46,6 +46,7 @@ export class SqliteDatabase {
   readonly #wal: WalSync | null;
   readonly #checkpointer: Checkpointer | null;
   readonly #workListeners: ((work: Work) => void)[] = [];
+  readonly #catalogListeners: (() => void)[] = [];
   readonly #lock: ProcessLock | null;
 
   constructor(file: string) {
@@ -66,9 +67,37 @@ export class SqliteDatabase {
        PRAGMA cache_size = -8192; PRAGMA wal_autocheckpoint = 40000;`,
     );
     this.#migrate();
+    this.#watchCatalog();
     // The migration above has written to the WAL, so the file exists.
     this.#wal = file === ':memory:' ? null : new WalSync(`${file}-wal`);
     this.#checkpointer = file === ':memory:' ? null : new Checkpointer(file);
+  }
+
+  /**
+   * Instances created or deleted, webhooks written in any way (a cascade included): the database itself calls back,
+   * through temporary triggers (this connection's own), so that what is kept in memory of them cannot go stale.
+   */
+  #watchCatalog(): void {
+    this.#db.function('herald_catalog_changed', () => {
+      for (const changed of this.#catalogListeners) changed();
+      return null;
+    });
+    const watched = [
+      ['instances', 'INSERT'],
+      ['instances', 'DELETE'],
+      ['webhooks', 'INSERT'],
+      ['webhooks', 'UPDATE'],
+      ['webhooks', 'DELETE'],
+    ];
+    for (const [table, change] of watched) {
+      this.#db.exec(`CREATE TEMP TRIGGER ${table}_${change.toLowerCase()}_watched AFTER ${change} ON main.${table}
+                     BEGIN SELECT herald_catalog_changed(); END`);
+    }
+  }
+
+  /** Calls `changed` whenever an instance is created or deleted, or a webhook written. */
+  onCatalogChange(changed: () => void): void {
+    this.#catalogListeners.push(changed);
   }
 
   #migrate(): void {

@@ -51,10 +51,16 @@ export class SqliteQueue {
   readonly #applyHealth: (changes: HealthChange[]) => void;
   #rotation = 0;
   #intake: Intake | null = null;
+  /**
+   * The enabled webhooks of each instance ingest has met, read once instead of at every ingest: one process owns
+   * the database, and it empties this at every change of either table (onCatalogChange).
+   */
+  readonly #catalog = new Map<string, Webhook[]>();
 
   constructor(db: SqliteDatabase, applyHealth: (changes: HealthChange[]) => void) {
     this.#db = db;
     this.#applyHealth = applyHealth;
+    db.onCatalogChange(() => this.#catalog.clear());
   }
 
   /** Disabling ends pending retries; ending the leases leaves in-flight results nothing to decide (recordAttempts). */
@@ -126,10 +132,8 @@ export class SqliteQueue {
   }
 
   #store(arrivals: IngestArrival[], handOff: HandOff, leases: Lease[]): Settled<IngestResult[]>[] {
-    const webhooksOf = new Map<string, Webhook[] | null>();
     const settled = arrivals.map(({ instanceId, events, router, now }): Settled<IngestResult[]> => {
-      if (!webhooksOf.has(instanceId)) webhooksOf.set(instanceId, this.#enabledWebhooks(instanceId));
-      const webhooks = webhooksOf.get(instanceId);
+      const webhooks = this.#enabledWebhooks(instanceId);
       if (!webhooks) return { error: new InstanceMissing(instanceId) };
       return { ok: events.map((e) => this.#ingestOne(e, webhooks, router, now, handOff, leases)) };
     });
@@ -141,11 +145,15 @@ export class SqliteQueue {
 
   /** The instance's enabled webhooks, or null when there is no such instance. */
   #enabledWebhooks(instanceId: string): Webhook[] | null {
+    const known = this.#catalog.get(instanceId);
+    if (known) return known;
     if (!this.#db.q('SELECT 1 FROM instances WHERE instance_id = ?').get(instanceId)) return null;
-    return this.#db
+    const webhooks = this.#db
       .q('SELECT * FROM webhooks WHERE instance_id = ? AND enabled = 1 ORDER BY created_at, webhook_id')
       .all(instanceId)
       .map(toWebhook);
+    this.#catalog.set(instanceId, webhooks);
+    return webhooks;
   }
 
   #ingestOne(

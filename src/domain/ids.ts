@@ -41,3 +41,18 @@ function random16(): Buffer {
 export function randomToken(bytes = 32): string {
   return randomBytes(bytes).toString('base64url');
 }
+
+/**
+ * Lease tokens of one process: a random prefix of its own and a count. Unique among every process's leases, which is
+ * all a lease token is for (a result is applied only under the lease it was made with), without a call to the
+ * CSPRNG per lease.
+ */
+export class LeaseTokens {
+  /** Every token of this process starts with it and a dot. */
+  readonly prefix = randomToken(8);
+  #n = 0;
+
+  next(): string {
+    return `${this.prefix}.${(this.#n++).toString(36)}`;
+  }
+}

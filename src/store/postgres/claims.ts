@@ -68,7 +68,7 @@ export class PostgresClaims {
       const leasedRows = await sql<{ webhook_id: string; leased: number }[]>`
         SELECT webhook_id, count(*)::integer AS leased FROM deliveries
         WHERE webhook_id = ANY(${ids}::text[]) AND lease_token IS NOT NULL AND next_attempt_at > ${now}::bigint
-          AND NOT starts_with(lease_token, ${`${this.#db.owner}.`})
+          AND NOT starts_with(lease_token, ${`${this.#db.leaseTokens.prefix}.`})
         GROUP BY webhook_id`;
       const leased = new Map(leasedRows.map((r) => [r.webhook_id, r.leased]));
       const rotated = [...ids.filter((id) => id >= lead), ...ids.filter((id) => id < lead)];
@@ -82,7 +82,7 @@ export class PostgresClaims {
         .map(([id, n]) => [id, paced.get(id)?.slots.length ?? n] as const)
         .filter(([, n]) => n > 0);
       if (wanted.length === 0) return [];
-      const token = this.#db.leaseToken();
+      const token = this.#db.leaseTokens.next();
       const rows = await sql`
         WITH wanted AS (
           SELECT * FROM unnest(${wanted.map(([id]) => id)}::text[], ${wanted.map(([, n]) => n)}::integer[])

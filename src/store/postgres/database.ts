@@ -4,7 +4,7 @@
  * channel (LISTEN/NOTIFY, listener.ts).
  */
 import type { TransactionSql } from 'postgres';
-import { randomToken } from '../../domain/ids.ts';
+import { LeaseTokens } from '../../domain/ids.ts';
 import { CONNECTION_CODES, connect, type Pool, wholeRows } from './connection.ts';
 import { WorkListener } from './listener.ts';
 import { migrate } from './migrations.ts';
@@ -44,8 +44,8 @@ export class PostgresDatabase {
   readonly #relaxed: Pool;
   /** NOTIFY channel of this schema, so that two Heralds in two schemas of one database do not wake each other. */
   readonly channel: string;
-  /** Prefix of this process's lease tokens, so that a claim counts only the other processes' leases (claims.ts). */
-  readonly owner = randomToken(8);
+  /** This process's lease tokens: a claim counts only the leases of tokens with another prefix (claims.ts). */
+  readonly leaseTokens = new LeaseTokens();
 
   readonly #url: string;
   #listener: WorkListener | null = null;
@@ -81,11 +81,6 @@ export class PostgresDatabase {
         if (attempt >= MAX_TRIES || !code || !RETRYABLE.has(code)) throw err;
       }
     }
-  }
-
-  /** A new lease token of this process. */
-  leaseToken(): string {
-    return `${this.owner}.${randomToken(12)}`;
   }
 
   /** Sent when the transaction commits, so a woken worker finds the work already visible. */

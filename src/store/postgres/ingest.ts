@@ -71,7 +71,7 @@ export class PostgresIngest {
     let handOff = new HandOff(null, '');
     const settled = await this.#db.tx((sql) => {
       // Made anew if the transaction is made again (a deadlock's victim).
-      handOff = new HandOff(this.#intake, this.#db.leaseToken());
+      handOff = new HandOff(this.#intake, this.#db.leaseTokens.next());
       return this.#store(sql, arrivals, handOff);
     });
     handOff.deliver();

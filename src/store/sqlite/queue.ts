@@ -1,7 +1,7 @@
 /** The delivery queue on SQLite: ingest, leased claims, outcomes, and ending a disabled webhook's work. */
 
 import { type HealthChange, healthChanges } from '../../domain/health.ts';
-import { newId, randomToken } from '../../domain/ids.ts';
+import { LeaseTokens, newId } from '../../domain/ids.ts';
 import { PACE_HORIZON_MS, takeSlots } from '../../domain/pacing.ts';
 import {
   disablesWebhook,
@@ -51,6 +51,7 @@ export class SqliteQueue {
   readonly #applyHealth: (changes: HealthChange[]) => void;
   #rotation = 0;
   #intake: Intake | null = null;
+  readonly #leaseTokens = new LeaseTokens();
   /**
    * The enabled webhooks of each instance ingest has met, read once instead of at every ingest: one process owns
    * the database, and it empties this at every change of either table (onCatalogChange).
@@ -120,7 +121,7 @@ export class SqliteQueue {
 
   /** One transaction; the deliveries the intake took are leased to it, and handed over, once it has committed. */
   #commit(arrivals: IngestArrival[]): Promise<Settled<IngestResult[]>[]> {
-    const handOff = new HandOff(this.#intake, randomToken(12));
+    const handOff = new HandOff(this.#intake, this.#leaseTokens.next());
     const leases: Lease[] = [];
     return this.#db.durableTx(
       () => this.#store(arrivals, handOff, leases),
@@ -254,7 +255,7 @@ export class SqliteQueue {
         `SELECT d.delivery_id, d.event_id, d.instance_id, d.attempts, d.cycle_attempts, d.next_trigger, e.body
          FROM deliveries d JOIN events e ON e.event_id = d.event_id WHERE d.seq = ?`,
       );
-      const token = randomToken(12);
+      const token = this.#leaseTokens.next();
       const claimed: ClaimedDelivery[] = [];
       const start = this.#rotation++ % Math.max(webhooks.length, 1);
       for (let i = 0; i < webhooks.length && claimed.length < limit; i++) {

@@ -105,7 +105,7 @@ export function intakeConformance(name: string, open: () => Promise<Store>): voi
       store.setIntake(it);
       try {
         const download = { url: 'https://engine.example/f.jpg', mimetype: 'image/jpeg', filename: null };
-        await store.ingest(ins, [draft(ins, { download } as never)], route, T0);
+        await store.ingest(ins, [draft(ins, { download })], route, T0);
         await store.ingest(ins, [draft(ins)], route, T0);
       } finally {
         store.setIntake(null);

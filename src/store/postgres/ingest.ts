@@ -68,13 +68,13 @@ export class PostgresIngest {
 
   /** One transaction; the deliveries the intake took are written leased to it, and handed over once it commits. */
   async #commit(arrivals: IngestArrival[]): Promise<Settled<IngestResult[]>[]> {
-    let handOff = new HandOff(null, '');
+    let handOff: HandOff | undefined;
     const settled = await this.#db.tx((sql) => {
       // Made anew if the transaction is made again (a deadlock's victim).
       handOff = new HandOff(this.#intake, this.#db.leaseTokens.next());
       return this.#store(sql, arrivals, handOff);
     });
-    handOff.deliver();
+    handOff?.deliver();
     return settled;
   }
 

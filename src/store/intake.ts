@@ -1,7 +1,8 @@
 /**
  * Fresh deliveries handed to the dispatcher at ingest (store.ts, Intake), decided the same way by both adapters:
- * one HandOff per ingest transaction, asked about each delivery before it is written, so that the adapter writes
- * the taken ones leased. The intake is given the claims only once the transaction has committed (`deliver`).
+ * one HandOff per ingest transaction, asked about each delivery as it is written, so that the adapter leases the
+ * taken ones (PostgreSQL in the row it writes, SQLite in memory once committed). The intake is given the claims only
+ * once the transaction has committed (`deliver`).
  */
 import type { EventDraft, Webhook } from '../domain/types.ts';
 import type { ClaimedDelivery, Intake } from './store.ts';

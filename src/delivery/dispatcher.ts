@@ -112,7 +112,7 @@ export class Dispatcher implements Intake {
   take(claims: ClaimedDelivery[]): void {
     // A stop began while the ingest committed (PostgreSQL's is a round trip): given back, due for another process.
     if (this.#stopping) this.#release(claims);
-    else this.#submit(claims, new Map(), false, this.#o.clock());
+    else this.#handOver(claims, this.#o.clock());
   }
 
   /** Called after ingest or redelivery: there may be work due now, for any webhook. */
@@ -170,7 +170,8 @@ export class Dispatcher implements Intake {
             return room;
           });
           full = claims.length === want;
-          this.#submit(claims, asked, full, now);
+          this.#handOver(claims, now);
+          this.#noteDrained(claims, asked, full);
         }
         if (!full && !this.#stopping) await this.#wakeup.sleep(await this.#delayUntilDue(now));
       } catch (err) {
@@ -223,8 +224,8 @@ export class Dispatcher implements Intake {
     }
   }
 
-  #submit(claims: ClaimedDelivery[], asked: Map<string, number>, full: boolean, now: number): void {
-    const got = new Map<string, number>();
+  /** Claims out to the sender, each with its window; counted out per webhook until they come back. */
+  #handOver(claims: ClaimedDelivery[], now: number): void {
     const handed: Handed[] = [];
     for (const claim of claims) {
       const t = this.#track(claim.webhook_id);
@@ -232,7 +233,6 @@ export class Dispatcher implements Intake {
         this.#busy++;
         t.pace.busy(now);
       }
-      got.set(claim.webhook_id, (got.get(claim.webhook_id) ?? 0) + 1);
       this.#claims.set(claim.delivery_id, claim);
       // A rate limit's slot (claim.start_at) is within a second: the claim may wait for it, then HOLD_MS more.
       handed.push({
@@ -243,8 +243,17 @@ export class Dispatcher implements Intake {
         gapMs: claim.rate_limit ? 1000 / claim.rate_limit : 0,
       });
     }
-    // Less than it asked for: nothing more is due, unless the claim was full (it may have stopped short), or a
-    // rate limit gave it only a second's worth of slots (the rest are due as its attempts end).
+    if (handed.length > 0) this.#o.sender.submit(handed);
+  }
+
+  /**
+   * What a claim tells of each webhook it asked for: less than it asked for means nothing more is due, unless the
+   * claim was full (it may have stopped short), or a rate limit gave it only a second's worth of slots (the rest are
+   * due as its attempts end).
+   */
+  #noteDrained(claims: ClaimedDelivery[], asked: Map<string, number>, full: boolean): void {
+    const got = new Map<string, number>();
+    for (const c of claims) got.set(c.webhook_id, (got.get(c.webhook_id) ?? 0) + 1);
     const paced = new Set(claims.filter((c) => c.rate_limit !== null).map((c) => c.webhook_id));
     for (const [webhookId, room] of asked) {
       const t = this.#tracks.get(webhookId);
@@ -252,7 +261,6 @@ export class Dispatcher implements Intake {
       if ((got.get(webhookId) ?? 0) >= room || paced.has(webhookId)) t.drainedAt = 0;
       else if (!full) t.drainedAt = this.#wakes;
     }
-    if (handed.length > 0) this.#o.sender.submit(handed);
   }
 
   /** Results of the sender: outcomes decided and written, claims that never started given back. */

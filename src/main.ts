@@ -10,6 +10,7 @@ import { rotateSecretKeyCommand } from './commands/rotate-secret-key.ts';
 import { serveCommand } from './commands/serve.ts';
 import { simulateCommand } from './commands/simulate.ts';
 import { ConfigError } from './config.ts';
+import { holdLifeline } from './lifeline.ts';
 import { SecretKeyMismatch } from './secret-key.ts';
 import { StoreInUse } from './store/sqlite/process-lock.ts';
 
@@ -23,6 +24,7 @@ const COMMANDS: Command[] = [
 ];
 
 async function main(): Promise<void> {
+  holdLifeline();
   if (existsSync('.env')) process.loadEnvFile('.env');
   const [name = 'help', ...rest] = process.argv.slice(2);
   const help = overview(COMMANDS);

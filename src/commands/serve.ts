@@ -102,6 +102,9 @@ async function run(args: string[]): Promise<void> {
   };
   process.on('SIGTERM', () => void stop('SIGTERM'));
   process.on('SIGINT', () => void stop('SIGINT'));
+  // A hang-up (the terminal closed) stops as SIGTERM does: Herald has nothing to reload, and its configuration is read
+  // at start only.
+  process.on('SIGHUP', () => void stop('SIGHUP'));
   // The last resort, for a fault no code path expected (a library's bug, say): the process is in a state nobody
   // planned, so it stops as on SIGTERM, with exit code 1, for its supervisor to start it again. A 202 is only
   // answered after its commit and attempts are leased, so a stop at any moment loses nothing acknowledged.

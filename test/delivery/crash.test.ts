@@ -117,7 +117,8 @@ test('SIGKILL mid-flight: after a restart every acknowledged event arrives at le
       20_000,
       'deliveries in flight',
     );
-    const killed = await r.herald.kill('SIGKILL');
+    // The whole process group, as a supervisor's crash kill: npm, the launcher and Herald at the same instant.
+    const killed = await r.herald.kill('SIGKILL', 'group');
     assert.equal(killed.signal, 'SIGKILL');
     await publishing;
     const beforeKill = arrivedIds(r.receiver).size;

@@ -22,7 +22,8 @@ test('a SIGKILL mid-download loses no acknowledged event: each is delivered once
   const dataDir = mkdtempSync(join(tmpdir(), 'herald-media-crash-'));
   const files = await EngineFiles.start();
   const receiver = await TestReceiver.start();
-  let herald = await spawnHerald(dataDir, ENV);
+  // Started as `npx herald serve`, killed by the PID npx has: the launcher stops Herald when npm is gone.
+  let herald = await spawnHerald(dataDir, ENV, 15_000, [], 'npx herald');
   t.after(async () => {
     await herald.kill('SIGKILL');
     await Promise.all([files.close(), receiver.close()]);

@@ -210,7 +210,7 @@ describe('scale-out: 2 api and 3 worker processes on one PostgreSQL', { skip: po
     const publishing = Promise.all([0, 1, 2, 3].map(publisher));
 
     await eventually(async () => (arrived() >= 2500 ? true : undefined), 120_000, 'half of the deliveries');
-    const killed = await workers[0].kill('SIGKILL');
+    const killed = await workers[0].kill('SIGKILL', 'group');
     assert.equal(killed.signal, 'SIGKILL');
     const atKill = arrived();
     await publishing;

@@ -5,7 +5,11 @@
  */
 import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
+import { PostgresQueue } from '../../src/store/postgres/queue.ts';
+import { SqliteQueue } from '../../src/store/sqlite/queue.ts';
+import type { AttemptResult } from '../../src/store/store.ts';
 import { eventually, startTestHerald, type TestHerald } from '../support/herald.ts';
+import { onPostgres } from '../support/postgres.ts';
 import type { Received } from '../support/receiver.ts';
 import { delivery, getWebhook, type Hook, hook, publish } from './helpers.ts';
 
@@ -64,6 +68,42 @@ describe('a webhook disabled while an attempt is in flight', () => {
       } finally {
         await k.receiver.close();
       }
+    }
+  });
+
+  test('a 429 whose outcome is held back until after the disable is logged and counted, and decides nothing', async () => {
+    // Held on purpose, so that the race is certain: the receiver has answered, the outcome waits to be written,
+    // and the webhook is disabled meanwhile.
+    const queue = (onPostgres ? PostgresQueue : SqliteQueue).prototype as {
+      recordAttempts(results: AttemptResult[], now: number): Promise<void>;
+    };
+    const record = queue.recordAttempts;
+    let release: () => void = () => {};
+    const gate = new Promise<void>((done) => {
+      release = done;
+    });
+    let held = 0;
+    queue.recordAttempts = async function (this: unknown, results, now) {
+      held += results.length;
+      await gate;
+      return record.call(this, results, now);
+    };
+    const k = await hook(h);
+    try {
+      k.receiver.answer = () => TOO_MANY;
+      const eventId = await publish(h, k.instanceId);
+      await eventually(async () => (held === 1 ? true : undefined), 5000, 'the outcome, held back');
+      assert.equal((await disable(k)).status, 200);
+      queue.recordAttempts = record;
+      release();
+      const d = await assertEveryAttemptLogged(k, eventId, 0);
+      assert.deepEqual([d.attempt_count, d.attempts[0].status_code], [1, 429]);
+      await new Promise((r) => setTimeout(r, 1500)); // past the 429's Retry-After: nothing is sent again
+      assert.equal(seenFor(k, eventId), 1);
+    } finally {
+      queue.recordAttempts = record;
+      release();
+      await k.receiver.close();
     }
   });
 

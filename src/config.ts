@@ -32,6 +32,10 @@ export interface Config {
   mediaStore: MediaStoreConfig;
   /** Headers sent when Herald downloads engine media (ENGINE_MEDIA_HEADERS), e.g. WAHA's X-Api-Key. */
   engineMediaHeaders: Record<string, string>;
+  /** The largest engine webhook body taken (ENGINE_MAX_BODY_BYTES), engine data (`_data`) included. */
+  engineMaxBodyBytes: number;
+  /** How long an engine's repeat of a message is dropped at ingest (ENGINE_DEDUPE_S, in ms); 0 keeps every one. */
+  engineDedupeMs: number;
 }
 
 /** Where media files live: DATA_DIR/media, or an S3-compatible bucket (endpoint and credentials: AWS_* variables). */
@@ -88,6 +92,8 @@ export function loadConfig(env: Env): Config {
     mediaTtlMs: duration('MEDIA_TTL', get('MEDIA_TTL'), 24 * 3600),
     mediaStore: mediaStore(get),
     engineMediaHeaders: headerList('ENGINE_MEDIA_HEADERS', get('ENGINE_MEDIA_HEADERS')),
+    engineMaxBodyBytes: integer('ENGINE_MAX_BODY_BYTES', 4 * 1024 * 1024, 1024, 64 * 1024 * 1024),
+    engineDedupeMs: integer('ENGINE_DEDUPE_S', 3600, 0, 30 * 86_400) * 1000,
   };
   checkMediaTtl(config);
   return config;

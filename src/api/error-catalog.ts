@@ -12,6 +12,7 @@ import { readWahaEnvelope } from '../domain/waha-envelope.ts';
 import { Media } from '../media/media.ts';
 import { keyErrors } from './auth.ts';
 import { EXAMPLE_IDS as ID } from './docs-examples.ts';
+import { engineBodyTooLarge } from './engine-body.ts';
 import { errorBody, HttpError } from './errors.ts';
 import { parseJson } from './json-body.ts';
 import { eventTooLarge } from './publish.ts';
@@ -223,6 +224,11 @@ export const ERROR_CAUSES = {
     status: 400,
     when: 'the body is not a WAHA webhook body (no event, no payload, an id or timestamp out of form)',
     example: () => HttpError.invalid((readWahaEnvelope({ payload: {} }) as { errors: [] }).errors),
+  },
+  engine_body_too_large: {
+    status: 413,
+    when: 'the engine’s body is larger than ENGINE_MAX_BODY_BYTES (4 MiB by default); logged with its kind and id, and counted',
+    example: () => engineBodyTooLarge(4 * 1024 * 1024),
   },
   event_too_large: {
     status: 413,

@@ -28,6 +28,12 @@ export interface Publication {
   sessionPhone?: string | null;
 }
 
+/** An engine's event: what it reports (domain/engine-dedupe.ts), to drop the engine's repeats of it. */
+export interface Repeats {
+  key: (p: Publication) => string | null;
+  windowMs: number;
+}
+
 export interface PublishOptions {
   /** Field prefix of the i-th event in error messages, e.g. `events[3].`. */
   prefix: (i: number) => string;
@@ -36,6 +42,20 @@ export interface PublishOptions {
    * only to webhooks subscribed to `*`. Herald's own event API refuses them.
    */
   anyKind?: boolean;
+  /**
+   * An engine's event: its delivery body may be as large as the engine's body (ENGINE_MAX_BODY_BYTES, which the route
+   * enforces), since what an engine sends is delivered, engine data included.
+   */
+  largeBodies?: boolean;
+  /** An engine's events: one that repeats a report of the last `windowMs` is answered as a duplicate, not stored. */
+  repeats?: Repeats;
+}
+
+export interface Published {
+  event_id: string;
+  deliveries: number;
+  /** Only on an engine's repeat, which is not stored. */
+  duplicate?: true;
 }
 
 type Obj = Record<string, unknown>;
@@ -44,8 +64,8 @@ export async function publishEvents(
   ctx: ApiContext,
   instanceId: string,
   items: Publication[],
-  { prefix, anyKind = false }: PublishOptions,
-): Promise<{ event_id: string; deliveries: number }[]> {
+  { prefix, anyKind = false, largeBodies = false, repeats }: PublishOptions,
+): Promise<Published[]> {
   const now = ctx.clock();
   const known = items.map((p) => isEventKind(p.event));
   const errors = items.flatMap((p, i) =>
@@ -76,20 +96,51 @@ export async function publishEvents(
       payload: (completed[i] as { payload: Obj }).payload,
     };
     const body = eventBody(event);
-    if (Buffer.byteLength(body) > MAX_EVENT_BYTES) {
+    if (!largeBodies && Buffer.byteLength(body) > MAX_EVENT_BYTES) {
       throw eventTooLarge(prefix(i).replace(/\.$/, '') || 'event');
     }
     return { ...event, body, download: normalised[i].download };
   });
+  const repeated = repeats
+    ? await findRepeats(ctx, instanceId, items, drafts, repeats, now)
+    : drafts.map(() => false);
+  const fresh = drafts.filter((_, i) => !repeated[i]);
   try {
     // The store wakes the dispatcher at its commit (listenForWork): the embedded one before the disk flush the 202
     // waits for, which takes that flush out of publish→arrival latency.
-    const results = await ctx.store.ingest(instanceId, drafts, route, now);
-    ctx.metrics?.eventsIngested(drafts.filter((_, i) => !results[i].duplicate).map((d) => d.event));
-    return results.map(({ event_id, deliveries }) => ({ event_id, deliveries }));
+    const results = fresh.length > 0 ? await ctx.store.ingest(instanceId, fresh, route, now) : [];
+    ctx.metrics?.eventsIngested(fresh.filter((_, i) => !results[i].duplicate).map((d) => d.event));
+    let next = 0;
+    return drafts.map((d, i): Published => {
+      if (repeated[i]) return { event_id: d.event_id, deliveries: 0, duplicate: true };
+      const { event_id, deliveries } = results[next++];
+      return { event_id, deliveries };
+    });
   } catch (err) {
     if (err instanceof StoreConflict) throw new HttpError('conflict', err.message);
     if (err instanceof InstanceMissing) throw HttpError.notFound('instance', instanceId);
     throw err;
   }
+}
+
+/**
+ * Which drafts repeat what an engine reported within the window. Asked once the events are known valid (an invalid one
+ * claims no report); the engine's retry of the first report holds the key itself, so it is stored as ever.
+ */
+async function findRepeats(
+  ctx: ApiContext,
+  instanceId: string,
+  items: Publication[],
+  drafts: EventDraft[],
+  { key, windowMs }: Repeats,
+  now: number,
+): Promise<boolean[]> {
+  return Promise.all(
+    items.map(async (p, i) => {
+      const k = windowMs > 0 ? key(p) : null;
+      if (k === null) return false;
+      const holder = await ctx.store.rememberEngineEvent(instanceId, k, drafts[i].event_id, now, windowMs);
+      return holder !== drafts[i].event_id;
+    }),
+  );
 }

@@ -235,6 +235,12 @@ export const ENVELOPES = [
       success: Type.Literal(true),
       event_id: Type.String({ description: 'the one given, or the one Herald made' }),
       deliveries: Type.Integer({ description: 'deliveries queued: one per subscribed, enabled webhook' }),
+      duplicate: Type.Optional(
+        Type.Literal(true, {
+          description:
+            "only from the engine's webhook: the engine reported this message again within ENGINE_DEDUPE_S; not stored",
+        }),
+      ),
     },
     { $id: 'EventAccepted' },
   ),

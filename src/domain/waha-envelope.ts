@@ -1,16 +1,17 @@
 /**
  * WAHA's webhook body, read as the engine sends it: `{ id, timestamp, session, engine, event, payload, me?,
- * metadata?, environment? }`. Pure. The envelope's id becomes the event_id, so WAHA's own retries of one event
- * are idempotent; its timestamp (ms) is the event's; `me.id` is the session's own phone. `session`, `engine`,
- * `environment` and `metadata` describe the engine, not the event, and are not delivered.
+ * metadata?, environment? }`. Pure. The envelope's id names the event for the engine's retries (engineEventId);
+ * its timestamp (ms) is the event's; `me.id` is the session's own phone. `session`, `engine`, `environment` and
+ * `metadata` describe the engine, not the event, and are not delivered.
  */
+import { createHash } from 'node:crypto';
 import { phoneOf } from './jid.ts';
 import { isObj } from './payload-rules.ts';
 import type { FieldError } from './types.ts';
 
 export interface EngineEvent {
-  /** The event_id to store under; null when the engine sent no id (older WAHA versions): a new one is made. */
-  event_id: string | null;
+  /** The envelope's id (without `evt_`); null when the engine sent none (older WAHA versions). */
+  engineId: string | null;
   event: string;
   timestamp: number | null;
   payload: unknown;
@@ -31,10 +32,10 @@ export function readWahaEnvelope(body: unknown): { event: EngineEvent } | { erro
   if (typeof event !== 'string' || event === '')
     fail('event', 'is required: the event kind, such as message');
   if (!('payload' in body)) fail('payload', 'is required');
-  let eventId: string | null = null;
+  let engineId: string | null = null;
   if (id != null) {
     const bare = typeof id === 'string' && id.startsWith('evt_') ? id.slice(4) : id;
-    if (typeof bare === 'string' && ID.test(bare)) eventId = `evt_${bare}`;
+    if (typeof bare === 'string' && ID.test(bare)) engineId = bare;
     else fail('id', 'must be 1 to 100 letters, digits, _ or -, optionally after evt_');
   }
   const validTime = typeof timestamp === 'number' && timestamp >= 0 && timestamp <= MAX_TIMESTAMP_MS;
@@ -45,11 +46,30 @@ export function readWahaEnvelope(body: unknown): { event: EngineEvent } | { erro
   if (errors.length) return { errors };
   return {
     event: {
-      event_id: eventId,
+      engineId,
       event: event as string,
       timestamp: validTime ? Math.round(timestamp) : null,
       payload: body.payload,
       sessionPhone: isObj(me) ? phoneOf(me.id) : null,
     },
   };
+}
+
+const BASE32 = '0123456789abcdefghjkmnpqrstvwxyz';
+
+/**
+ * The event_id of an engine's event at one instance: `evt_` + 26 base32 characters of SHA-256 over the instance and
+ * the engine's name for the event (its envelope id, else its `X-Webhook-Request-Id`). The engine's retries of one
+ * event get the same id, so they are stored once; WAHA gives every webhook of a session the same envelope id, so the
+ * same event at another instance is another event with an id of its own, unique as every event_id is.
+ */
+export function engineEventId(
+  instanceId: string,
+  source: { envelopeId: string } | { requestId: string },
+): string {
+  const name = 'envelopeId' in source ? `id:${source.envelopeId}` : `request:${source.requestId}`;
+  const digest = createHash('sha256').update(`${instanceId}\n${name}`).digest();
+  let out = '';
+  for (let i = 0; i < 26; i++) out += BASE32[digest[i] & 31];
+  return `evt_${out}`;
 }

@@ -20,6 +20,8 @@ export interface DeliveryObserver {
 export interface IngestObserver {
   /** Kinds of the events newly stored (repeats of a known event_id left out). */
   eventsIngested(kinds: readonly string[]): void;
+  /** An engine's webhook body refused for its size (ENGINE_MAX_BODY_BYTES). */
+  engineBodyTooLarge(): void;
 }
 
 export interface MetricsSources {
@@ -37,6 +39,7 @@ export const TOP_WEBHOOKS = 10;
 export class HeraldMetrics implements DeliveryObserver, IngestObserver {
   readonly registry = new Registry();
   readonly #ingested: Counter<'event'>;
+  readonly #engineTooLarge: Counter;
   readonly #deliveries: Counter<'outcome'>;
   readonly #attempts: Counter<'result'>;
   readonly #latency: Histogram;
@@ -48,6 +51,11 @@ export class HeraldMetrics implements DeliveryObserver, IngestObserver {
       name: 'herald_events_ingested_total',
       help: 'Events stored by ingest, by kind (a repeated event_id is not counted again)',
       labelNames: ['event'],
+      registers,
+    });
+    this.#engineTooLarge = new Counter({
+      name: 'herald_engine_bodies_too_large_total',
+      help: "Engine webhook bodies refused with 413 for exceeding ENGINE_MAX_BODY_BYTES (the log names each one's kind and id)",
       registers,
     });
     this.#deliveries = new Counter({
@@ -125,6 +133,10 @@ export class HeraldMetrics implements DeliveryObserver, IngestObserver {
       },
     });
     registerHealthGauges(this.registry, sources.webhookHealth, TOP_WEBHOOKS);
+  }
+
+  engineBodyTooLarge(): void {
+    this.#engineTooLarge.inc();
   }
 
   eventsIngested(kinds: readonly string[]): void {

@@ -345,8 +345,24 @@ export interface DeliveryLog {
   instanceCounts(instanceId?: string): Promise<Map<string, InstanceCounts>>;
 }
 
+/** What an engine reported first (domain/engine-dedupe.ts), so that its repeats are dropped at ingest. */
+export interface EngineRepeats {
+  /**
+   * Records that `eventId` reports the thing `key` names at the instance, unless another event reported it less
+   * than `windowMs` ago: returns the event that holds the key now (`eventId` itself, or the earlier one). Atomic, so
+   * that two reports at once from any processes keep one. Forgotten with the instance.
+   */
+  rememberEngineEvent(
+    instanceId: string,
+    key: string,
+    eventId: string,
+    now: number,
+    windowMs: number,
+  ): Promise<string>;
+}
+
 /** Everything Herald keeps, behind one adapter per database; each part is used through its own port. */
-export interface Store extends Catalog, Queue, DeliveryLog {
+export interface Store extends Catalog, Queue, DeliveryLog, EngineRepeats {
   close(): Promise<void>;
   /** Resolves when the database answers; with `write`, when it also takes (and commits) a small write. */
   ping(options?: { write?: boolean }): Promise<void>;

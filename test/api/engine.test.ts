@@ -5,6 +5,7 @@
  */
 import assert from 'node:assert/strict';
 import { after, before, describe, type TestContext, test } from 'node:test';
+import { engineEventId } from '../../src/domain/waha-envelope.ts';
 import { postWaha, wahaBody } from '../support/engine.ts';
 import { eventually, startTestHerald, type TestHerald } from '../support/herald.ts';
 import { TestReceiver } from '../support/receiver.ts';
@@ -39,16 +40,17 @@ const text = (overrides: Record<string, unknown> = {}) => ({
 const instanceOf = async (ins: string) => (await h.request('GET', `/instances/${ins}`)).body.instance;
 
 describe('the engine endpoint takes WAHA bodies', () => {
-  test('a message is delivered in the delivery format: the envelope id, its timestamp, from_phone filled', async (t) => {
+  test('a message is delivered in the delivery format: an event_id of the instance and envelope, its timestamp, from_phone filled', async (t) => {
     const ins = await h.createInstance();
     const r = await hook(t, ins, ['message']);
     const body = wahaBody('message', text());
     const res = await postWaha(h.url, ins, body);
     assert.equal(res.status, 202, JSON.stringify(res.body));
-    assert.deepEqual(res.body, { success: true, event_id: body.id, deliveries: 1 });
+    const eventId = engineEventId(ins, { envelopeId: body.id.slice(4) });
+    assert.deepEqual(res.body, { success: true, event_id: eventId, deliveries: 1 });
     const [got] = await r.waitFor(1);
     assert.deepEqual(Object.keys(got.body), ['event_id', 'event', 'instance_id', 'timestamp', 'payload']);
-    assert.equal(got.body.event_id, body.id);
+    assert.equal(got.body.event_id, eventId);
     assert.equal(got.body.timestamp, body.timestamp);
     assert.equal(got.body.instance_id, ins);
     assert.deepEqual(got.body.payload, { ...text(), from_phone: '491701234567' });
@@ -67,7 +69,7 @@ describe('the engine endpoint takes WAHA bodies', () => {
     assert.equal(list.body.deliveries.length, 1);
   });
 
-  test('an id without evt_ is prefixed with it; a body without one gets a new event id', async (t) => {
+  test('an id with or without evt_ names the same event; a body without one gets a new event id', async (t) => {
     const ins = await h.createInstance();
     await hook(t, ins, ['message']);
     const bare = await postWaha(
@@ -75,8 +77,14 @@ describe('the engine endpoint takes WAHA bodies', () => {
       ins,
       wahaBody('message', text(), { id: '01jn7k0d9x2c5m8v3b6n1q4w7e' }),
     );
-    assert.equal(bare.body.event_id, 'evt_01jn7k0d9x2c5m8v3b6n1q4w7e');
-    const { id: _, ...noId } = wahaBody('message', text());
+    assert.equal(bare.body.event_id, engineEventId(ins, { envelopeId: '01jn7k0d9x2c5m8v3b6n1q4w7e' }));
+    const prefixed = await postWaha(
+      h.url,
+      ins,
+      wahaBody('message', text(), { id: 'evt_01jn7k0d9x2c5m8v3b6n1q4w7e' }),
+    );
+    assert.equal(prefixed.body.event_id, bare.body.event_id);
+    const { id: _, ...noId } = wahaBody('message', text({ id: 'false_491701234567@c.us_NOID' }));
     const fresh = await postWaha(h.url, ins, noId);
     assert.equal(fresh.status, 202);
     assert.match(fresh.body.event_id, /^evt_/);

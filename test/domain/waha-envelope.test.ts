@@ -1,7 +1,7 @@
 /** WAHA's webhook body read as the engine sends it (the envelope; payload rules are events.ts's). */
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
-import { readWahaEnvelope } from '../../src/domain/waha-envelope.ts';
+import { engineEventId, readWahaEnvelope } from '../../src/domain/waha-envelope.ts';
 
 const body = {
   id: 'evt_01jn7k0d9x2c5m8v3b6n1q4w7e',
@@ -18,7 +18,7 @@ const body = {
 test('the id, timestamp, kind, payload and own phone are read; the engine’s fields are left behind', () => {
   assert.deepEqual(readWahaEnvelope(body), {
     event: {
-      event_id: 'evt_01jn7k0d9x2c5m8v3b6n1q4w7e',
+      engineId: '01jn7k0d9x2c5m8v3b6n1q4w7e',
       event: 'message',
       timestamp: 1741249702485,
       payload: { id: 'x', fromMe: false },
@@ -33,8 +33,8 @@ test('optional parts: no id, no timestamp, me null or a GOWS id with a device, a
     if ('errors' in r) throw new Error(JSON.stringify(r.errors));
     return r.event;
   };
-  assert.equal(read({ id: undefined }).event_id, null);
-  assert.equal(read({ id: '01jn7k' }).event_id, 'evt_01jn7k');
+  assert.equal(read({ id: undefined }).engineId, null);
+  assert.equal(read({ id: '01jn7k' }).engineId, '01jn7k');
   assert.equal(read({ timestamp: undefined }).timestamp, null);
   assert.equal(read({ timestamp: 1741249702485.6 }).timestamp, 1741249702486);
   assert.equal(read({ me: null }).sessionPhone, null);
@@ -63,4 +63,17 @@ test('a broken envelope is refused field by field', () => {
   assert.deepEqual(readWahaEnvelope([1]), {
     errors: [{ field: 'body', message: "must be a JSON object (WAHA's webhook body)" }],
   });
+});
+
+test('an engine event_id: the same for the same instance and envelope id, another at another instance, unique in form', () => {
+  const a = engineEventId('ins_a', { envelopeId: '01jn7k0d9x2c5m8v3b6n1q4w7e' });
+  assert.match(a, /^evt_[0-9a-hjkmnp-tv-z]{26}$/);
+  assert.equal(engineEventId('ins_a', { envelopeId: '01jn7k0d9x2c5m8v3b6n1q4w7e' }), a);
+  assert.notEqual(engineEventId('ins_b', { envelopeId: '01jn7k0d9x2c5m8v3b6n1q4w7e' }), a);
+  // A request id that happens to equal an envelope id names another event.
+  assert.notEqual(engineEventId('ins_a', { requestId: '01jn7k0d9x2c5m8v3b6n1q4w7e' }), a);
+  assert.equal(
+    engineEventId('ins_a', { requestId: 'b6f1c7e2' }),
+    engineEventId('ins_a', { requestId: 'b6f1c7e2' }),
+  );
 });

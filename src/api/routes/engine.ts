@@ -2,16 +2,22 @@
  * The engine's own webhook, pointed at Herald: POST /instances/{id}/engine/waha takes WAHA's webhook body exactly as
  * WAHA sends it (waha-envelope.ts) and publishes the event it carries. Bearer authentication as everywhere (WAHA
  * sends the key through its webhook `customHeaders`); when the instance has an engine HMAC key, the body must carry
- * WAHA's HMAC-SHA512 of its exact bytes, checked before anything is stored.
+ * WAHA's HMAC-SHA512 of its exact bytes, checked before anything is stored. It is ingest: on the ingest rate limit.
+ *
+ * WAHA retries every answer but a 2xx, so each answer here is chosen for what WAHA does next: an event is stored
+ * once per instance however often it is sent (its event_id comes from the instance and the envelope's id, or the
+ * `X-Webhook-Request-Id` of a WAHA that sends no id), and a message the engine reports twice is dropped as a repeat.
  */
 import { Type } from '@sinclair/typebox';
 import type { FastifyInstance, FastifyRequest } from 'fastify';
+import { dedupeKey } from '../../domain/engine-dedupe.ts';
 import { checkEngineHmac, ENGINE_HMAC_HEADERS } from '../../domain/engine-hmac.ts';
 import type { Instance } from '../../domain/types.ts';
-import { readWahaEnvelope } from '../../domain/waha-envelope.ts';
+import { engineEventId, readWahaEnvelope } from '../../domain/waha-envelope.ts';
 import type { ApiContext } from '../context.ts';
+import { keepEngineHead, nameOf } from '../engine-body.ts';
 import { HttpError } from '../errors.ts';
-import { MAX_EVENT_BYTES, publishEvents } from '../publish.ts';
+import { publishEvents } from '../publish.ts';
 import { Answer, InstanceParams } from '../schemas.ts';
 import { INSTANCE_ERRORS, loadInstance } from './instances.ts';
 
@@ -20,7 +26,9 @@ const field = (description: string) => Type.Optional(Type.Unknown({ description 
 const WahaBody = Type.Object(
   {
     id: field(
-      'the event id (evt_…); it becomes the event_id, so WAHA retrying the same event stores it once',
+      'the event id (evt_…): the event_id is derived from it and the instance (evt_ + 26 characters of SHA-256 over ' +
+        'both), so WAHA retrying the event stores it once, and the same event sent to two instances is one event ' +
+        'at each. Without an id, X-Webhook-Request-Id plays its part.',
     ),
     timestamp: field('milliseconds since the epoch; the event timestamp'),
     event: field(
@@ -60,9 +68,20 @@ export function engineRoutes(app: FastifyInstance, ctx: ApiContext): void {
   app.post(
     '/instances/:instance_id/engine/waha',
     {
-      // WAHA's body carries engine data (`_data`) beyond the delivered event; the delivery body keeps its own limit.
-      bodyLimit: 4 * MAX_EVENT_BYTES,
+      // WAHA's body carries engine data (`_data`), delivered with the event.
+      bodyLimit: ctx.config.engineMaxBodyBytes,
       config: { rawBody: true },
+      preParsing: keepEngineHead(ctx.config.engineMaxBodyBytes),
+      onError: async (request, _reply, error) => {
+        const code = (error as { code?: string }).code;
+        if (code !== 'payload_too_large' && code !== 'FST_ERR_CTP_BODY_TOO_LARGE') return;
+        const { event, id } = nameOf(request.engineHead);
+        ctx.metrics?.engineBodyTooLarge();
+        request.log.warn(
+          { instance_id: (request.params as { instance_id?: string }).instance_id, event, id },
+          `engine webhook body refused: larger than ENGINE_MAX_BODY_BYTES (${ctx.config.engineMaxBodyBytes} bytes); the engine will retry it, then drop it`,
+        );
+      },
       schema: {
         tags: ['events'],
         summary: "Publish an event from WAHA's own webhook",
@@ -71,16 +90,11 @@ export function engineRoutes(app: FastifyInstance, ctx: ApiContext): void {
         response: {
           202: Answer(
             'EventAccepted',
-            'Stored with its deliveries; WAHA retrying the same id gets the same answer',
+            'Stored with its deliveries; WAHA retrying the same id gets the same answer. A repeat of a message ' +
+              'the engine reported within ENGINE_DEDUPE_S is answered with deliveries 0 and duplicate: true, and not stored.',
           ),
         },
-        errors: [
-          ...INSTANCE_ERRORS,
-          'engine_hmac',
-          'invalid_waha_event',
-          'event_too_large',
-          'event_id_elsewhere',
-        ],
+        errors: [...INSTANCE_ERRORS, 'engine_hmac', 'invalid_waha_event', 'engine_body_too_large'],
       },
     },
     async (request, reply) => {
@@ -88,21 +102,33 @@ export function engineRoutes(app: FastifyInstance, ctx: ApiContext): void {
       verifyHmac(ctx, instance, request);
       const read = readWahaEnvelope(request.body);
       if ('errors' in read) throw HttpError.invalid(read.errors);
-      const [result] = await publishEvents(ctx, instance.instance_id, [read.event], {
-        prefix: () => '',
-        anyKind: true,
-      });
+      const { engineId, ...event } = read.event;
+      const requestId = firstHeader(request, 'x-webhook-request-id');
+      const source = engineId ? { envelopeId: engineId } : requestId ? { requestId } : null;
+      const [result] = await publishEvents(
+        ctx,
+        instance.instance_id,
+        [{ ...event, event_id: source && engineEventId(instance.instance_id, source) }],
+        {
+          prefix: () => '',
+          anyKind: true,
+          largeBodies: true,
+          repeats: { key: (p) => dedupeKey(p.event, p.payload), windowMs: ctx.config.engineDedupeMs },
+        },
+      );
       return reply.status(202).send({ success: true, ...result });
     },
   );
 }
 
+function firstHeader(request: FastifyRequest, name: string): string | undefined {
+  const v = request.headers[name];
+  return Array.isArray(v) ? v[0] : v;
+}
+
 function verifyHmac(ctx: ApiContext, instance: Instance, request: FastifyRequest): void {
   if (!instance.engine_hmac_sealed) return;
-  const header = (name: string) => {
-    const v = request.headers[name];
-    return Array.isArray(v) ? v[0] : v;
-  };
+  const header = (name: string) => firstHeader(request, name);
   const problem = checkEngineHmac(
     ctx.secretBox.open(instance.engine_hmac_sealed),
     request.rawBody ?? Buffer.alloc(0),

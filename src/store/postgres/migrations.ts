@@ -169,6 +169,17 @@ export const MIGRATIONS: string[] = [
   DROP INDEX deliveries_due;
   CREATE INDEX deliveries_due ON deliveries(next_attempt_at) WHERE status = 'pending' AND lease_token IS NULL;
   `,
+  // The engine's repeats: which event first reported a thing (engine-dedupe.ts), per instance, and when.
+  `
+  CREATE TABLE engine_repeats (
+    instance_id text NOT NULL REFERENCES instances(instance_id) ON DELETE CASCADE,
+    repeat_key text NOT NULL,
+    event_id text NOT NULL,
+    seen_at bigint NOT NULL,
+    PRIMARY KEY (instance_id, repeat_key)
+  );
+  CREATE INDEX engine_repeats_seen ON engine_repeats(seen_at);
+  `,
 ];
 
 /** Brings the connection's schema up to date; safe when many processes start at once. */

@@ -11,6 +11,7 @@ export { postgresUnavailable } from './connection.ts';
 
 import { PostgresDatabase, type Tx } from './database.ts';
 import { PostgresDeliveryLog } from './delivery-log.ts';
+import { PostgresEngineRepeats } from './engine-repeats.ts';
 import { PostgresMediaJobs } from './media-jobs.ts';
 import { PostgresQueue } from './queue.ts';
 import { PostgresRetention } from './retention.ts';
@@ -24,6 +25,7 @@ export class PostgresStore implements Store {
   readonly #mediaJobs: PostgresMediaJobs;
   readonly #webhooks: PostgresWebhooks;
   readonly #claims: PostgresClaims;
+  readonly #repeats: PostgresEngineRepeats;
 
   private constructor(db: PostgresDatabase) {
     this.#db = db;
@@ -33,6 +35,7 @@ export class PostgresStore implements Store {
     this.#log = new PostgresDeliveryLog(db);
     this.#retention = new PostgresRetention(db);
     this.#mediaJobs = new PostgresMediaJobs(db);
+    this.#repeats = new PostgresEngineRepeats(db);
   }
 
   /** Connects and migrates (safe when several processes start at once). */
@@ -57,6 +60,7 @@ export class PostgresStore implements Store {
   instanceCounts: Store['instanceCounts'] = (...args) => this.#log.instanceCounts(...args);
   listenForWork: Store['listenForWork'] = (wake) => this.#db.listen(wake);
   setIntake: Store['setIntake'] = (intake) => this.#queue.setIntake(intake);
+  rememberEngineEvent: Store['rememberEngineEvent'] = (...args) => this.#repeats.remember(...args);
 
   async close(): Promise<void> {
     await this.#db.close();

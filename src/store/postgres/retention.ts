@@ -32,6 +32,10 @@ export class PostgresRetention {
           AND NOT EXISTS (SELECT 1 FROM deliveries d WHERE d.event_id = e.event_id)
         ORDER BY e.created_at LIMIT ${limit}::integer
         FOR UPDATE SKIP LOCKED)`;
+    // What engines reported that long ago is no repeat of anything still to come.
+    await sql`
+      DELETE FROM engine_repeats WHERE ctid IN (
+        SELECT ctid FROM engine_repeats WHERE seen_at < ${before}::bigint LIMIT ${limit}::integer)`;
     return { deliveries: deliveries.count, events: events.count };
   }
 }

@@ -129,4 +129,15 @@ export const MIGRATIONS: string[] = [
     PRIMARY KEY (webhook_id, hour)
   );
   `,
+  // The engine's repeats: which event first reported a thing (engine-dedupe.ts), per instance, and when.
+  `
+  CREATE TABLE engine_repeats (
+    instance_id TEXT NOT NULL REFERENCES instances(instance_id) ON DELETE CASCADE,
+    repeat_key TEXT NOT NULL,
+    event_id TEXT NOT NULL,
+    seen_at INTEGER NOT NULL,
+    PRIMARY KEY (instance_id, repeat_key)
+  );
+  CREATE INDEX engine_repeats_seen ON engine_repeats(seen_at);
+  `,
 ];

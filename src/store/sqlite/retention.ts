@@ -28,6 +28,12 @@ export class SqliteRetention {
            ORDER BY e.created_at LIMIT ?)`,
       )
       .run(before, limit).changes;
+    // What engines reported that long ago is no repeat of anything still to come.
+    this.#db
+      .q(
+        `DELETE FROM engine_repeats WHERE rowid IN (SELECT rowid FROM engine_repeats WHERE seen_at < ? LIMIT ?)`,
+      )
+      .run(before, limit);
     return { deliveries: Number(deliveries), events: Number(events) };
   }
 }

@@ -2,6 +2,7 @@ import { toInstance, toKey } from '../rows.ts';
 import type { ApiKey, InstanceChange, Store } from '../store.ts';
 import { SqliteDatabase } from './database.ts';
 import { SqliteDeliveryLog } from './delivery-log.ts';
+import { SqliteEngineRepeats } from './engine-repeats.ts';
 import { SqliteMediaJobs } from './media-jobs.ts';
 import { SqliteQueue } from './queue.ts';
 import { SqliteRetention } from './retention.ts';
@@ -14,6 +15,7 @@ export class SqliteStore implements Store {
   readonly #retention: SqliteRetention;
   readonly #mediaJobs: SqliteMediaJobs;
   readonly #webhooks: SqliteWebhooks;
+  readonly #repeats: SqliteEngineRepeats;
 
   constructor(file: string) {
     this.#db = new SqliteDatabase(file);
@@ -22,6 +24,7 @@ export class SqliteStore implements Store {
     this.#log = new SqliteDeliveryLog(this.#db);
     this.#retention = new SqliteRetention(this.#db);
     this.#mediaJobs = new SqliteMediaJobs(this.#db);
+    this.#repeats = new SqliteEngineRepeats(this.#db);
   }
 
   ingest: Store['ingest'] = (...args) => this.#queue.ingest(...args);
@@ -41,6 +44,7 @@ export class SqliteStore implements Store {
   instanceCounts: Store['instanceCounts'] = (...args) => this.#log.instanceCounts(...args);
   listenForWork: Store['listenForWork'] = async (wake) => this.#db.listen(wake);
   setIntake: Store['setIntake'] = (intake) => this.#queue.setIntake(intake);
+  rememberEngineEvent: Store['rememberEngineEvent'] = (...args) => this.#repeats.remember(...args);
 
   async close(): Promise<void> {
     await this.#db.close();

@@ -12,6 +12,7 @@ import type { EventDraft } from '../domain/types.ts';
 import { InstanceMissing, StoreConflict } from '../store/store.ts';
 import type { ApiContext } from './context.ts';
 import { HttpError } from './errors.ts';
+import { lidLearning } from './lid-phones.ts';
 
 export const MAX_EVENT_BYTES = 256 * 1024;
 
@@ -74,9 +75,14 @@ export async function publishEvents(
       : (anyKind ? validateKnownPayload : validatePayload)(p.event, p.payload, prefix(i)),
   );
   if (errors.length) throw HttpError.invalid(errors);
+  const lids = await lidLearning(
+    ctx.store,
+    instanceId,
+    items.filter((_, i) => known[i]),
+  );
   const normalised = items.map((p, i) =>
     known[i]
-      ? normalise(p.event, p.payload as Obj, p.sessionPhone ?? null)
+      ? normalise(p.event, p.payload as Obj, p.sessionPhone ?? null, lids.phones)
       : { payload: p.payload, download: null },
   );
   // Media references become ready objects with a signed link before the body is serialised.
@@ -109,6 +115,7 @@ export async function publishEvents(
     // The store wakes the dispatcher at its commit (listenForWork): the embedded one before the disk flush the 202
     // waits for, which takes that flush out of publish→arrival latency.
     const results = fresh.length > 0 ? await ctx.store.ingest(instanceId, fresh, route, now) : [];
+    await lids.learn(now);
     ctx.metrics?.eventsIngested(fresh.filter((_, i) => !results[i].duplicate).map((d) => d.event));
     let next = 0;
     return drafts.map((d, i): Published => {

@@ -1,11 +1,13 @@
 /**
  * An accepted payload turned into Herald's delivery format, as a pure step: what engines leave out or write
  * their own way is filled in or rewritten here, once, before the delivery body is serialised.
- *   message, message.any: from_phone from the sender's phone id, the media object in Herald's states
+ *   message, message.any: from_phone from the sender's phone id (a hidden id's: lid-phone.ts), the media object in
+ *                         Herald's states
  *   session.status:       the linked phone from the engine's own account (`me`) when the payload has none
  */
 import { MESSAGE_KINDS } from './events.ts';
-import { isGroup, phoneOf } from './jid.ts';
+import { phoneOf, senderOf } from './jid.ts';
+import { type LidPhones, senderLidPhone } from './lid-phone.ts';
 import { type MediaDownload, settleMedia } from './media-object.ts';
 
 type Obj = Record<string, unknown>;
@@ -16,12 +18,20 @@ export interface Normalised {
   download: MediaDownload | null;
 }
 
+const NONE: LidPhones = new Map();
+
 /**
- * `sessionPhone` is the session's own phone number when the engine said it (WAHA's `me.id`), else null.
- * The payload is already valid for its kind (events.ts); it is never changed in place.
+ * `sessionPhone` is the session's own phone number when the engine said it (WAHA's `me.id`), else null; `learned`
+ * the phones the instance learned for hidden ids. The payload is already valid for its kind (events.ts); it is never
+ * changed in place.
  */
-export function normalise(kind: string, payload: Obj, sessionPhone: string | null): Normalised {
-  if (MESSAGE_KINDS.includes(kind)) return settleMedia(withFromPhone(payload, sessionPhone));
+export function normalise(
+  kind: string,
+  payload: Obj,
+  sessionPhone: string | null,
+  learned: LidPhones = NONE,
+): Normalised {
+  if (MESSAGE_KINDS.includes(kind)) return settleMedia(withFromPhone(payload, sessionPhone, learned));
   if (kind === 'session.status' && payload.phone == null && sessionPhone !== null) {
     return { payload: { ...payload, phone: sessionPhone }, download: null };
   }
@@ -30,14 +40,13 @@ export function normalise(kind: string, payload: Obj, sessionPhone: string | nul
 
 /**
  * from_phone: the digits of the sender's phone id, which is the chat for a private chat and the
- * `participant` in a group or a broadcast (stories). A sender known by a hidden id (`@lid`) or a channel has none.
+ * `participant` in a group or a broadcast (stories). A sender known by a hidden id (`@lid`) gets the phone the
+ * engine sent beside it, else the one the instance learned; a channel has none.
  * The session's own messages are the session's: NOWEB and GOWS put the recipient's chat in `from`.
  */
-function withFromPhone(payload: Obj, sessionPhone: string | null): Obj {
+function withFromPhone(payload: Obj, sessionPhone: string | null, learned: LidPhones): Obj {
   if (payload.from_phone != null) return payload;
   if (payload.fromMe === true && sessionPhone !== null) return { ...payload, from_phone: sessionPhone };
-  const from = payload.from;
-  const byParticipant = isGroup(from) || (typeof from === 'string' && from.endsWith('@broadcast'));
-  const phone = phoneOf(byParticipant ? payload.participant : from);
+  const phone = phoneOf(senderOf(payload)) ?? senderLidPhone(payload, learned);
   return phone === null ? payload : { ...payload, from_phone: phone };
 }

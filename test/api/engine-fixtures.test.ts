@@ -8,6 +8,7 @@
 import assert from 'node:assert/strict';
 import { after, before, test } from 'node:test';
 import { EVENT_KINDS } from '../../src/domain/events.ts';
+import { engineEventId } from '../../src/domain/waha-envelope.ts';
 import { completed, WAHA_EVENTS, type WahaFixture } from '../fixtures/waha-events.ts';
 import { EngineFiles, postWaha } from '../support/engine.ts';
 import { startTestHerald, type TestHerald } from '../support/herald.ts';
@@ -17,8 +18,8 @@ type Obj = Record<string, any>;
 
 /**
  * What normalising changes, per fixture; every other fixture's payload is delivered unchanged.
- * from_phone: the digits Herald adds (null: none, the sender has no phone); media: the delivered status;
- * phone: what a session.status gets from `me`.
+ * from_phone: the digits Herald adds (null: none; a hidden-id sender's from the phone id the engine sends beside
+ * it); media: the delivered status; phone: what a session.status gets from `me`.
  */
 const EXPECTED: Record<string, { from_phone?: string | null; media?: string | null; phone?: string }> = {
   'session.status WORKING WEBJS': { phone: '7911111' },
@@ -40,8 +41,11 @@ const EXPECTED: Record<string, { from_phone?: string | null; media?: string | nu
   'message sticker GOWS (no body key)': { from_phone: '14155550123', media: 'ready' },
   'message group WEBJS (participant)': { from_phone: '14155550123', media: null },
   'message group NOWEB (participant)': { from_phone: '14155550123', media: null },
-  'message group GOWS (@lid participant, to = sender)': { from_phone: null, media: null },
-  'message DM NOWEB from @lid sender': { from_phone: null, media: null },
+  'message group GOWS (@lid participant, to = sender)': { from_phone: '14155550123', media: null },
+  'message DM NOWEB from @lid sender': { from_phone: '14155550123', media: null },
+  'message group NOWEB (@lid participant, participantAlt)': { from_phone: '14155550177', media: null },
+  'message DM GOWS from @lid sender (SenderAlt)': { from_phone: '14155550199', media: null },
+  'message DM WEBJS from @lid sender (no phone beside it)': { from_phone: null, media: null },
   'message channel NOWEB (newsletter)': { from_phone: null },
   'message location WEBJS (numeric coords, body = thumbnail)': { from_phone: '14155550123', media: null },
   'message location NOWEB (string coords, body null)': { from_phone: '14155550123', media: null },
@@ -50,6 +54,10 @@ const EXPECTED: Record<string, { from_phone?: string | null; media?: string | nu
   'message reply WEBJS (replyTo without id/participant/hasMedia)': { from_phone: '14155550123', media: null },
   'message status@broadcast NOWEB (docs status example)': { from_phone: null, media: 'ready' },
   'message status@broadcast GOWS (to = author)': { from_phone: '14155550123', media: null },
+  'message status@broadcast NOWEB from @lid author (remoteJidAlt)': {
+    from_phone: '14155550188',
+    media: null,
+  },
   'message.any NOWEB outgoing via API (ack 0 PENDING)': { from_phone: '14155550100', media: null },
   'message.any GOWS outgoing image via API (ack 1 SERVER)': { from_phone: '14155550100', media: 'outgoing' },
 };
@@ -100,8 +108,8 @@ test(`${WAHA_EVENTS.length} real WAHA bodies, all three engines, every kind: eac
     serveMedia(body);
     const res = await postWaha(h.url, ins, body);
     assert.equal(res.status, 202, `${fixture.name}: ${JSON.stringify(res.body)}`);
-    assert.equal(res.body.event_id, body.id, fixture.name);
-    sent.set(body.id, { fixture, body });
+    assert.equal(res.body.event_id, engineEventId(ins, { envelopeId: body.id.slice(4) }), fixture.name);
+    sent.set(res.body.event_id, { fixture, body });
   }
   const story = (b: Obj) =>
     JSON.stringify([b.payload.from, b.payload.to, b.payload.participant]).includes('status@broadcast');

@@ -72,10 +72,10 @@ describe('media in the seed’s states', () => {
       { url, mimetype: 'application/pdf', filename: 'a.pdf' },
     ],
     [
-      'an error: failed',
+      'an error: failed, and a job to record why',
       { hasMedia: true, media: { url: null, mimetype: 'image/jpeg', error: { message: 'x' } } },
       { status: 'failed', mimetype: 'image/jpeg' },
-      null,
+      { url: '', mimetype: 'image/jpeg', filename: null, engine_error: 'x' },
     ],
     [
       'a url of null: unavailable',

@@ -161,6 +161,7 @@ export async function startHerald(config: Config, options: HeraldOptions = {}): 
     logger,
     // Longer than a download may take, and a write to the media store after it.
     leaseMs: config.deliveryTimeoutMs + MEDIA_LEASE_MARGIN_MS,
+    observer: metrics,
   });
   if (role !== 'api') {
     await store.listenForWork((work) => {

@@ -195,12 +195,25 @@ export const Attempt = Type.Object(
 
 /** A delivery with its exact request body and every attempt (`attempt_count` of them). */
 export const DeliveryDetail = Type.Object(
-  { ...Delivery.properties, request_body: Type.String(), attempts: Type.Array(Type.Ref('Attempt')) },
+  {
+    ...Delivery.properties,
+    media_failure: Nullable(
+      Type.String({
+        description:
+          "why the engine's media file of the event was not stored (the receiver's media object says only failed or " +
+          'too_large), e.g. "the engine answered 401: set ENGINE_MEDIA_HEADERS, e.g. X-Api-Key: <WAHA_API_KEY>"; ' +
+          'null when it was stored or there was none',
+      }),
+    ),
+    request_body: Type.String(),
+    attempts: Type.Array(Type.Ref('Attempt')),
+  },
   {
     $id: 'DeliveryDetail',
     examples: [
       {
         ...DELIVERY_EXAMPLE,
+        media_failure: null,
         request_body:
           '{"event_id":"evt_01jd5q7h2k9x4m8n3p6r0t1v2w","event":"message","instance_id":"ins_01jd5q7h2k9x4m8n3p6r0t1v2a","timestamp":1795341600000,"payload":{"id":"false_15557654321@c.us_3EB0C767D26A1D8F4A2B","from":"15557654321@c.us","from_phone":"15557654321","fromMe":false,"body":"Hi! Is my order on its way?","hasMedia":false}}',
         attempts: ATTEMPTS_EXAMPLE,

@@ -3,7 +3,8 @@
  * downloads the engine's files and signs links.
  *   { media_id }                           → a file uploaded to Herald: becomes ready (completeMedia)
  *   { status, … }                          → Herald's own terms: passed on, expires_at in UTC
- *   { url, mimetype, filename?, error? }   → the engine's file server (WAHA): a download, settled after it
+ *   { url, mimetype, filename? }           → the engine's file server (WAHA): a download, settled after it
+ *   { …, error }                           → failed; its job only records why
  *   media null / absent with hasMedia true → unavailable
  * A message the session sent (fromMe true) keeps no copy: its media is outgoing, whatever it says.
  */
@@ -37,11 +38,30 @@ export interface ReadyMedia {
   expires_at: string;
 }
 
-/** A file on the engine's file server that Herald must download before the event's deliveries start. */
+/**
+ * A file on the engine's file server that Herald must download before the event's deliveries start; or, with
+ * `engine_error`, one the engine itself could not get, settled the same way so that the failure is recorded once.
+ */
 export interface MediaDownload {
   url: string;
   mimetype: string | null;
   filename: string | null;
+  /** The engine's own `error`, in words. */
+  engine_error?: string | null;
+}
+
+/** Longest engine error kept: a stack trace says nothing more to the reader of a delivery. */
+const MAX_ERROR_CHARS = 300;
+
+/**
+ * The engine's `error` in words: a string as it is, else its `message`, else the first line of its `details`
+ * (GOWS sends a gRPC error whose details begin with the message and go on with a stack), else its JSON.
+ */
+export function engineErrorText(error: unknown): string {
+  const o = isObj(error) ? error : {};
+  const line = (v: unknown) => (typeof v === 'string' && v.trim() !== '' ? v.trim().split('\n')[0] : null);
+  const text = line(error) ?? line(o.message) ?? line(o.details) ?? JSON.stringify(error) ?? String(error);
+  return text.length > MAX_ERROR_CHARS ? `${text.slice(0, MAX_ERROR_CHARS - 1)}…` : text;
 }
 
 /**
@@ -97,10 +117,20 @@ export function settleMedia(payload: Obj): { payload: Obj; download: MediaDownlo
     return { payload: withMedia(payload, fileless('outgoing', m.mimetype)), download: null };
   }
   if (isReference(m)) return { payload, download: null };
-  if (present(m.error))
-    return { payload: withMedia(payload, fileless('failed', m.mimetype)), download: null };
-  if (!present(m.url)) return { payload: withMedia(payload, fileless('unavailable', null)), download: null };
   const text = (v: unknown) => (typeof v === 'string' && v !== '' ? v : null);
+  if (present(m.error)) {
+    // Failed already; the job that settles it records why (media-jobs.ts), as for a download that fails.
+    return {
+      payload: withMedia(payload, fileless('failed', m.mimetype)),
+      download: {
+        url: text(m.url) ?? '',
+        mimetype: text(m.mimetype),
+        filename: text(m.filename),
+        engine_error: engineErrorText(m.error),
+      },
+    };
+  }
+  if (!present(m.url)) return { payload: withMedia(payload, fileless('unavailable', null)), download: null };
   return {
     payload,
     download: { url: m.url as string, mimetype: text(m.mimetype), filename: text(m.filename) },

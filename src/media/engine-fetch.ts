@@ -5,6 +5,14 @@
  */
 import { Agent, request } from 'undici';
 import { checkDestination, createGuardedLookup, type DestinationPolicy } from '../net/destination.ts';
+import {
+  connectionFailed,
+  type MediaFailure,
+  refused,
+  statusFailure,
+  timedOut,
+  tooLarge,
+} from './media-failure.ts';
 import { type Spooled, spool, TooLarge } from './spool.ts';
 
 const DISK_ERRORS = new Set(['ENOSPC', 'EDQUOT', 'EROFS', 'EACCES', 'EPERM', 'EIO', 'EMFILE', 'ENFILE']);
@@ -17,11 +25,15 @@ export interface EngineFetchOptions {
   spoolDir: string;
 }
 
-/** The file in the spool with its Content-Type, or why there is none: too_large or failed. */
+/** The file in the spool with its Content-Type, or why there is none. */
 export type Fetched =
   | { kind: 'file'; file: Spooled; contentType: string | null }
-  | { kind: 'too_large' }
-  | { kind: 'failed'; reason: string };
+  | { kind: 'failed'; failure: MediaFailure };
+
+const failed = (failure: MediaFailure): Fetched => ({ kind: 'failed', failure });
+/** The guard's refusal speaks of a webhook's destination; here it is the engine's media.url. */
+const refusal = (message: string) =>
+  refused(message.replace(/^destination_url: /, '').replace('to send to it', 'to download from it'));
 
 export class EngineFetch {
   readonly #o: EngineFetchOptions;
@@ -37,8 +49,8 @@ export class EngineFetch {
   }
 
   async fetch(url: string): Promise<Fetched> {
-    const refused = await checkDestination(url, this.#o.destinations);
-    if (refused) return { kind: 'failed', reason: refused.message.replace(/^destination_url/, 'media.url') };
+    const problem = await checkDestination(url, this.#o.destinations);
+    if (problem) return failed(refusal(problem.message));
     // The whole answer, body included, within the timeout; the timer ends with the download, so an abort can never
     // reach a stream nobody reads any more.
     const abort = new AbortController();
@@ -50,12 +62,12 @@ export class EngineFetch {
       res.body.on('error', () => {});
       if (res.statusCode < 200 || res.statusCode > 299) {
         res.body.destroy();
-        return { kind: 'failed', reason: `the engine answered ${res.statusCode}` };
+        return failed(statusFailure(res.statusCode, Object.keys(this.#o.headers)));
       }
       const declared = Number(res.headers['content-length']);
       if (declared > this.#o.maxBytes) {
         res.body.destroy();
-        return { kind: 'too_large' };
+        return failed(tooLarge(this.#o.maxBytes));
       }
       const type = res.headers['content-type'];
       try {
@@ -63,14 +75,18 @@ export class EngineFetch {
         return { kind: 'file', file, contentType: typeof type === 'string' ? type : null };
       } catch (err) {
         res.body.destroy();
-        if (err instanceof TooLarge) return { kind: 'too_large' };
+        if (err instanceof TooLarge) return failed(tooLarge(this.#o.maxBytes));
         throw err;
       }
     } catch (err) {
+      const e = err as Error & { code?: string; cause?: { code?: string; message?: string } };
       // A disk of Herald's own that fails is no fault of the engine's: the job is tried again, not settled.
-      if (DISK_ERRORS.has((err as { code?: string }).code ?? '')) throw err;
-      const timedOut = signal.aborted;
-      return { kind: 'failed', reason: timedOut ? 'timeout' : `download failed: ${(err as Error).message}` };
+      if (DISK_ERRORS.has(e.code ?? '')) throw err;
+      if (signal.aborted) return failed(timedOut(this.#o.timeoutMs));
+      // The guard refuses again at the connection, should the name resolve elsewhere by then.
+      if (e.code === 'destination_not_allowed') return failed(refusal(e.message));
+      if (e.cause?.code === 'destination_not_allowed') return failed(refusal(e.cause.message ?? ''));
+      return failed(connectionFailed(e.message));
     } finally {
       clearTimeout(timer);
     }

@@ -7,9 +7,11 @@ import type { Logger } from 'pino';
 import type { Clock } from '../domain/clock.ts';
 import { fileless } from '../domain/media-object.ts';
 import { redactForeignUrl } from '../domain/redact-url.ts';
+import type { MediaObserver } from '../metrics/metrics.ts';
 import type { MediaJob, Queue } from '../store/store.ts';
 import { Wakeup } from '../wakeup.ts';
 import type { Media } from './media.ts';
+import { failedStatus, type MediaFailure, storageFailed } from './media-failure.ts';
 
 export interface MediaJobsOptions {
   store: Queue;
@@ -20,6 +22,8 @@ export interface MediaJobsOptions {
   leaseMs: number;
   /** Downloads at once. */
   concurrency?: number;
+  /** Counts the failures (/metrics). */
+  observer?: MediaObserver | null;
 }
 
 /** Upper bound on a sleep, so that a missed wake-up (another process's ingest) costs at most this much. */
@@ -36,7 +40,7 @@ export class MediaJobs {
   readonly #wakeup = new Wakeup();
 
   constructor(options: MediaJobsOptions) {
-    this.#o = { concurrency: 4, ...options };
+    this.#o = { concurrency: 4, observer: null, ...options };
   }
 
   start(): void {
@@ -84,27 +88,42 @@ export class MediaJobs {
   async #settle(job: MediaJob): Promise<void> {
     const { store, media, clock, logger } = this.#o;
     try {
-      const settled = await media.fetchEngineMedia(job.instance_id, job);
-      if (settled.status !== 'ready') {
-        logger.info(
-          { event_id: job.event_id, url: redactForeignUrl(job.url), media: settled.status },
-          'engine media not stored',
-        );
-      }
-      await store.settleMediaJob(job, settled, clock());
+      const { media: settled, failure } = await media.fetchEngineMedia(job.instance_id, job);
+      const done = await store.settleMediaJob(job, settled, clock(), failure?.detail ?? null);
+      if (done && failure) this.#failed(job, failure);
     } catch (err) {
       logger.error(
         { err, event_id: job.event_id, tries: job.tries + 1 },
         'media jobs: could not store engine media',
       );
-      // Given up at last as failed, so the deliveries are not held for ever.
-      const settle =
-        job.tries + 1 >= MAX_TRIES
-          ? store.settleMediaJob(job, fileless('failed', job.mimetype), clock())
-          : store.retryMediaJob(job, clock() + RETRY_MS);
-      await settle.catch((e: unknown) =>
-        logger.error({ err: e }, 'media jobs: could not record the failure'),
-      );
+      try {
+        if (job.tries + 1 < MAX_TRIES) {
+          await store.retryMediaJob(job, clock() + RETRY_MS);
+        } else {
+          // Given up at last as failed, so the deliveries are not held for ever.
+          const failure = storageFailed(MAX_TRIES, (err as Error).message);
+          const failedMedia = fileless('failed', job.mimetype);
+          if (await store.settleMediaJob(job, failedMedia, clock(), failure.detail))
+            this.#failed(job, failure);
+        }
+      } catch (e) {
+        logger.error({ err: e }, 'media jobs: could not record the failure');
+      }
     }
+  }
+
+  /** Says why, once the failure is stored: in the log (the url without its query's values) and in /metrics. */
+  #failed(job: MediaJob, failure: MediaFailure): void {
+    this.#o.logger.warn(
+      {
+        instance_id: job.instance_id,
+        event_id: job.event_id,
+        url: job.url ? redactForeignUrl(job.url) : null,
+        media: failedStatus(failure),
+        reason: failure.reason,
+      },
+      `engine media not stored: ${failure.detail}`,
+    );
+    this.#o.observer?.engineMediaFailed(failure.reason);
   }
 }

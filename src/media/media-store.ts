@@ -1,7 +1,7 @@
 /**
  * Stored media files and what Herald knows about them, kept beside the bytes rather than in the database:
  *   files/{media_id}            the bytes
- *   meta/{media_id}.json        MediaMeta (mimetype, size, sha256, instance, created/expires)
+ *   meta/{media_id}.json        MediaMeta (mimetype, size, sha256, instance, created/expires, filename)
  *   expiry/{ms}-{media_id}      an empty marker; its name orders files by expiry, so the sweeper reads only what
  *                               is due, in small batches, on a directory and on S3 alike (keys list in order)
  * The metadata is written last and removed first: a file is visible exactly while its metadata exists.
@@ -20,6 +20,8 @@ export interface MediaMeta {
   created_at: number;
   /** Until when some link to it may be followed; the file is deleted after this (and the grace below). */
   expires_at: number;
+  /** The engine's name for it (a document's), given to a browser that saves it; absent for uploads. */
+  filename?: string;
 }
 
 /**

@@ -16,6 +16,7 @@ import {
 } from '../domain/media-object.ts';
 import type { FieldError } from '../domain/types.ts';
 import type { EngineFetch } from './engine-fetch.ts';
+import { engineError, failedStatus, type MediaFailure } from './media-failure.ts';
 import type { MediaMeta, MediaStore } from './media-store.ts';
 import { type Spooled, spool } from './spool.ts';
 
@@ -32,6 +33,12 @@ export interface MediaOptions {
   clock: Clock;
   /** Downloads engine media (engine-fetch.ts). */
   engineFetch: EngineFetch;
+}
+
+/** Engine media settled: the object every delivery of its event carries, and why no file was kept, if none was. */
+export interface SettledMedia {
+  media: Record<string, unknown>;
+  failure: MediaFailure | null;
 }
 
 /** The kinds whose payload may carry a media object. */
@@ -76,24 +83,35 @@ export class Media {
   }
 
   /**
-   * Downloads an engine's file into storage and returns the media object every delivery of its event carries:
-   * ready with Herald's own signed link, or too_large / failed without a file.
+   * Downloads an engine's file into storage (unless the engine said it could not get it) and returns the media
+   * object every delivery of its event carries: ready with Herald's own signed link, or too_large / failed without
+   * a file, with why.
    */
-  async fetchEngineMedia(instanceId: string, download: MediaDownload): Promise<Record<string, unknown>> {
-    const got = await this.#o.engineFetch.fetch(download.url);
-    if (got.kind !== 'file') return fileless(got.kind, download.mimetype);
+  async fetchEngineMedia(instanceId: string, download: MediaDownload): Promise<SettledMedia> {
+    const got = download.engine_error
+      ? ({ kind: 'failed', failure: engineError(download.engine_error) } as const)
+      : await this.#o.engineFetch.fetch(download.url);
+    if (got.kind !== 'file') {
+      return { media: fileless(failedStatus(got.failure), download.mimetype), failure: got.failure };
+    }
     const type = download.mimetype ?? got.contentType?.trim() ?? '';
     const meta = await this.#keep(
       got.file,
       instanceId,
       Media.checkType(type) ? 'application/octet-stream' : type,
+      download.filename,
     );
     const link = signLink(this.#o.linkKey, this.#o.baseUrl(), meta.media_id, meta.expires_at);
-    return readyMedia({ ...meta, ...link }, download.filename);
+    return { media: readyMedia({ ...meta, ...link }, download.filename), failure: null };
   }
 
   /** Moves a spooled file into storage; it lives one TTL from now. */
-  async #keep(spooled: Spooled, instanceId: string, mimetype: string): Promise<MediaMeta> {
+  async #keep(
+    spooled: Spooled,
+    instanceId: string,
+    mimetype: string,
+    filename: string | null = null,
+  ): Promise<MediaMeta> {
     const now = this.#o.clock();
     const meta: MediaMeta = {
       media_id: newId('med', now),
@@ -103,6 +121,7 @@ export class Media {
       sha256: spooled.sha256,
       created_at: now,
       expires_at: now + this.#o.ttlMs,
+      ...(filename === null ? {} : { filename }),
     };
     // A store that fails (S3 unreachable) leaves no temporary file behind either.
     await this.store.put(spooled.path, meta).catch(async (err) => {

@@ -1,15 +1,16 @@
 /**
- * Herald's Prometheus metrics, in one place: the rest of the code reports through two small
- * interfaces (DeliveryObserver for the dispatcher, IngestObserver for the API) and never touches prom-client.
- * Queue depth and in-flight counts are read when scraped, so they cost nothing between scrapes.
+ * Herald's Prometheus metrics, in one place: the rest of the code reports through small interfaces
+ * (DeliveryObserver for the dispatcher, IngestObserver for the API, MediaObserver for the media jobs) and never
+ * touches prom-client. Queue depth and in-flight counts are read when scraped, so they cost nothing between scrapes.
  * Label values are bounded: event kinds come from the catalog, attempt results are status classes or the
- * sender's fixed error codes, and in-flight per webhook names only the busiest few webhooks (the rest summed
- * as "other"), so thousands of webhooks cannot blow up the series count.
+ * sender's fixed error codes, media failures a fixed list of reasons, and in-flight per webhook names only the
+ * busiest few webhooks (the rest summed as "other"), so thousands of webhooks cannot blow up the series count.
  */
 import { Counter, collectDefaultMetrics, Gauge, Histogram, Registry } from 'prom-client';
 import type { WebhookHealth } from '../domain/health.ts';
 import type { Decision } from '../domain/retry-policy.ts';
 import type { AttemptOutcome } from '../domain/types.ts';
+import { MEDIA_FAILURE_REASONS } from '../media/media-failure.ts';
 import type { QueueStats } from '../store/store.ts';
 import { registerHealthGauges } from './health-gauges.ts';
 
@@ -24,6 +25,11 @@ export interface IngestObserver {
   engineBodyTooLarge(): void;
 }
 
+export interface MediaObserver {
+  /** An engine's media file not stored, by reason (media-failure.ts). */
+  engineMediaFailed(reason: string): void;
+}
+
 export interface MetricsSources {
   queueStats: () => Promise<QueueStats>;
   /** Attempts in flight per webhook in this process. */
@@ -36,9 +42,10 @@ export interface MetricsSources {
 /** Webhooks named in herald_in_flight_attempts_by_webhook; the rest are summed under webhook_id="other". */
 export const TOP_WEBHOOKS = 10;
 
-export class HeraldMetrics implements DeliveryObserver, IngestObserver {
+export class HeraldMetrics implements DeliveryObserver, IngestObserver, MediaObserver {
   readonly registry = new Registry();
   readonly #ingested: Counter<'event'>;
+  readonly #mediaFailures: Counter<'reason'>;
   readonly #engineTooLarge: Counter;
   readonly #deliveries: Counter<'outcome'>;
   readonly #attempts: Counter<'result'>;
@@ -58,6 +65,14 @@ export class HeraldMetrics implements DeliveryObserver, IngestObserver {
       help: "Engine webhook bodies refused with 413 for exceeding ENGINE_MAX_BODY_BYTES (the log names each one's kind and id)",
       registers,
     });
+    this.#mediaFailures = new Counter({
+      name: 'herald_engine_media_failures_total',
+      help: 'Engine media files not stored, by reason: refused, status, timeout, too_large, engine_error, connection, storage',
+      labelNames: ['reason'],
+      registers,
+    });
+    // Every reason from the start, at 0: an alert on its rate needs the series before the first failure.
+    for (const reason of MEDIA_FAILURE_REASONS) this.#mediaFailures.inc({ reason }, 0);
     this.#deliveries = new Counter({
       name: 'herald_deliveries_total',
       help: 'Deliveries that reached an end: delivered, or failed with reason attempts_exhausted, gone or destination_not_allowed',
@@ -137,6 +152,10 @@ export class HeraldMetrics implements DeliveryObserver, IngestObserver {
 
   engineBodyTooLarge(): void {
     this.#engineTooLarge.inc();
+  }
+
+  engineMediaFailed(reason: string): void {
+    this.#mediaFailures.inc({ reason });
   }
 
   eventsIngested(kinds: readonly string[]): void {

@@ -67,6 +67,8 @@ export interface MediaJob {
   url: string;
   mimetype: string | null;
   filename: string | null;
+  /** The engine could not get the file itself (its own `error`, in words): nothing to download. */
+  engine_error: string | null;
   /** Tries before this one that ended in a fault of Herald's own (the media store unreachable, say). */
   tries: number;
   lease_token: string;
@@ -139,6 +141,8 @@ export interface DeliveryFilter {
 export interface DeliveryDetail extends Delivery {
   request_body: string;
   attempts_log: Attempt[];
+  /** Why the event's engine media was not stored (settleMediaJob), or null. */
+  media_failure: string | null;
 }
 
 export type RedeliverResult = { ok: true; delivery: Delivery } | { ok: false; conflict: string } | null;
@@ -257,10 +261,16 @@ export interface Queue {
    */
   claimMediaJobs(now: number, limit: number, leaseMs: number): Promise<MediaJob[]>;
   /**
-   * Ends a job still held by its lease: the event's body gets `media` as its payload's media object and its
-   * deliveries become due at `now`. False when the lease was lost (another process settles it).
+   * Ends a job still held by its lease: the event's body gets `media` as its payload's media object, the event
+   * `failure` (why no file was kept, or null), and its deliveries become due at `now`. False when the lease was lost
+   * (another process settles it).
    */
-  settleMediaJob(job: MediaJob, media: Record<string, unknown>, now: number): Promise<boolean>;
+  settleMediaJob(
+    job: MediaJob,
+    media: Record<string, unknown>,
+    now: number,
+    failure?: string | null,
+  ): Promise<boolean>;
   /** Gives a job back to be tried again at `at`, one more try counted. */
   retryMediaJob(job: MediaJob, at: number): Promise<void>;
 
@@ -361,8 +371,16 @@ export interface EngineRepeats {
   ): Promise<string>;
 }
 
+/** The phone of each hidden id (`@lid`) an instance has seen beside one (domain/lid-phone.ts). Forgotten with it. */
+export interface LidPhones {
+  /** What the instance learned for those of `lids` it knows: phone digits by hidden id. */
+  phonesOfLids(instanceId: string, lids: string[]): Promise<Map<string, string>>;
+  /** Learns each `[lid, phone]` (a later pair for a hidden id replaces the earlier), in one statement. */
+  learnLidPhones(instanceId: string, pairs: [string, string][], now: number): Promise<void>;
+}
+
 /** Everything Herald keeps, behind one adapter per database; each part is used through its own port. */
-export interface Store extends Catalog, Queue, DeliveryLog, EngineRepeats {
+export interface Store extends Catalog, Queue, DeliveryLog, EngineRepeats, LidPhones {
   close(): Promise<void>;
   /** Resolves when the database answers; with `write`, when it also takes (and commits) a small write. */
   ping(options?: { write?: boolean }): Promise<void>;

@@ -204,7 +204,11 @@ test('detail: the exact request body and every attempt', async (t) => {
   const [d] = await settled(ins);
   const got = await detail(ins, d.delivery_id);
 
-  assert.deepEqual(Object.keys(got).sort(), [...DELIVERY_FIELDS, 'attempts', 'request_body'].sort());
+  assert.deepEqual(
+    Object.keys(got).sort(),
+    [...DELIVERY_FIELDS, 'attempts', 'media_failure', 'request_body'].sort(),
+  );
+  assert.equal(got.media_failure, null, 'no engine media');
   for (const x of r.received) assert.ok(Buffer.from(got.request_body).equals(x.rawBody));
   assert.equal(got.status, 'delivered');
   assert.equal(got.last_status_code, 201);

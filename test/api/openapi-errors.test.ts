@@ -187,8 +187,8 @@ const FOR: Record<string, Provoke> = {
     return call(o, { body: { events: [fine, fine, fine, hugeMessage()] } });
   },
   'POST /instances/{instance_id}/engine/waha invalid_waha_event': (o) => call(o, { body: { payload: {} } }),
-  'POST /instances/{instance_id}/engine/waha event_too_large': (o) =>
-    call(o, { body: { ...hugeMessage(), id: 'evt_huge_waha' } }),
+  'POST /instances/{instance_id}/engine/waha engine_body_too_large': (o) =>
+    call(o, { body: { ...hugeMessage(), id: 'evt_huge_waha', _data: 'x'.repeat(4 * 1024 * 1024) } }),
   'POST /instances/{instance_id}/engine/waha engine_hmac': async (o) => {
     const signed = await h.createInstance();
     await h.request('PATCH', `/instances/${signed}`, { body: { engine_hmac_key: 'waha-hmac-key' } });

@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
-import { completeMedia, referencedMediaId } from '../../src/domain/media-object.ts';
+import { completeMedia, engineErrorText, referencedMediaId } from '../../src/domain/media-object.ts';
 
 const ID = 'med_01jd5q7h2k9x4m8n3p6r0t1v2w';
 const ready = {
@@ -35,5 +35,24 @@ describe('media object completed at ingest (seed 2.5, SPEC §7)', () => {
   test('without a reference to complete, the payload is returned as it is', () => {
     const payload = { fromMe: false, media: { status: 'failed' } };
     assert.equal(completeMedia(payload, null), payload);
+  });
+});
+
+describe('the engine’s own media error in words', () => {
+  test('a string, a message, the first line of details (GOWS), else its JSON; long ones cut', () => {
+    assert.equal(engineErrorText('download failed'), 'download failed');
+    assert.equal(engineErrorText({ message: 'gone', details: 'ignored' }), 'gone');
+    const gows = {
+      code: 9,
+      details:
+        'Error: 9 FAILED_PRECONDITION: failed to download media\n    at callErrorFromStatus (call.js:32:19)',
+      metadata: { internalRepr: {} },
+    };
+    assert.equal(engineErrorText(gows), 'Error: 9 FAILED_PRECONDITION: failed to download media');
+    assert.equal(engineErrorText({ code: 9 }), '{"code":9}');
+    assert.equal(engineErrorText(true), 'true');
+    const long = engineErrorText('x'.repeat(1000));
+    assert.equal(long.length, 300);
+    assert.ok(long.endsWith('…'));
   });
 });

@@ -1,11 +1,13 @@
 /**
  * Media links are served from Herald's own origin, the session page's: a browser opening one shows pictures,
  * sound and video, and saves everything else (an uploaded HTML page or SVG is never opened as a page of Herald's).
- * Checked on the headers and in real Chromium.
+ * A saved file is named `med_<id>.<extension of its type>` (the engine's own name: media-filename.test.ts), however
+ * unsafe that name. Checked on the headers and in real Chromium.
  */
 import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
 import type { Browser } from 'playwright-core';
+import { contentDisposition } from '../../src/media/disposition.ts';
 import { messagePayload, startTestHerald, type TestHerald } from '../support/herald.ts';
 import { TestReceiver } from '../support/receiver.ts';
 import { launch, missingChromium } from '../ui/browser.ts';
@@ -91,7 +93,7 @@ describe('how a media link is opened', () => {
           page.waitForEvent('download', { timeout: 10_000 }),
           page.goto(html).catch(() => {}), // Chromium aborts a navigation that becomes a download
         ]);
-        assert.equal(download.suggestedFilename(), new URL(html).pathname.split('/').pop());
+        assert.equal(download.suggestedFilename(), `${new URL(html).pathname.split('/').pop()}.html`);
         assert.notEqual(await page.title(), 'ran');
 
         const png = await linkFor(pngImage(8), 'image/png');
@@ -103,5 +105,69 @@ describe('how a media link is opened', () => {
         await context.close();
       }
     });
+  });
+});
+
+describe('the name a saved file gets', () => {
+  const ID = 'med_01jd5q7h2k9x4m8n3p6r0t1v2w';
+  const of = (mimetype: string, filename?: string) =>
+    contentDisposition({ media_id: ID, mimetype, ...(filename === undefined ? {} : { filename }) });
+
+  test('without the engine’s name: the media id and the extension its type implies, parameters ignored', () => {
+    const cases: [string, string][] = [
+      ['image/jpeg', `inline; filename="${ID}.jpg"`],
+      ['IMAGE/JPEG', `inline; filename="${ID}.jpg"`],
+      ['image/png', `inline; filename="${ID}.png"`],
+      ['image/webp', `inline; filename="${ID}.webp"`],
+      ['video/mp4', `inline; filename="${ID}.mp4"`],
+      ['audio/ogg; codecs=opus', `inline; filename="${ID}.ogg"`],
+      ['audio/mpeg', `inline; filename="${ID}.mp3"`],
+      ['application/pdf', `attachment; filename="${ID}.pdf"`],
+      [
+        'application/vnd.openxmlformats-officedocument.wordprocessingml.document',
+        `attachment; filename="${ID}.docx"`,
+      ],
+      ['text/vcard', `attachment; filename="${ID}.vcf"`],
+      ['application/x-unheard-of', `attachment; filename="${ID}"`],
+    ];
+    for (const [type, expected] of cases) assert.equal(of(type), expected, type);
+  });
+
+  test('the engine’s name as given; outside plain ASCII also as RFC 5987 UTF-8, with an ASCII fallback', () => {
+    assert.equal(of('application/pdf', 'invoice 1042.pdf'), 'attachment; filename="invoice 1042.pdf"');
+    assert.equal(
+      of('application/pdf', 'Rechnung März.pdf'),
+      `attachment; filename="Rechnung M_rz.pdf"; filename*=UTF-8''Rechnung%20M%C3%A4rz.pdf`,
+    );
+    assert.equal(
+      of('image/jpeg', '写真 (1).jpg'),
+      `inline; filename="__ (1).jpg"; filename*=UTF-8''%E5%86%99%E7%9C%9F%20%281%29.jpg`,
+    );
+  });
+
+  test('an unsafe name cannot break out of the header or the download folder', () => {
+    const cases: [string, string][] = [
+      ['say "hi".pdf', `attachment; filename="say _hi_.pdf"; filename*=UTF-8''say%20%22hi%22.pdf`],
+      ['a\r\nSet-Cookie: x=1.pdf', 'attachment; filename="aSet-Cookie: x=1.pdf"'],
+      ['../../etc/passwd', 'attachment; filename=".._.._etc_passwd"'],
+      ['C:\\boot.ini', 'attachment; filename="C:_boot.ini"'],
+      ['100%25.pdf', `attachment; filename="100_25.pdf"; filename*=UTF-8''100%2525.pdf`],
+      // A right-to-left override would show "evil\u202Efdp.exe" as "evilexe.pdf".
+      ['evil\u202Efdp.exe', 'attachment; filename="evilfdp.exe"'],
+      ['\r\n\t ', `attachment; filename="${ID}.pdf"`],
+      ['', `attachment; filename="${ID}.pdf"`],
+      ['\ud800.pdf', `attachment; filename="_.pdf"; filename*=UTF-8''%EF%BF%BD.pdf`],
+    ];
+    for (const [name, expected] of cases) {
+      const header = of('application/pdf', name);
+      assert.equal(header, expected, JSON.stringify(name));
+      assert.match(header, /^[\x20-\x7e]+$/, 'printable ASCII only');
+    }
+    // A long name is cut to 200 characters, its extension kept.
+    assert.equal(of('application/pdf', 'x'.repeat(1000)), `attachment; filename="${'x'.repeat(200)}"`);
+    assert.equal(
+      of('application/pdf', `${'y'.repeat(300)}.pdf`),
+      `attachment; filename="${'y'.repeat(196)}.pdf"`,
+    );
   });
 });

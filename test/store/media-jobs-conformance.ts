@@ -89,6 +89,7 @@ export function mediaJobsConformance(name: string, open: () => Promise<Store>): 
           url: URL_,
           mimetype: 'image/jpeg',
           filename: null,
+          engine_error: null,
           tries: 0,
           lease_token: 'string',
         },
@@ -168,6 +169,30 @@ export function mediaJobsConformance(name: string, open: () => Promise<Store>): 
       const [job] = await jobsOf(e.event_id, T0 + 3);
       await store.settleMediaJob(job, { status: 'unavailable' }, T0 + 4);
       assert.equal((await claimedOf(ins, T0 + 4)).length, 1);
+    });
+
+    test('the engine’s own error travels with its job; why a job failed is the delivery detail’s media_failure', async () => {
+      const { ins } = await instanceWithWebhook();
+      const failed = withMedia(ins);
+      failed.download = { url: '', mimetype: 'image/jpeg', filename: null, engine_error: 'gone' };
+      const stored = withMedia(ins);
+      const plain = { ...withMedia(ins), download: null };
+      await store.ingest(ins, [failed, stored, plain], route, T0);
+      const claimed = await store.claimMediaJobs(T0, 100, LEASE);
+      const job = claimed.find((j) => j.event_id === failed.event_id);
+      const other = claimed.find((j) => j.event_id === stored.event_id);
+      assert.ok(job && other);
+      assert.deepEqual([job.url, job.engine_error, other.engine_error], ['', 'gone', null]);
+      const why = 'the engine could not download it: gone';
+      assert.equal(await store.settleMediaJob(job, { status: 'failed' }, T0 + 1, why), true);
+      await store.settleMediaJob(other, { status: 'ready' }, T0 + 1);
+      const detailOf = async (eventId: string) => {
+        const [d] = (await store.listDeliveries(ins, { event_id: eventId, limit: 1 })).deliveries;
+        return store.getDelivery(ins, d.delivery_id);
+      };
+      assert.equal((await detailOf(failed.event_id))?.media_failure, why);
+      assert.equal((await detailOf(stored.event_id))?.media_failure, null);
+      assert.equal((await detailOf(plain.event_id))?.media_failure, null);
     });
 
     test('an instance keeps its engine HMAC key sealed; key rotation re-seals it with the signing secrets', async () => {

@@ -13,6 +13,7 @@ import { dropSchema, postgresSkip, scratchSchema } from '../support/postgres.ts'
 import { webhookRecord } from '../support/records.ts';
 import { catalogConformance } from './catalog-conformance.ts';
 import { intakeConformance } from './intake-conformance.ts';
+import { lidPhonesConformance } from './lid-phones-conformance.ts';
 import { deliveryLogConformance } from './log-conformance.ts';
 import { mediaJobsConformance } from './media-jobs-conformance.ts';
 import { queueConformance } from './queue-conformance.ts';
@@ -39,6 +40,7 @@ if (postgresSkip) {
   routingConformance('postgres', open);
   deliveryLogConformance('postgres', open);
   mediaJobsConformance('postgres', open);
+  lidPhonesConformance('postgres', open);
 
   describe('postgres: several processes on one database', () => {
     let n = 0;

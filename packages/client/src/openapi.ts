@@ -856,6 +856,7 @@ export interface paths {
                          *         "last_status_code": 200,
                          *         "last_error": null,
                          *         "failure_reason": null,
+                         *         "media_failure": null,
                          *         "request_body": "{\"event_id\":\"evt_01jd5q7h2k9x4m8n3p6r0t1v2w\",\"event\":\"message\",\"instance_id\":\"ins_01jd5q7h2k9x4m8n3p6r0t1v2a\",\"timestamp\":1795341600000,\"payload\":{\"id\":\"false_15557654321@c.us_3EB0C767D26A1D8F4A2B\",\"from\":\"15557654321@c.us\",\"from_phone\":\"15557654321\",\"fromMe\":false,\"body\":\"Hi! Is my order on its way?\",\"hasMedia\":false}}",
                          *         "attempts": [
                          *           {
@@ -1353,7 +1354,7 @@ export interface paths {
                         environment?: unknown;
                         /** @description the event kind, e.g. message; a kind outside the catalog goes only to webhooks subscribed to * */
                         event?: unknown;
-                        /** @description the event id (evt_…); it becomes the event_id, so WAHA retrying the same event stores it once */
+                        /** @description the event id (evt_…): the event_id is derived from it and the instance (evt_ + 26 characters of SHA-256 over both), so WAHA retrying the event stores it once, and the same event sent to two instances is one event at each. Without an id, X-Webhook-Request-Id plays its part. */
                         id?: unknown;
                         /** @description the session's own account { id, pushName }: its phone fills a session.status without one */
                         me?: unknown;
@@ -1371,7 +1372,7 @@ export interface paths {
                 };
             };
             responses: {
-                /** @description Stored with its deliveries; WAHA retrying the same id gets the same answer */
+                /** @description Stored with its deliveries; WAHA retrying the same id gets the same answer. A repeat of a message the engine reported within ENGINE_DEDUPE_S is answered with deliveries 0 and duplicate: true, and not stored. */
                 202: {
                     headers: {
                         [name: string]: unknown;
@@ -1381,7 +1382,8 @@ export interface paths {
                          * @example {
                          *       "success": true,
                          *       "event_id": "evt_01jd5q7h2k9x4m8n3p6r0t1v2w",
-                         *       "deliveries": 1
+                         *       "deliveries": 1,
+                         *       "duplicate": true
                          *     }
                          */
                         "application/json": components["schemas"]["EventAccepted"];
@@ -1431,18 +1433,9 @@ export interface paths {
                         "application/json": components["schemas"]["Error"];
                     };
                 };
-                /** @description The event_id was already published to another instance (nothing is stored). */
-                409: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["Error"];
-                    };
-                };
                 /**
                  * @description - The body is over this endpoint’s limit.
-                 *     - The event’s delivery body would be larger than 256 KiB.
+                 *     - The engine’s body is larger than ENGINE_MAX_BODY_BYTES (4 MiB by default); logged with its kind and id, and counted.
                  */
                 413: {
                     headers: {
@@ -1461,7 +1454,7 @@ export interface paths {
                         "application/json": components["schemas"]["Error"];
                     };
                 };
-                /** @description This key made more management requests per second than RATE_LIMIT_MANAGEMENT allows. */
+                /** @description This key published more often per second than RATE_LIMIT_INGEST allows. */
                 429: {
                     headers: {
                         /** @description seconds to wait before retrying */
@@ -1569,7 +1562,8 @@ export interface paths {
                          * @example {
                          *       "success": true,
                          *       "event_id": "evt_01jd5q7h2k9x4m8n3p6r0t1v2w",
-                         *       "deliveries": 1
+                         *       "deliveries": 1,
+                         *       "duplicate": true
                          *     }
                          */
                         "application/json": components["schemas"]["EventAccepted"];
@@ -7507,6 +7501,7 @@ export interface components {
          *       "last_status_code": 200,
          *       "last_error": null,
          *       "failure_reason": null,
+         *       "media_failure": null,
          *       "request_body": "{\"event_id\":\"evt_01jd5q7h2k9x4m8n3p6r0t1v2w\",\"event\":\"message\",\"instance_id\":\"ins_01jd5q7h2k9x4m8n3p6r0t1v2a\",\"timestamp\":1795341600000,\"payload\":{\"id\":\"false_15557654321@c.us_3EB0C767D26A1D8F4A2B\",\"from\":\"15557654321@c.us\",\"from_phone\":\"15557654321\",\"fromMe\":false,\"body\":\"Hi! Is my order on its way?\",\"hasMedia\":false}}",
          *       "attempts": [
          *         {
@@ -7549,6 +7544,7 @@ export interface components {
             last_attempt_at: string | null;
             last_error: string | null;
             last_status_code: number | null;
+            media_failure: string | null;
             next_attempt_at: string | null;
             request_body: string;
             status: "pending" | "delivered" | "failed";
@@ -7569,6 +7565,11 @@ export interface components {
         EventAccepted: {
             /** @description deliveries queued: one per subscribed, enabled webhook */
             deliveries: number;
+            /**
+             * @description only from the engine's webhook: the engine reported this message again within ENGINE_DEDUPE_S; not stored
+             * @enum {boolean}
+             */
+            duplicate?: true;
             /** @description the one given, or the one Herald made */
             event_id: string;
             /** @enum {boolean} */

@@ -117,6 +117,7 @@ export function deliveryRoutes(app: FastifyInstance, ctx: ApiContext): void {
         success: true,
         delivery: {
           ...deliveryView(detail),
+          media_failure: detail.media_failure,
           request_body: detail.request_body,
           attempts: detail.attempts_log.map((a) => attemptView(a, mediaLinkExpiry(detail.request_body))),
         },

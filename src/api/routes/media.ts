@@ -156,7 +156,7 @@ function setHeaders(reply: FastifyReply, meta: MediaMeta, etag: string, lifeMs: 
   reply.headers({
     'content-type': meta.mimetype,
     // Shown only for pictures, sound and video; anything else (HTML, SVG, PDF) is saved, never opened as a page.
-    'content-disposition': contentDisposition(meta.mimetype, meta.media_id),
+    'content-disposition': contentDisposition(meta),
     etag,
     'accept-ranges': 'bytes',
     'last-modified': new Date(meta.created_at).toUTCString(),

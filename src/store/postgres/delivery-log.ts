@@ -42,12 +42,17 @@ export class PostgresDeliveryLog {
   async getDelivery(instanceId: string, deliveryId: string): Promise<DeliveryDetail | null> {
     return this.#db.sql.begin('ISOLATION LEVEL REPEATABLE READ READ ONLY', async (sql) => {
       const [row] = await sql<Row[]>`
-        SELECT d.*, e.body FROM deliveries d JOIN events e ON e.event_id = d.event_id
+        SELECT d.*, e.body, e.media_failure FROM deliveries d JOIN events e ON e.event_id = d.event_id
         WHERE d.instance_id = ${instanceId} AND d.delivery_id = ${deliveryId}`;
       if (!row) return null;
       const attempts = await sql<Row[]>`
         SELECT * FROM attempts WHERE delivery_id = ${deliveryId} ORDER BY attempt, started_at`;
-      return { ...toDelivery(row), request_body: row.body as string, attempts_log: attempts.map(toAttempt) };
+      return {
+        ...toDelivery(row),
+        request_body: row.body as string,
+        attempts_log: attempts.map(toAttempt),
+        media_failure: (row.media_failure as string | null) ?? null,
+      };
     }) as Promise<DeliveryDetail | null>;
   }
 

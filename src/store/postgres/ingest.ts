@@ -203,11 +203,13 @@ export class PostgresIngest {
     if (jobs.length > 0) {
       const download = ({ e }: Draft) => e.download as NonNullable<EventDraft['download']>;
       await sql`
-        INSERT INTO media_jobs (event_id, url, mimetype, filename, next_try_at)
-        SELECT j.event_id, j.url, j.mimetype, j.filename, j.next_try_at
+        INSERT INTO media_jobs (event_id, url, mimetype, filename, engine_error, next_try_at)
+        SELECT j.event_id, j.url, j.mimetype, j.filename, j.engine_error, j.next_try_at
         FROM unnest(${jobs.map(({ e }) => e.event_id)}::text[], ${jobs.map((d) => download(d).url)}::text[],
                     ${jobs.map((d) => download(d).mimetype)}::text[], ${jobs.map((d) => download(d).filename)}::text[],
-                    ${jobs.map(({ now }) => now)}::bigint[]) AS j(event_id, url, mimetype, filename, next_try_at)`;
+                    ${jobs.map((d) => download(d).engine_error ?? null)}::text[],
+                    ${jobs.map(({ now }) => now)}::bigint[])
+             AS j(event_id, url, mimetype, filename, engine_error, next_try_at)`;
     }
     if (handOff.left > 0 || jobs.length > 0) await this.#db.notifyWork(sql);
   }

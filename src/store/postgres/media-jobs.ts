@@ -25,18 +25,25 @@ export class PostgresMediaJobs {
         UPDATE media_jobs j SET next_try_at = ${now + leaseMs}::bigint, lease_token = ${token}
         FROM picked, events e
         WHERE j.event_id = picked.event_id AND e.event_id = j.event_id
-        RETURNING j.event_id, e.instance_id, j.url, j.mimetype, j.filename, j.tries, j.lease_token`,
+        RETURNING j.event_id, e.instance_id, j.url, j.mimetype, j.filename, j.engine_error, j.tries, j.lease_token`,
     );
   }
 
-  async settle(job: MediaJob, media: Record<string, unknown>, now: number): Promise<boolean> {
+  async settle(
+    job: MediaJob,
+    media: Record<string, unknown>,
+    now: number,
+    failure: string | null = null,
+  ): Promise<boolean> {
     return this.#db.tx(async (sql) => {
       const [row] = await sql<{ body: string }[]>`
         SELECT e.body FROM media_jobs j JOIN events e ON e.event_id = j.event_id
         WHERE j.event_id = ${job.event_id} AND j.lease_token = ${job.lease_token}
         FOR UPDATE OF j, e`;
       if (!row) return false;
-      await sql`UPDATE events SET body = ${withSettledMedia(row.body, media)} WHERE event_id = ${job.event_id}`;
+      await sql`
+        UPDATE events SET body = ${withSettledMedia(row.body, media)}, media_failure = ${failure}
+        WHERE event_id = ${job.event_id}`;
       const released = await sql`
         UPDATE deliveries SET next_attempt_at = ${now}::bigint
         WHERE event_id = ${job.event_id} AND status = 'pending' AND next_attempt_at IS NULL`;

@@ -180,6 +180,22 @@ export const MIGRATIONS: string[] = [
   );
   CREATE INDEX engine_repeats_seen ON engine_repeats(seen_at);
   `,
+  // Phones learned for hidden ids (domain/lid-phone.ts), per instance.
+  `
+  CREATE TABLE lid_phones (
+    instance_id text NOT NULL REFERENCES instances(instance_id) ON DELETE CASCADE,
+    lid text NOT NULL,
+    phone text NOT NULL,
+    updated_at bigint NOT NULL,
+    PRIMARY KEY (instance_id, lid)
+  );
+  `,
+  // Why an event's engine media was not stored (the delivery detail's media_failure), and the engine's own error,
+  // which a media job records without downloading.
+  `
+  ALTER TABLE events ADD COLUMN media_failure text;
+  ALTER TABLE media_jobs ADD COLUMN engine_error text;
+  `,
 ];
 
 /** Brings the connection's schema up to date; safe when many processes start at once. */

@@ -12,6 +12,7 @@ export { postgresUnavailable } from './connection.ts';
 import { PostgresDatabase, type Tx } from './database.ts';
 import { PostgresDeliveryLog } from './delivery-log.ts';
 import { PostgresEngineRepeats } from './engine-repeats.ts';
+import { PostgresLidPhones } from './lid-phones.ts';
 import { PostgresMediaJobs } from './media-jobs.ts';
 import { PostgresQueue } from './queue.ts';
 import { PostgresRetention } from './retention.ts';
@@ -26,6 +27,7 @@ export class PostgresStore implements Store {
   readonly #webhooks: PostgresWebhooks;
   readonly #claims: PostgresClaims;
   readonly #repeats: PostgresEngineRepeats;
+  readonly #lidPhones: PostgresLidPhones;
 
   private constructor(db: PostgresDatabase) {
     this.#db = db;
@@ -36,6 +38,7 @@ export class PostgresStore implements Store {
     this.#retention = new PostgresRetention(db);
     this.#mediaJobs = new PostgresMediaJobs(db);
     this.#repeats = new PostgresEngineRepeats(db);
+    this.#lidPhones = new PostgresLidPhones(db);
   }
 
   /** Connects and migrates (safe when several processes start at once). */
@@ -61,6 +64,8 @@ export class PostgresStore implements Store {
   listenForWork: Store['listenForWork'] = (wake) => this.#db.listen(wake);
   setIntake: Store['setIntake'] = (intake) => this.#queue.setIntake(intake);
   rememberEngineEvent: Store['rememberEngineEvent'] = (...args) => this.#repeats.remember(...args);
+  phonesOfLids: Store['phonesOfLids'] = (...args) => this.#lidPhones.phonesOf(...args);
+  learnLidPhones: Store['learnLidPhones'] = (...args) => this.#lidPhones.learn(...args);
 
   async close(): Promise<void> {
     await this.#db.close();

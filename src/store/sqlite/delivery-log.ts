@@ -46,7 +46,7 @@ export class SqliteDeliveryLog {
   async getDelivery(instanceId: string, deliveryId: string): Promise<DeliveryDetail | null> {
     const row = this.#db
       .q(
-        `SELECT d.*, e.body FROM deliveries d JOIN events e ON e.event_id = d.event_id
+        `SELECT d.*, e.body, e.media_failure FROM deliveries d JOIN events e ON e.event_id = d.event_id
        WHERE d.instance_id = ? AND d.delivery_id = ?`,
       )
       .get(instanceId, deliveryId);
@@ -54,7 +54,12 @@ export class SqliteDeliveryLog {
     const attempts = this.#db
       .q('SELECT * FROM attempts WHERE delivery_id = ? ORDER BY attempt, started_at')
       .all(deliveryId);
-    return { ...toDelivery(row), request_body: row.body as string, attempts_log: attempts.map(toAttempt) };
+    return {
+      ...toDelivery(row),
+      request_body: row.body as string,
+      attempts_log: attempts.map(toAttempt),
+      media_failure: (row.media_failure as string | null) ?? null,
+    };
   }
 
   async redeliver(instanceId: string, deliveryId: string, now: number): Promise<RedeliverResult> {

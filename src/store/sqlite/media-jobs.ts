@@ -19,7 +19,7 @@ export class SqliteMediaJobs {
   async claim(now: number, limit: number, leaseMs: number): Promise<MediaJob[]> {
     const rows = this.#db
       .q(
-        `SELECT j.event_id, e.instance_id, j.url, j.mimetype, j.filename, j.tries
+        `SELECT j.event_id, e.instance_id, j.url, j.mimetype, j.filename, j.engine_error, j.tries
          FROM media_jobs j JOIN events e ON e.event_id = j.event_id
          WHERE j.next_try_at <= ? ORDER BY j.next_try_at LIMIT ?`,
       )
@@ -37,15 +37,20 @@ export class SqliteMediaJobs {
   }
 
   /** Its flush is shared with the commits around it: one fsync per download held the media path near 200/s. */
-  async settle(job: MediaJob, media: Record<string, unknown>, now: number): Promise<boolean> {
+  async settle(
+    job: MediaJob,
+    media: Record<string, unknown>,
+    now: number,
+    failure: string | null = null,
+  ): Promise<boolean> {
     if (!this.#release(job)) return false;
     return this.#db.durableTx(() => {
       const row = this.#db.q('SELECT body FROM events WHERE event_id = ?').get(job.event_id);
       // Gone with its instance meanwhile: nothing is left to deliver.
       if (!row) return false;
       this.#db
-        .q('UPDATE events SET body = ? WHERE event_id = ?')
-        .run(withSettledMedia(row.body as string, media), job.event_id);
+        .q('UPDATE events SET body = ?, media_failure = ? WHERE event_id = ?')
+        .run(withSettledMedia(row.body as string, media), failure, job.event_id);
       this.#db
         .q(
           `UPDATE deliveries SET next_attempt_at = ?

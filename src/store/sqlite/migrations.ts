@@ -140,4 +140,20 @@ export const MIGRATIONS: string[] = [
   );
   CREATE INDEX engine_repeats_seen ON engine_repeats(seen_at);
   `,
+  // Phones learned for hidden ids (domain/lid-phone.ts), per instance.
+  `
+  CREATE TABLE lid_phones (
+    instance_id TEXT NOT NULL REFERENCES instances(instance_id) ON DELETE CASCADE,
+    lid TEXT NOT NULL,
+    phone TEXT NOT NULL,
+    updated_at INTEGER NOT NULL,
+    PRIMARY KEY (instance_id, lid)
+  );
+  `,
+  // Why an event's engine media was not stored (the delivery detail's media_failure), and the engine's own error,
+  // which a media job records without downloading.
+  `
+  ALTER TABLE events ADD COLUMN media_failure TEXT;
+  ALTER TABLE media_jobs ADD COLUMN engine_error TEXT;
+  `,
 ];

@@ -207,10 +207,13 @@ export class SqliteQueue {
       }
     }
     if (held) {
-      const { url, mimetype, filename } = e.download as NonNullable<EventDraft['download']>;
+      const { url, mimetype, filename, engine_error } = e.download as NonNullable<EventDraft['download']>;
       this.#db
-        .q('INSERT INTO media_jobs (event_id, url, mimetype, filename, next_try_at) VALUES (?, ?, ?, ?, ?)')
-        .run(e.event_id, url, mimetype, filename, now);
+        .q(
+          `INSERT INTO media_jobs (event_id, url, mimetype, filename, engine_error, next_try_at)
+           VALUES (?, ?, ?, ?, ?, ?)`,
+        )
+        .run(e.event_id, url, mimetype, filename, engine_error ?? null, now);
     }
     const session = sessionChange([e]);
     if (session) {

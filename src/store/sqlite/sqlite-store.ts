@@ -3,6 +3,7 @@ import type { ApiKey, InstanceChange, Store } from '../store.ts';
 import { SqliteDatabase } from './database.ts';
 import { SqliteDeliveryLog } from './delivery-log.ts';
 import { SqliteEngineRepeats } from './engine-repeats.ts';
+import { SqliteLidPhones } from './lid-phones.ts';
 import { SqliteMediaJobs } from './media-jobs.ts';
 import { SqliteQueue } from './queue.ts';
 import { SqliteRetention } from './retention.ts';
@@ -16,6 +17,7 @@ export class SqliteStore implements Store {
   readonly #mediaJobs: SqliteMediaJobs;
   readonly #webhooks: SqliteWebhooks;
   readonly #repeats: SqliteEngineRepeats;
+  readonly #lidPhones: SqliteLidPhones;
 
   constructor(file: string) {
     this.#db = new SqliteDatabase(file);
@@ -25,6 +27,7 @@ export class SqliteStore implements Store {
     this.#retention = new SqliteRetention(this.#db);
     this.#mediaJobs = new SqliteMediaJobs(this.#db);
     this.#repeats = new SqliteEngineRepeats(this.#db);
+    this.#lidPhones = new SqliteLidPhones(this.#db);
   }
 
   ingest: Store['ingest'] = (...args) => this.#queue.ingest(...args);
@@ -45,6 +48,8 @@ export class SqliteStore implements Store {
   listenForWork: Store['listenForWork'] = async (wake) => this.#db.listen(wake);
   setIntake: Store['setIntake'] = (intake) => this.#queue.setIntake(intake);
   rememberEngineEvent: Store['rememberEngineEvent'] = (...args) => this.#repeats.remember(...args);
+  phonesOfLids: Store['phonesOfLids'] = (...args) => this.#lidPhones.phonesOf(...args);
+  learnLidPhones: Store['learnLidPhones'] = (...args) => this.#lidPhones.learn(...args);
 
   async close(): Promise<void> {
     await this.#db.close();

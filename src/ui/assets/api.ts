@@ -74,6 +74,8 @@ export interface Attempt {
 export interface DeliveryDetail extends Delivery {
   request_body: string;
   attempts: Attempt[];
+  /** Why the engine's media file was not stored, or null. */
+  media_failure: string | null;
 }
 
 export interface InstanceKey {

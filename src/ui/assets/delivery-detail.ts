@@ -1,6 +1,7 @@
 /**
  * One delivery opened: its attempts (time, duration, result, response excerpt, next attempt and why), the request
- * body (indented, and its exact bytes), the headers, a copy-as-curl, and a media preview of Herald's own media.
+ * body (indented, and its exact bytes), the headers, a copy-as-curl, a media preview of Herald's own media, and why
+ * the engine's media was not stored when it was not (the receiver only learns that it failed).
  */
 import type { Attempt, DeliveryDetail, Webhook } from './api.ts';
 import { curlCommand } from './curl.ts';
@@ -160,6 +161,8 @@ export function deliveryDetail(d: DeliveryDetail, webhook: Webhook | undefined):
       h('dd', { class: 'mono' }, webhook?.destination_url ?? d.webhook_id),
       h('dt', {}, 'State'),
       h('dd', {}, statusLine(d)),
+      d.media_failure ? h('dt', {}, 'Media') : null,
+      d.media_failure ? h('dd', { 'data-media-failure': '' }, `Not stored: ${d.media_failure}`) : null,
     ),
     h('h4', {}, 'Attempts'),
     attemptsTable(d.attempts),

@@ -5,9 +5,9 @@
 import { type Static, Type } from '@sinclair/typebox';
 import { checkHeaders } from '../domain/custom-headers.ts';
 import { isEventKind } from '../domain/events.ts';
-import { checkFilter, type Filter } from '../domain/filter.ts';
+import { checkFilter } from '../domain/filter.ts';
 import { quote } from '../domain/quote.ts';
-import type { FieldError } from '../domain/types.ts';
+import type { FieldError, Filter } from '../domain/types.ts';
 import { checkDestination } from '../net/destination.ts';
 import type { SecretChange, WebhookConfig } from '../store/store.ts';
 import type { ApiContext } from './context.ts';

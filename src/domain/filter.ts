@@ -10,9 +10,7 @@
  * filters. Every key of an object must hold. A path that is absent is unequal to every literal and in no list.
  */
 import { isObj } from './payload-rules.ts';
-import type { FieldError } from './types.ts';
-
-export type Filter = { [key: string]: unknown };
+import type { FieldError, Filter } from './types.ts';
 
 /** Largest filter accepted, as JSON: a filter is evaluated for every event of its webhook's kinds. */
 export const MAX_FILTER_BYTES = 4096;

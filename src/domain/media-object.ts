@@ -10,6 +10,7 @@
  */
 import { toUtc } from './iso-time.ts';
 import { isObj, type Obj, present } from './payload-rules.ts';
+import type { MediaDownload } from './types.ts';
 
 /** True for a reference to an uploaded file: a media_id, no url, mimetype or expires_at, status absent or ready. */
 export function isReference(media: Obj): boolean {
@@ -36,18 +37,6 @@ export interface ReadyMedia {
   sha256: string;
   url: string;
   expires_at: string;
-}
-
-/**
- * A file on the engine's file server that Herald must download before the event's deliveries start; or, with
- * `engine_error`, one the engine itself could not get, settled the same way so that the failure is recorded once.
- */
-export interface MediaDownload {
-  url: string;
-  mimetype: string | null;
-  filename: string | null;
-  /** The engine's own `error`, in words. */
-  engine_error?: string | null;
 }
 
 /** Longest engine error kept: a stack trace says nothing more to the reader of a delivery. */

@@ -8,7 +8,8 @@
 import { MESSAGE_KINDS } from './events.ts';
 import { phoneOf, senderOf } from './jid.ts';
 import { type LidPhones, senderLidPhone } from './lid-phone.ts';
-import { type MediaDownload, settleMedia } from './media-object.ts';
+import { settleMedia } from './media-object.ts';
+import type { MediaDownload } from './types.ts';
 
 type Obj = Record<string, unknown>;
 

@@ -1,6 +1,4 @@
 /** Shared shapes of the domain. Times are epoch milliseconds inside Herald and ISO strings at the API. */
-import type { Filter } from './filter.ts';
-import type { MediaDownload } from './media-object.ts';
 
 export type DeliveryStatus = 'pending' | 'delivered' | 'failed';
 export type FailureReason = 'attempts_exhausted' | 'gone' | 'webhook_disabled' | 'destination_not_allowed';
@@ -94,4 +92,19 @@ export interface Delivery {
 export interface FieldError {
   field: string;
   message: string;
+}
+
+/** A webhook's payload filter (filter.ts has its rules). */
+export type Filter = { [key: string]: unknown };
+
+/**
+ * A file on the engine's file server that Herald must download before the event's deliveries start; or, with
+ * `engine_error`, one the engine itself could not get, settled the same way so that the failure is recorded once.
+ */
+export interface MediaDownload {
+  url: string;
+  mimetype: string | null;
+  filename: string | null;
+  /** The engine's own `error`, in words. */
+  engine_error?: string | null;
 }

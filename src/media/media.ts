@@ -7,14 +7,8 @@ import type { Readable } from 'node:stream';
 import type { Clock } from '../domain/clock.ts';
 import { newId } from '../domain/ids.ts';
 import { signLink } from '../domain/media-link.ts';
-import {
-  completeMedia,
-  fileless,
-  type MediaDownload,
-  readyMedia,
-  referencedMediaId,
-} from '../domain/media-object.ts';
-import type { FieldError } from '../domain/types.ts';
+import { completeMedia, fileless, readyMedia, referencedMediaId } from '../domain/media-object.ts';
+import type { FieldError, MediaDownload } from '../domain/types.ts';
 import type { EngineFetch } from './engine-fetch.ts';
 import { engineError, failedStatus, type MediaFailure } from './media-failure.ts';
 import type { MediaMeta, MediaStore } from './media-store.ts';

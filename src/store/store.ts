@@ -3,7 +3,6 @@
  * its own interface, with one adapter per database implementing all three.
  * Methods are async so that the embedded SQLite adapter and a networked one share the same shape.
  */
-import type { Filter } from '../domain/filter.ts';
 import type { WebhookHealth } from '../domain/health.ts';
 import type { Decision } from '../domain/retry-policy.ts';
 import type {
@@ -13,6 +12,7 @@ import type {
   Delivery,
   DeliveryStatus,
   EventDraft,
+  Filter,
   Instance,
   Webhook,
 } from '../domain/types.ts';

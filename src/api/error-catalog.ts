@@ -15,9 +15,9 @@ import { EXAMPLE_IDS as ID } from './docs-examples.ts';
 import { engineBodyTooLarge } from './engine-body.ts';
 import { errorBody, HttpError } from './errors.ts';
 import { parseJson } from './json-body.ts';
+import { linkErrors } from './media-errors.ts';
 import { eventTooLarge } from './publish.ts';
 import { rateLimited } from './rate-limit.ts';
-import { linkErrors } from './routes/media.ts';
 import { webhookConfig } from './webhook-config.ts';
 
 /** A response header an error comes with, as OpenAPI describes one. */

@@ -46,13 +46,6 @@ export class Lanes<T> {
     return this.#running;
   }
 
-  /** Requests running now, per webhook (for /metrics). */
-  runningByWebhook(): Map<string, number> {
-    const running = new Map<string, number>();
-    for (const [webhookId, lane] of this.#lanes) if (lane.running > 0) running.set(webhookId, lane.running);
-    return running;
-  }
-
   /** Claims arrive: each joins its webhook's lane, and what may start starts. Returns the jobs past their window. */
   submit(jobs: readonly LaneJob<T>[], now: number): T[] {
     const expired: T[] = [];

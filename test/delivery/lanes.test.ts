@@ -23,7 +23,6 @@ test('a webhook runs at most its limit at once; the next waiting one starts the 
   l.submit([job('whk_a', 'a1'), job('whk_a', 'a2'), job('whk_a', 'a3'), job('whk_b', 'b1')], 0);
   assert.deepEqual(started, ['a1', 'a2', 'b1'], 'a3 waits; another webhook has its own limit');
   assert.equal(l.running, 3);
-  assert.deepEqual(Object.fromEntries(l.runningByWebhook()), { whk_a: 2, whk_b: 1 });
   assert.deepEqual(l.finished('whk_a', 40), []);
   assert.deepEqual(started, ['a1', 'a2', 'b1', 'a3']);
   l.finished('whk_a', 50);
@@ -122,7 +121,6 @@ test('drain hands back every waiting job, and the lanes forget idle webhooks', (
   l.finished('whk_a', 1);
   l.finished('whk_b', 1);
   assert.equal(l.running, 0);
-  assert.deepEqual([...l.runningByWebhook()], []);
 });
 
 test('a long lane does not shift its queue at every start', () => {

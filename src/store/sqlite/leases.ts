@@ -49,14 +49,6 @@ export class Leases {
     this.#resume.delete(webhookId);
   }
 
-  get size(): number {
-    return this.#byDelivery.size;
-  }
-
-  count(webhookId: string): number {
-    return this.#byWebhook.get(webhookId)?.size ?? 0;
-  }
-
   take(lease: Lease): void {
     this.#forget(this.#byDelivery.get(lease.delivery_id));
     this.#byDelivery.set(lease.delivery_id, lease);

@@ -1,66 +1,41 @@
-/** The delivery queue on SQLite: ingest, leased claims, outcomes, and ending a disabled webhook's work. */
+/**
+ * The delivery queue on SQLite, its ingest side: events and their deliveries stored in one durable transaction per
+ * turn, the deliveries the intake takes leased to it, and ending a disabled webhook's work. Claims are claims.ts's,
+ * outcomes outcomes.ts's; the three share this process's leases (leases.ts).
+ */
 
-import { type HealthChange, healthChanges } from '../../domain/health.ts';
-import { LeaseTokens, newId } from '../../domain/ids.ts';
-import { PACE_HORIZON_MS, takeSlots } from '../../domain/pacing.ts';
-import {
-  disablesWebhook,
-  healthInput,
-  planOutcome,
-  repeatConflict,
-  sessionChange,
-} from '../../domain/store-rules.ts';
+import { type LeaseTokens, newId } from '../../domain/ids.ts';
+import { repeatConflict, sessionChange } from '../../domain/store-rules.ts';
 import type { EventDraft, Webhook } from '../../domain/types.ts';
 import { HandOff } from '../intake.ts';
 import { toWebhook } from '../rows.ts';
 import { SameTurn, type Settled } from '../same-turn.ts';
 import {
-  type AttemptResult,
-  type ClaimedDelivery,
   type IngestArrival,
   type IngestResult,
   InstanceMissing,
   type Intake,
-  type QueueStats,
   type Router,
   StoreConflict,
 } from '../store.ts';
 import type { SqliteDatabase } from './database.ts';
-import { type Lease, Leases } from './leases.ts';
-
-/** Enabled webhooks with a delivery due at ?1, in id order: one index step per webhook with anything pending. */
-const WEBHOOKS_DUE = `
-  WITH RECURSIVE pending(webhook_id) AS (
-    SELECT MIN(webhook_id) FROM deliveries INDEXED BY deliveries_webhook_due WHERE status = 'pending'
-    UNION ALL
-    SELECT (SELECT MIN(webhook_id) FROM deliveries INDEXED BY deliveries_webhook_due
-            WHERE status = 'pending' AND webhook_id > pending.webhook_id)
-    FROM pending WHERE pending.webhook_id IS NOT NULL
-  )
-  SELECT p.webhook_id FROM pending p JOIN webhooks w ON w.webhook_id = p.webhook_id
-  WHERE w.enabled = 1 AND EXISTS (
-    SELECT 1 FROM deliveries d INDEXED BY deliveries_webhook_due
-    WHERE d.webhook_id = p.webhook_id AND d.status = 'pending' AND d.next_attempt_at <= ?1)
-  ORDER BY p.webhook_id`;
+import type { Lease, Leases } from './leases.ts';
 
 export class SqliteQueue {
   readonly #db: SqliteDatabase;
-  readonly #leases = new Leases();
-  /** Per rate-limited webhook, its next free start slot: in memory, as leases are (one process). */
-  readonly #slots = new Map<string, number>();
-  readonly #applyHealth: (changes: HealthChange[]) => void;
-  #rotation = 0;
+  readonly #leases: Leases;
+  readonly #leaseTokens: LeaseTokens;
   #intake: Intake | null = null;
-  readonly #leaseTokens = new LeaseTokens();
   /**
    * The enabled webhooks of each instance ingest has met, read once instead of at every ingest: one process owns
    * the database, and it empties this at every change of either table (onCatalogChange).
    */
   readonly #catalog = new Map<string, Webhook[]>();
 
-  constructor(db: SqliteDatabase, applyHealth: (changes: HealthChange[]) => void) {
+  constructor(db: SqliteDatabase, leases: Leases, leaseTokens: LeaseTokens) {
     this.#db = db;
-    this.#applyHealth = applyHealth;
+    this.#leases = leases;
+    this.#leaseTokens = leaseTokens;
     db.onCatalogChange(() => this.#catalog.clear());
   }
 
@@ -222,204 +197,5 @@ export class SqliteQueue {
         .run(session.status, session.phone, e.instance_id);
     }
     return { event_id: e.event_id, deliveries: targets.length, duplicate: false };
-  }
-
-  /**
-   * Claims per webhook, oldest due first, at most the room each has left. Asking each webhook with deliveries
-   * due for its own index range means a webhook at its in-flight cap costs nothing, however large its backlog;
-   * the starting webhook rotates so that a small batch is shared fairly. Only reads: leases are held in memory
-   * (leases.ts); the scan starts after the rows this process already holds (Resume), and fetches the rest.
-   */
-  async claimDue(
-    now: number,
-    limit: number,
-    leaseMs: number,
-    // One process per SQLite database: its own in-flight count is all there is, so `leased` is 0.
-    room: (webhookId: string, leased: number) => number,
-  ) {
-    return this.#db.read(() => {
-      // Only webhooks with deliveries due: the pending index is skipped through from one webhook to the next, so
-      // a webhook with nothing pending costs a claim nothing, however many webhooks there are.
-      const webhooks = this.#db.rows(WEBHOOKS_DUE).all(now) as unknown as [string][];
-      // The partial index (webhook_id, next_attempt_at) holds the row key: this scan never reads the table. It
-      // starts where the webhook's last claim stopped (leases.ts, Resume): the rows before are held.
-      const due = this.#db.rows(
-        `SELECT seq, next_attempt_at FROM deliveries
-         WHERE webhook_id = ?1 AND status = 'pending' AND next_attempt_at <= ?2 AND next_attempt_at >= ?3
-           AND (next_attempt_at > ?3 OR seq > ?4)
-         ORDER BY next_attempt_at, seq`,
-      );
-      // The webhook's own fields are read once per webhook, not joined into every row.
-      const target = this.#db.rows(
-        `SELECT destination_url, secret_sealed, CASE WHEN previous_secret_until > ? THEN previous_secret_sealed END,
-           headers_sealed, rate_limit FROM webhooks WHERE webhook_id = ?`,
-      );
-      const fetch = this.#db.rows(
-        `SELECT d.delivery_id, d.event_id, d.instance_id, d.attempts, d.cycle_attempts, d.next_trigger, e.body
-         FROM deliveries d JOIN events e ON e.event_id = d.event_id WHERE d.seq = ?`,
-      );
-      const token = this.#leaseTokens.next();
-      const claimed: ClaimedDelivery[] = [];
-      const start = this.#rotation++ % Math.max(webhooks.length, 1);
-      for (let i = 0; i < webhooks.length && claimed.length < limit; i++) {
-        const [webhookId] = webhooks[(start + i) % webhooks.length];
-        let n = Math.min(room(webhookId, 0), limit - claimed.length);
-        if (n <= 0) continue;
-        const [destination_url, secret_sealed, previous_secret_sealed, headers_sealed, rate] = target.get(
-          now,
-          webhookId,
-        ) as unknown as [string, string | null, string | null, string | null, number | null];
-        // A rate limit: only as many as have a start slot within the horizon, each claimed for its slot.
-        const paced = rate ? takeSlots(rate, this.#slots.get(webhookId) ?? 0, now, n, PACE_HORIZON_MS) : null;
-        if (paced) n = paced.slots.length;
-        if (n <= 0) continue;
-        const from = this.#leases.resumeAt(webhookId, now, leaseMs) ?? {
-          at: Number.MIN_SAFE_INTEGER,
-          seq: 0,
-        };
-        // Read row by row, and only as far as needed: past the resume point the rows are rarely held.
-        const rows = due.iterate(webhookId, now, from.at, from.seq) as Iterable<[number, number]>;
-        let last: [number, number] | null = null;
-        let exhausted = true;
-        let taken = 0;
-        for (const row of rows) {
-          if (n === 0) {
-            exhausted = false;
-            break;
-          }
-          last = row;
-          const [seq] = row;
-          if (this.#leases.holds(webhookId, seq, now)) continue;
-          const [delivery_id, event_id, instance_id, attempts, cycle_attempts, trigger, body] = fetch.get(
-            seq,
-          ) as unknown as [string, string, string, number, number, ClaimedDelivery['trigger'], string];
-          this.#leases.take({ delivery_id, seq, webhook_id: webhookId, token, until: now + leaseMs });
-          claimed.push({
-            delivery_id,
-            event_id,
-            instance_id,
-            webhook_id: webhookId,
-            destination_url,
-            secret_sealed,
-            previous_secret_sealed,
-            headers_sealed,
-            body,
-            start_at: paced ? paced.slots[taken] : 0,
-            rate_limit: rate,
-            cycle_attempt: cycle_attempts + 1,
-            attempt: attempts + 1,
-            trigger,
-            lease_token: token,
-          });
-          taken++;
-          n--;
-        }
-        if (exhausted) this.#leases.restart(webhookId);
-        else if (last) this.#leases.lookedUpTo(webhookId, last[1], last[0], now);
-        if (paced && taken > 0) this.#slots.set(webhookId, paced.slots[taken] ?? paced.nextAt);
-      }
-      return claimed;
-    });
-  }
-
-  async recordAttempts(results: AttemptResult[], now: number): Promise<void> {
-    if (results.length === 0) return;
-    this.#db.tx(() => {
-      // A delivery deleted mid-attempt (its webhook or instance removed) leaves nothing to log the attempt on.
-      const log = this.#db.q(
-        `INSERT INTO attempts (delivery_id, attempt, trigger, started_at, duration_ms, status_code, error, response_body,
-          next_attempt_at, next_attempt_reason)
-         SELECT ?, ?, ?, ?, ?, ?, ?, ?, ?, ? WHERE EXISTS (SELECT 1 FROM deliveries WHERE delivery_id = ?1)`,
-      );
-      // A result whose lease was lost is counted, and is the last result if it is the latest, but decides nothing.
-      const late = this.#db.q(
-        `UPDATE deliveries SET attempts = attempts + 1,
-           last_status_code = CASE WHEN last_attempt_at IS NULL OR last_attempt_at <= ?1 THEN ?2 ELSE last_status_code END,
-           last_error = CASE WHEN last_attempt_at IS NULL OR last_attempt_at <= ?1 THEN ?3 ELSE last_error END,
-           last_attempt_at = CASE WHEN last_attempt_at IS NULL OR last_attempt_at <= ?1 THEN ?1 ELSE last_attempt_at END
-         WHERE delivery_id = ?4`,
-      );
-      const apply = this.#db.q(
-        `UPDATE deliveries SET attempts = attempts + 1, cycle_attempts = cycle_attempts + 1, next_trigger = 'scheduled',
-           last_attempt_at = ?, last_status_code = ?, last_error = ?, status = ?, next_attempt_at = ?, failure_reason = ?
-         WHERE seq = ?`,
-      );
-      for (const { claim, outcome, decision } of results) {
-        const { attempt: a, delivery: d } = planOutcome(outcome, decision);
-        log.run(
-          claim.delivery_id,
-          claim.attempt,
-          claim.trigger,
-          a.started_at,
-          a.duration_ms,
-          a.status_code,
-          a.error,
-          a.response_body,
-          a.next_attempt_at,
-          a.next_attempt_reason,
-        );
-        // A lease that ran out, or ended by disabling, leaves the decision to whoever holds the delivery now.
-        const lease = this.#leases.end(claim.delivery_id, claim.lease_token);
-        if (lease) {
-          apply.run(
-            d.last_attempt_at,
-            d.last_status_code,
-            d.last_error,
-            d.status,
-            d.next_attempt_at,
-            d.failure_reason,
-            lease.seq,
-          );
-        } else {
-          late.run(d.last_attempt_at, d.last_status_code, d.last_error, claim.delivery_id);
-        }
-        if (disablesWebhook(decision)) this.disable(claim.webhook_id, 'gone', now);
-      }
-      this.#applyHealth(healthChanges(results.map(healthInput)));
-    }, 'lazy');
-  }
-
-  async releaseClaims(claims: Pick<ClaimedDelivery, 'delivery_id' | 'lease_token'>[], now: number) {
-    if (claims.length === 0) return 0;
-    return this.#db.tx(() => {
-      const release = this.#db.q(
-        `UPDATE deliveries SET next_attempt_at = ? WHERE delivery_id = ? AND status = 'pending'`,
-      );
-      let released = 0;
-      for (const c of claims) {
-        if (this.#leases.release(c.delivery_id, c.lease_token)) {
-          released += Number(release.run(now, c.delivery_id).changes);
-        }
-      }
-      if (released > 0) this.#db.notifyWork();
-      return released;
-    });
-  }
-
-  async nextDueAt(after: number): Promise<number | null> {
-    const row = this.#db
-      .q(
-        "SELECT MIN(next_attempt_at) AS due FROM deliveries WHERE status = 'pending' AND next_attempt_at > ?",
-      )
-      .get(after);
-    return (row?.due as number | null) ?? null;
-  }
-
-  async queueStats(now: number): Promise<QueueStats> {
-    // Deliveries under a lease are in flight, not waiting: "due" leaves them out.
-    const row = this.#db
-      .q(
-        `WITH leased(seq) AS (SELECT value FROM json_each(?2))
-         SELECT COUNT(*) AS pending,
-                COALESCE(SUM(next_attempt_at <= ?1 AND seq NOT IN leased), 0) AS due,
-                MIN(CASE WHEN next_attempt_at <= ?1 AND seq NOT IN leased THEN next_attempt_at END) AS oldest
-         FROM deliveries WHERE status = 'pending'`,
-      )
-      .get(now, JSON.stringify(this.#leases.seqs(now)));
-    return {
-      pending: Number(row?.pending ?? 0),
-      due: Number(row?.due ?? 0),
-      oldest_due_at: (row?.oldest as number | null) ?? null,
-    };
   }
 }

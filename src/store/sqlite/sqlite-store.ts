@@ -1,10 +1,14 @@
+import { LeaseTokens } from '../../domain/ids.ts';
 import { toInstance, toKey } from '../rows.ts';
 import type { ApiKey, InstanceChange, Store } from '../store.ts';
+import { SqliteClaims } from './claims.ts';
 import { SqliteDatabase } from './database.ts';
 import { SqliteDeliveryLog } from './delivery-log.ts';
 import { SqliteEngineRepeats } from './engine-repeats.ts';
+import { Leases } from './leases.ts';
 import { SqliteLidPhones } from './lid-phones.ts';
 import { SqliteMediaJobs } from './media-jobs.ts';
+import { SqliteOutcomes } from './outcomes.ts';
 import { SqliteQueue } from './queue.ts';
 import { SqliteRetention } from './retention.ts';
 import { SqliteWebhooks } from './webhooks.ts';
@@ -12,6 +16,8 @@ import { SqliteWebhooks } from './webhooks.ts';
 export class SqliteStore implements Store {
   readonly #db: SqliteDatabase;
   readonly #queue: SqliteQueue;
+  readonly #claims: SqliteClaims;
+  readonly #outcomes: SqliteOutcomes;
   readonly #log: SqliteDeliveryLog;
   readonly #retention: SqliteRetention;
   readonly #mediaJobs: SqliteMediaJobs;
@@ -21,7 +27,17 @@ export class SqliteStore implements Store {
 
   constructor(file: string) {
     this.#db = new SqliteDatabase(file);
-    this.#queue = new SqliteQueue(this.#db, (changes) => this.#webhooks.applyHealth(changes));
+    // Ingest, claims and outcomes share this process's leases: one process owns the database.
+    const leases = new Leases();
+    const tokens = new LeaseTokens();
+    this.#queue = new SqliteQueue(this.#db, leases, tokens);
+    this.#claims = new SqliteClaims(this.#db, leases, tokens);
+    this.#outcomes = new SqliteOutcomes(
+      this.#db,
+      leases,
+      (changes) => this.#webhooks.applyHealth(changes),
+      (...args) => this.#queue.disable(...args),
+    );
     this.#webhooks = new SqliteWebhooks(this.#db, (...args) => this.#queue.disable(...args));
     this.#log = new SqliteDeliveryLog(this.#db);
     this.#retention = new SqliteRetention(this.#db);
@@ -31,11 +47,11 @@ export class SqliteStore implements Store {
   }
 
   ingest: Store['ingest'] = (...args) => this.#queue.ingest(...args);
-  claimDue: Store['claimDue'] = (...args) => this.#queue.claimDue(...args);
-  recordAttempts: Store['recordAttempts'] = (...args) => this.#queue.recordAttempts(...args);
-  nextDueAt: Store['nextDueAt'] = (...args) => this.#queue.nextDueAt(...args);
-  queueStats: Store['queueStats'] = (...args) => this.#queue.queueStats(...args);
-  releaseClaims: Store['releaseClaims'] = (...args) => this.#queue.releaseClaims(...args);
+  claimDue: Store['claimDue'] = (...args) => this.#claims.claimDue(...args);
+  recordAttempts: Store['recordAttempts'] = (...args) => this.#outcomes.recordAttempts(...args);
+  nextDueAt: Store['nextDueAt'] = (...args) => this.#claims.nextDueAt(...args);
+  queueStats: Store['queueStats'] = (...args) => this.#claims.queueStats(...args);
+  releaseClaims: Store['releaseClaims'] = (...args) => this.#outcomes.releaseClaims(...args);
   claimMediaJobs: Store['claimMediaJobs'] = (...args) => this.#mediaJobs.claim(...args);
   settleMediaJob: Store['settleMediaJob'] = (...args) => this.#mediaJobs.settle(...args);
   retryMediaJob: Store['retryMediaJob'] = (...args) => this.#mediaJobs.retry(...args);

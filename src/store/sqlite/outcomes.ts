@@ -1,0 +1,103 @@
+/**
+ * Outcomes on SQLite: each attempt logged and counted; the decision applied while the lease still holds, a late one
+ * (its lease ended by a disable or run out) only counted; a 410 disabling its webhook; health kept; and claims that
+ * never started given back.
+ */
+import { type HealthChange, healthChanges } from '../../domain/health.ts';
+import { disablesWebhook, healthInput, planOutcome } from '../../domain/store-rules.ts';
+import type { AttemptResult, ClaimedDelivery } from '../store.ts';
+import type { SqliteDatabase } from './database.ts';
+import type { Leases } from './leases.ts';
+
+export class SqliteOutcomes {
+  readonly #db: SqliteDatabase;
+  readonly #leases: Leases;
+  readonly #applyHealth: (changes: HealthChange[]) => void;
+  readonly #disable: (webhookId: string, reason: string, now: number) => void;
+
+  constructor(
+    db: SqliteDatabase,
+    leases: Leases,
+    applyHealth: (changes: HealthChange[]) => void,
+    disable: (webhookId: string, reason: string, now: number) => void,
+  ) {
+    this.#db = db;
+    this.#leases = leases;
+    this.#applyHealth = applyHealth;
+    this.#disable = disable;
+  }
+
+  async recordAttempts(results: AttemptResult[], now: number): Promise<void> {
+    if (results.length === 0) return;
+    this.#db.tx(() => {
+      // A delivery deleted mid-attempt (its webhook or instance removed) leaves nothing to log the attempt on.
+      const log = this.#db.q(
+        `INSERT INTO attempts (delivery_id, attempt, trigger, started_at, duration_ms, status_code, error, response_body,
+          next_attempt_at, next_attempt_reason)
+         SELECT ?, ?, ?, ?, ?, ?, ?, ?, ?, ? WHERE EXISTS (SELECT 1 FROM deliveries WHERE delivery_id = ?1)`,
+      );
+      // A result whose lease was lost is counted, and is the last result if it is the latest, but decides nothing.
+      const late = this.#db.q(
+        `UPDATE deliveries SET attempts = attempts + 1,
+           last_status_code = CASE WHEN last_attempt_at IS NULL OR last_attempt_at <= ?1 THEN ?2 ELSE last_status_code END,
+           last_error = CASE WHEN last_attempt_at IS NULL OR last_attempt_at <= ?1 THEN ?3 ELSE last_error END,
+           last_attempt_at = CASE WHEN last_attempt_at IS NULL OR last_attempt_at <= ?1 THEN ?1 ELSE last_attempt_at END
+         WHERE delivery_id = ?4`,
+      );
+      const apply = this.#db.q(
+        `UPDATE deliveries SET attempts = attempts + 1, cycle_attempts = cycle_attempts + 1, next_trigger = 'scheduled',
+           last_attempt_at = ?, last_status_code = ?, last_error = ?, status = ?, next_attempt_at = ?, failure_reason = ?
+         WHERE seq = ?`,
+      );
+      for (const { claim, outcome, decision } of results) {
+        const { attempt: a, delivery: d } = planOutcome(outcome, decision);
+        log.run(
+          claim.delivery_id,
+          claim.attempt,
+          claim.trigger,
+          a.started_at,
+          a.duration_ms,
+          a.status_code,
+          a.error,
+          a.response_body,
+          a.next_attempt_at,
+          a.next_attempt_reason,
+        );
+        // A lease that ran out, or ended by disabling, leaves the decision to whoever holds the delivery now.
+        const lease = this.#leases.end(claim.delivery_id, claim.lease_token);
+        if (lease) {
+          apply.run(
+            d.last_attempt_at,
+            d.last_status_code,
+            d.last_error,
+            d.status,
+            d.next_attempt_at,
+            d.failure_reason,
+            lease.seq,
+          );
+        } else {
+          late.run(d.last_attempt_at, d.last_status_code, d.last_error, claim.delivery_id);
+        }
+        if (disablesWebhook(decision)) this.#disable(claim.webhook_id, 'gone', now);
+      }
+      this.#applyHealth(healthChanges(results.map(healthInput)));
+    }, 'lazy');
+  }
+
+  async releaseClaims(claims: Pick<ClaimedDelivery, 'delivery_id' | 'lease_token'>[], now: number) {
+    if (claims.length === 0) return 0;
+    return this.#db.tx(() => {
+      const release = this.#db.q(
+        `UPDATE deliveries SET next_attempt_at = ? WHERE delivery_id = ? AND status = 'pending'`,
+      );
+      let released = 0;
+      for (const c of claims) {
+        if (this.#leases.release(c.delivery_id, c.lease_token)) {
+          released += Number(release.run(now, c.delivery_id).changes);
+        }
+      }
+      if (released > 0) this.#db.notifyWork();
+      return released;
+    });
+  }
+}

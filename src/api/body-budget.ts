@@ -27,7 +27,7 @@ export interface BodyBudgetOptions {
 
 /**
  * One batch of the largest size at a time (or several smaller ones): parsing runs on the one JavaScript thread
- * anyway, so two at once were hardly faster (4 × 32 MiB: 4.5 s against 5.5 s) and took ~90 MB more at the peak.
+ * anyway, so two at once are hardly faster and take much more memory at the peak (BENCHMARKS.md).
  */
 export const BODY_BUDGET: BodyBudgetOptions = {
   bytes: 32 * 1024 * 1024,

@@ -44,7 +44,7 @@ export class PostgresClaims {
           FROM pending p WHERE p.webhook_id IS NOT NULL
         ), due AS MATERIALIZED (
           -- A LATERAL probe with LIMIT 1, one index lookup per webhook: written as EXISTS, the planner (trusting
-          -- statistics that lag a fast-moving queue) hashed every due delivery, 16 ms per claim at a 50k backlog.
+          -- statistics that lag a fast-moving queue) hashes every due delivery (BENCHMARKS.md has the figures).
           SELECT w.webhook_id, w.rate_limit FROM pending p JOIN webhooks w ON w.webhook_id = p.webhook_id
           CROSS JOIN LATERAL (
             SELECT 1 FROM deliveries d

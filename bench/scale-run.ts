@@ -17,7 +17,7 @@ import { type ByKind, INGEST_ROLE, resetStatements, statementsByKind, WORKER_ROL
 import { eventSeries, messageEvent, Publisher } from './publisher.ts';
 import { type Receiver, waitForArrivals } from './receiver.ts';
 
-/** One key for every process of a database: signing secrets are sealed with it (README, scale-out). */
+/** One key for every process of a database: signing secrets are sealed with it (docs/scale-out.md). */
 const SECRET_KEY = 'b'.repeat(64);
 /** Single events: 64 connections in a closed loop (an engine's webhook); batches: 4 in flight (as W1). */
 const SINGLE_CONNECTIONS = 64;

@@ -91,6 +91,6 @@ Stop every Herald process on the database first. The new key is NEW_SECRET_KEY (
 or, when it is unset, generated. With DATA_DIR/secret.key it replaces that file (never printed); with
 SECRET_KEY, restart with SECRET_KEY set to the new key (a generated one is printed once).
 Media links handed out before the rotation stop working: their signing key derives from the old key.
-See README.md, "Security".`,
+See docs/security.md.`,
   run: async () => console.log(await rotateSecretKey(loadConfig(process.env), process.env)),
 };

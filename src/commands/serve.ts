@@ -18,7 +18,7 @@ Options:
 
 Configuration is read from the environment (and ./.env when present): PORT, HOST, DATA_DIR, DATABASE_URL,
 ADMIN_API_KEY, SECRET_KEY, PUBLIC_URL, RETRY_SCHEDULE, DELIVERY_TIMEOUT_MS, MAX_RETRY_AFTER_S,
-ALLOW_PRIVATE_DESTINATIONS, RETENTION_DAYS, LOG_LEVEL and more. See README.md, "Configuration".`;
+ALLOW_PRIVATE_DESTINATIONS, RETENTION_DAYS, LOG_LEVEL and more. See docs/configuration.md.`;
 
 const ROLE_NOTE: Record<Role, string> = {
   all: '',

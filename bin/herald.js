@@ -95,8 +95,13 @@ if (process.env.npm_command) {
       const parent = i === 0 ? process.ppid : parentOf(chain[i]);
       if (parent === chain[i + 1]) continue;
       clearInterval(watch);
-      console.error('herald: npm, which started Herald, is gone; stopping at once');
-      child.kill('SIGKILL');
+      // A Ctrl-C ends npm too, and this timer may see that before our own SIGINT is handled: a signal that comes
+      // meanwhile means a stop is under way, not a crash.
+      setTimeout(() => {
+        if (stopping) return;
+        console.error('herald: npm, which started Herald, is gone; stopping at once');
+        child.kill('SIGKILL');
+      }, 100);
       return;
     }
   }, 200);

@@ -38,6 +38,11 @@ function alive(pid: number): boolean {
   }
 }
 
+/** The server exits within a second (its environment, which the kill's check reads, goes a moment before it). */
+async function goneWithinASecond(pid: number): Promise<void> {
+  await eventually(async () => (alive(pid) ? undefined : true), 1000, `process ${pid} to end`);
+}
+
 /** A restart on the same port and data answers at once. */
 async function restartsOnSamePort(dataDir: string, started: ChildHerald[], port: number): Promise<void> {
   const again = await spawnHerald(dataDir, { PORT: String(port) });
@@ -54,7 +59,7 @@ for (const entry of ['npm start', 'npx herald'] as Entry[]) {
       const { server } = herald.pids();
       const exit = await herald.kill('SIGKILL', 'group'); // throws if anything is left a second later
       assert.equal(exit.signal, 'SIGKILL');
-      assert.equal(alive(server), false);
+      await goneWithinASecond(server);
       await restartsOnSamePort(dataDir, started, herald.port);
     });
   });
@@ -77,7 +82,7 @@ test('SIGKILL of the launcher alone (as the OOM killer would) leaves no Herald p
     assert.equal(launcher, herald.child.pid);
     process.kill(launcher, 'SIGKILL');
     await herald.kill('SIGKILL'); // already gone: waits for the exit, then for the server to be gone
-    assert.equal(alive(server), false);
+    await goneWithinASecond(server);
     await restartsOnSamePort(dataDir, started, herald.port);
   });
 });
@@ -131,17 +136,21 @@ async function withAttemptInFlight(
   return herald;
 }
 
-test("Ctrl-C (SIGINT to the terminal's group, which npm forwards again) is one graceful stop, exit 0", async () => {
-  await withDataDir(async (dataDir, started) => {
-    const herald = await spawnHerald(dataDir, {}, 20_000, [], 'npm start');
-    started.push(herald);
-    const exit = await herald.kill('SIGINT', 'group');
-    assert.deepEqual(exit, { code: 0, signal: null }, herald.output());
-    assert.equal(herald.output().match(/SIGINT received/g)?.length, 1, herald.output());
-    assert.doesNotMatch(herald.output(), /received again/);
-    await restartsOnSamePort(dataDir, started, herald.port);
+for (const entry of ['npm start', 'herald'] as Entry[]) {
+  test(`${entry}: Ctrl-C (SIGINT to the terminal's group, which npm forwards again) is one graceful stop`, async () => {
+    await withDataDir(async (dataDir, started) => {
+      const herald = await spawnHerald(dataDir, {}, 20_000, [], entry);
+      started.push(herald);
+      const exit = await herald.kill('SIGINT', 'group');
+      assert.equal(herald.output().match(/SIGINT received/g)?.length, 1, herald.output());
+      assert.doesNotMatch(herald.output(), /received again/);
+      // npm itself may end by the SIGINT it got (its own choice); the launcher reports Herald's exit 0.
+      if (entry === 'herald') assert.deepEqual(exit, { code: 0, signal: null }, herald.output());
+      else assert.ok(exit.code === 0 || exit.signal === 'SIGINT', JSON.stringify(exit));
+      await restartsOnSamePort(dataDir, started, herald.port);
+    });
   });
-});
+}
 
 test('a second Ctrl-C during the stop stops at once, exit 1', async () => {
   const receiver = await holdingReceiver();

@@ -1,7 +1,7 @@
 /**
  * The rules every store applies, written once: what an attempt's decision changes, what a session.status event
- * does to its instance, who may be redelivered, and what a repeated event_id means. Pure: the adapters only
- * persist what these return.
+ * does to its instance, who may be redelivered, what a repeated event_id means, and how long a rotated-out secret
+ * still signs. Pure: the adapters only persist what these return.
  */
 import type { Decision } from './retry-policy.ts';
 import type { AttemptOutcome, DeliveryStatus, EventDraft, FailureReason } from './types.ts';
@@ -39,6 +39,19 @@ export function planOutcome(outcome: AttemptOutcome, decision: Decision): Outcom
     },
   };
 }
+
+/**
+ * A webhook's rotated-out signing secret while its grace lasts (until strictly after `now`), signed with beside the
+ * current one; null once the grace has ended, or when there is none. (Stores forget ended ones in SQL, in bulk:
+ * forgetRotatedSecrets.)
+ */
+export const secretInGrace = (
+  w: { previous_secret_sealed?: string | null; previous_secret_until?: number | null },
+  now: number,
+): string | null =>
+  w.previous_secret_until != null && w.previous_secret_until > now
+    ? (w.previous_secret_sealed ?? null)
+    : null;
 
 /** An attempt as the webhook's health counts it: delivered, or a failure. */
 export const healthInput = (r: {

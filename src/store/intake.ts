@@ -5,6 +5,7 @@
  * once the transaction has committed (`deliver`).
  */
 import type { EventDraft, Webhook } from '../domain/types.ts';
+import { claimOf } from './rows.ts';
 import type { ClaimedDelivery, Intake } from './store.ts';
 
 export class HandOff {
@@ -47,24 +48,20 @@ export class HandOff {
       return null;
     }
     this.#room.set(w, room - 1);
-    const claim: ClaimedDelivery = {
+    // A first attempt, free to start at once: a rate-limited webhook's deliveries are never taken here.
+    const claim = claimOf(
+      webhook,
+      now,
+      this.#token,
+      0,
       delivery_id,
-      event_id: e.event_id,
-      instance_id: e.instance_id,
-      webhook_id: w,
-      destination_url: webhook.destination_url,
-      secret_sealed: webhook.secret_sealed,
-      previous_secret_sealed:
-        (webhook.previous_secret_until ?? 0) > now ? (webhook.previous_secret_sealed ?? null) : null,
-      headers_sealed: webhook.headers_sealed ?? null,
-      body: e.body,
-      start_at: 0,
-      rate_limit: null,
-      cycle_attempt: 1,
-      attempt: 1,
-      trigger: 'scheduled',
-      lease_token: this.#token,
-    };
+      e.event_id,
+      e.instance_id,
+      0,
+      0,
+      'scheduled',
+      e.body,
+    );
     this.claims.push(claim);
     return claim;
   }

@@ -6,9 +6,11 @@ import {
   planOutcome,
   redeliveryConflict,
   repeatConflict,
+  secretInGrace,
   sessionChange,
 } from '../../src/domain/store-rules.ts';
 import type { AttemptOutcome, EventDraft } from '../../src/domain/types.ts';
+import { claimOf } from '../../src/store/rows.ts';
 
 const outcome = (status_code: number | null, response_body: string | null = 'ok'): AttemptOutcome => ({
   started_at: 1000,
@@ -85,5 +87,72 @@ test('redelivery: only failed deliveries of enabled webhooks; a repeated event_i
   assert.equal(
     repeatConflict('evt_1', 'ins_a', 'ins_b'),
     'event_id evt_1 was already published to another instance',
+  );
+});
+
+test('a rotated-out secret signs while its grace lasts, up to but not at its end', () => {
+  const rotated = (until: number | null | undefined) => ({
+    previous_secret_sealed: 'old',
+    previous_secret_until: until,
+  });
+  assert.equal(secretInGrace(rotated(2000), 1999), 'old');
+  assert.equal(secretInGrace(rotated(2000), 2000), null, 'ended at its end');
+  assert.equal(secretInGrace(rotated(2000), 2001), null);
+  assert.equal(secretInGrace(rotated(null), 0), null, 'no grace, no secret');
+  assert.equal(secretInGrace(rotated(undefined), 0), null);
+  assert.equal(secretInGrace({ previous_secret_until: 2000 }, 1000), null, 'a grace without a secret');
+});
+
+test('a claim: the webhook part, the old secret only in its grace, attempt numbers counting this one', () => {
+  const webhook = {
+    webhook_id: 'whk_1',
+    destination_url: 'https://example.test/hook',
+    secret_sealed: 'new',
+    previous_secret_sealed: 'old',
+    previous_secret_until: 2000,
+    headers_sealed: 'hdr',
+    rate_limit: 5,
+  };
+  const claim = claimOf(webhook, 1000, 'lease_1', 1200, 'dlv_1', 'evt_1', 'ins_1', 3, 1, 'manual', '{}');
+  assert.deepEqual(claim, {
+    delivery_id: 'dlv_1',
+    event_id: 'evt_1',
+    instance_id: 'ins_1',
+    webhook_id: 'whk_1',
+    destination_url: 'https://example.test/hook',
+    secret_sealed: 'new',
+    previous_secret_sealed: 'old',
+    headers_sealed: 'hdr',
+    body: '{}',
+    start_at: 1200,
+    rate_limit: 5,
+    cycle_attempt: 2,
+    attempt: 4,
+    trigger: 'manual',
+    lease_token: 'lease_1',
+  });
+  assert.equal(
+    claimOf(webhook, 2000, 'lease_1', 0, 'dlv_1', 'evt_1', 'ins_1', 0, 0, 'scheduled', '{}')
+      .previous_secret_sealed,
+    null,
+    'the grace has ended',
+  );
+  // A Webhook may leave its optional columns out: a claim says null.
+  const bare = claimOf(
+    { webhook_id: 'whk_2', destination_url: 'https://example.test/2', secret_sealed: null },
+    1000,
+    'lease_2',
+    0,
+    'dlv_2',
+    'evt_2',
+    'ins_2',
+    0,
+    0,
+    'scheduled',
+    '{}',
+  );
+  assert.deepEqual(
+    [bare.previous_secret_sealed, bare.headers_sealed, bare.rate_limit, bare.attempt, bare.cycle_attempt],
+    [null, null, null, 1, 1],
   );
 });

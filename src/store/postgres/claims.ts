@@ -4,8 +4,22 @@
  * every process shares.
  */
 import { PACE_HORIZON_MS, takeSlots } from '../../domain/pacing.ts';
+import type { AttemptTrigger } from '../../domain/types.ts';
+import { type ClaimTarget, claimOf } from '../rows.ts';
 import type { ClaimedDelivery } from '../store.ts';
 import type { PostgresDatabase, Tx } from './database.ts';
+
+/** A claimed delivery as its UPDATE returns it, with its webhook's columns and its event's body. */
+type ClaimRow = ClaimTarget & {
+  seq: number;
+  delivery_id: string;
+  event_id: string;
+  instance_id: string;
+  attempts: number;
+  cycle_attempts: number;
+  next_trigger: AttemptTrigger;
+  body: string;
+};
 
 /** First key of the advisory locks that serialise claims per webhook (the second is the webhook id's hash). */
 const CLAIM_LOCK = 0x48524c44; // "HRLD"
@@ -83,7 +97,7 @@ export class PostgresClaims {
         .filter(([, n]) => n > 0);
       if (wanted.length === 0) return [];
       const token = this.#db.leaseTokens.next();
-      const rows = await sql`
+      const rows = await sql<ClaimRow[]>`
         WITH wanted AS (
           SELECT * FROM unnest(${wanted.map(([id]) => id)}::text[], ${wanted.map(([, n]) => n)}::integer[])
             WITH ORDINALITY AS t(webhook_id, n, o)
@@ -104,31 +118,28 @@ export class PostgresClaims {
         FROM picked, webhooks w, events e
         WHERE d.delivery_id = picked.delivery_id AND w.webhook_id = d.webhook_id AND e.event_id = d.event_id
         RETURNING d.seq, d.delivery_id, d.event_id, d.instance_id, d.webhook_id, d.attempts, d.cycle_attempts,
-          d.next_trigger, w.destination_url, w.secret_sealed, w.headers_sealed, w.rate_limit, e.body,
-          CASE WHEN w.previous_secret_until > ${now}::bigint THEN w.previous_secret_sealed END AS previous_secret_sealed`;
+          d.next_trigger, w.destination_url, w.secret_sealed, w.previous_secret_sealed, w.previous_secret_until,
+          w.headers_sealed, w.rate_limit, e.body`;
       // Slots go to a webhook's deliveries oldest first.
       rows.sort((a, b) => a.seq - b.seq);
       const taken = new Map<string, number>();
       const claims = rows.map((r): ClaimedDelivery => {
         const i = taken.get(r.webhook_id) ?? 0;
         taken.set(r.webhook_id, i + 1);
-        return {
-          delivery_id: r.delivery_id,
-          event_id: r.event_id,
-          instance_id: r.instance_id,
-          webhook_id: r.webhook_id,
-          destination_url: r.destination_url,
-          secret_sealed: r.secret_sealed,
-          previous_secret_sealed: r.previous_secret_sealed,
-          headers_sealed: r.headers_sealed,
-          body: r.body,
-          start_at: paced.get(r.webhook_id)?.slots[i] ?? 0,
-          rate_limit: r.rate_limit,
-          cycle_attempt: r.cycle_attempts + 1,
-          attempt: r.attempts + 1,
-          trigger: r.next_trigger,
-          lease_token: token,
-        };
+        const startAt = paced.get(r.webhook_id)?.slots[i] ?? 0;
+        return claimOf(
+          r,
+          now,
+          token,
+          startAt,
+          r.delivery_id,
+          r.event_id,
+          r.instance_id,
+          r.attempts,
+          r.cycle_attempts,
+          r.next_trigger,
+          r.body,
+        );
       });
       await this.#keepSlots(sql, paced, taken);
       return claims;

@@ -5,6 +5,7 @@
  */
 import type { LeaseTokens } from '../../domain/ids.ts';
 import { PACE_HORIZON_MS, takeSlots } from '../../domain/pacing.ts';
+import { type ClaimTarget, claimOf } from '../rows.ts';
 import type { ClaimedDelivery, QueueStats } from '../store.ts';
 import type { SqliteDatabase } from './database.ts';
 import type { Leases } from './leases.ts';
@@ -64,8 +65,8 @@ export class SqliteClaims {
          ORDER BY next_attempt_at, seq`,
       );
       // The webhook's own fields are read once per webhook, not joined into every row.
-      const target = this.#db.rows(
-        `SELECT destination_url, secret_sealed, CASE WHEN previous_secret_until > ? THEN previous_secret_sealed END,
+      const target = this.#db.q(
+        `SELECT webhook_id, destination_url, secret_sealed, previous_secret_sealed, previous_secret_until,
            headers_sealed, rate_limit FROM webhooks WHERE webhook_id = ?`,
       );
       const fetch = this.#db.rows(
@@ -79,10 +80,8 @@ export class SqliteClaims {
         const [webhookId] = webhooks[(start + i) % webhooks.length];
         let n = Math.min(room(webhookId, 0), limit - claimed.length);
         if (n <= 0) continue;
-        const [destination_url, secret_sealed, previous_secret_sealed, headers_sealed, rate] = target.get(
-          now,
-          webhookId,
-        ) as unknown as [string, string | null, string | null, string | null, number | null];
+        const to = target.get(webhookId) as unknown as ClaimTarget;
+        const rate = to.rate_limit;
         // A rate limit: only as many as have a start slot within the horizon, each claimed for its slot.
         const paced = rate ? takeSlots(rate, this.#slots.get(webhookId) ?? 0, now, n, PACE_HORIZON_MS) : null;
         if (paced) n = paced.slots.length;
@@ -108,23 +107,21 @@ export class SqliteClaims {
             seq,
           ) as unknown as [string, string, string, number, number, ClaimedDelivery['trigger'], string];
           this.#leases.take({ delivery_id, seq, webhook_id: webhookId, token, until: now + leaseMs });
-          claimed.push({
-            delivery_id,
-            event_id,
-            instance_id,
-            webhook_id: webhookId,
-            destination_url,
-            secret_sealed,
-            previous_secret_sealed,
-            headers_sealed,
-            body,
-            start_at: paced ? paced.slots[taken] : 0,
-            rate_limit: rate,
-            cycle_attempt: cycle_attempts + 1,
-            attempt: attempts + 1,
-            trigger,
-            lease_token: token,
-          });
+          claimed.push(
+            claimOf(
+              to,
+              now,
+              token,
+              paced ? paced.slots[taken] : 0,
+              delivery_id,
+              event_id,
+              instance_id,
+              attempts,
+              cycle_attempts,
+              trigger,
+              body,
+            ),
+          );
           taken++;
           n--;
         }

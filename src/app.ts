@@ -139,7 +139,18 @@ export async function startHerald(config: Config, options: HeraldOptions = {}): 
     role === 'worker'
       ? await buildHealthServer({ store, availability, metrics }, logger, adminKeyHash)
       : await buildServer(
-          { config, store, availability, clock, secretBox, destinations, media, metrics },
+          {
+            config,
+            store,
+            availability,
+            clock,
+            secretBox,
+            destinations,
+            media,
+            metrics,
+            // Fresh deliveries it can take at once go to it from ingest, without a claim.
+            handOff: role === 'all' ? dispatcher : undefined,
+          },
           logger,
           adminKeyHash,
         );
@@ -172,8 +183,6 @@ export async function startHerald(config: Config, options: HeraldOptions = {}): 
     // Started now, not at the first attempt, which would wait for the thread to load.
     sender.start();
     dispatcher.start();
-    // Fresh deliveries that it can take at once go to it from ingest, without a claim.
-    store.setIntake(dispatcher);
   }
   // Uploads land where the API runs; retention goes with delivery. Several sweepers at once are harmless.
   if (role !== 'worker') mediaSweeper.start();

@@ -1,5 +1,6 @@
 /** What route handlers share: the store, the clock, the secret box, media and the metrics. */
 import type { Config } from '../config.ts';
+import type { Dispatcher } from '../delivery/dispatcher.ts';
 import type { Clock } from '../domain/clock.ts';
 import type { SecretBox } from '../domain/secret-box.ts';
 import type { Media } from '../media/media.ts';
@@ -18,6 +19,11 @@ export interface ApiContext {
   /** The destination guard's policy, shared with the sender. */
   destinations: DestinationPolicy;
   media: Media;
+  /**
+   * The dispatcher of this process, when it delivers too: ingest hands it the fresh deliveries it has room for
+   * (store.ts, HandOffRoom), and they go out without a claim.
+   */
+  handOff?: Pick<Dispatcher, 'handOffRoom' | 'takeHandOff'>;
   /** Counts what ingest stored, and serves /metrics when it is a HeraldMetrics. */
   metrics?: IngestObserver & { contentType(): string; text(): Promise<string> };
 }

@@ -114,7 +114,12 @@ export async function publishEvents(
   try {
     // The store wakes the dispatcher at its commit (listenForWork): the embedded one before the disk flush the 202
     // waits for, which takes that flush out of publish→arrival latency.
-    const results = fresh.length > 0 ? await ctx.store.ingest(instanceId, fresh, route, now) : [];
+    const results =
+      fresh.length > 0
+        ? await ctx.store.ingest(instanceId, fresh, route, now, ctx.handOff?.handOffRoom(now))
+        : [];
+    const handedOff = results.flatMap((r) => r.handedOff ?? []);
+    if (handedOff.length > 0) ctx.handOff?.takeHandOff(handedOff);
     await lids.learn(now);
     ctx.metrics?.eventsIngested(fresh.filter((_, i) => !results[i].duplicate).map((d) => d.event));
     let next = 0;

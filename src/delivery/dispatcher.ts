@@ -9,7 +9,7 @@ import type { Logger } from 'pino';
 import type { Clock } from '../domain/clock.ts';
 import { decide, type RetryRules } from '../domain/retry-policy.ts';
 import type { DeliveryObserver } from '../metrics/metrics.ts';
-import type { ClaimedDelivery, Intake, Queue } from '../store/store.ts';
+import type { ClaimedDelivery, HandOffRoom, Queue } from '../store/store.ts';
 import { Wakeup } from '../wakeup.ts';
 import { OutcomeWriter } from './outcome-writer.ts';
 import { Pace } from './pace.ts';
@@ -44,12 +44,10 @@ interface Track {
   out: number;
   /** The other processes' leases, seen at the last claim: this process's share of the cap is the rest. */
   others: number;
-  /** The wake count when a claim got less than it asked for: nothing more is due until new work is queued. */
-  drainedAt: number;
   pace: Pace;
 }
 
-export class Dispatcher implements Intake {
+export class Dispatcher {
   readonly #o: Required<DispatcherOptions>;
   readonly #tracks = new Map<string, Track>();
   /** Every claim out, by delivery: a stop releases those it cannot wait for. */
@@ -62,8 +60,11 @@ export class Dispatcher implements Intake {
   #forgotAt = Number.NEGATIVE_INFINITY;
   /** Webhooks with claims out. */
   #busy = 0;
-  /** Wake-ups for new work: a webhook drained before the last one may have work again. */
-  #wakes = 1;
+  /**
+   * The webhooks whose last claim got less than it asked for, since the last wake-up: nothing more is due for them
+   * until new work is queued, so they are the only ones ingest may hand fresh deliveries to.
+   */
+  readonly #drainedIds = new Set<string>();
   /** Resolves when no claim is out (a stop waits for it). */
   #allBack: (() => void) | null = null;
 
@@ -99,25 +100,37 @@ export class Dispatcher implements Intake {
   }
 
   /**
-   * Fresh deliveries it takes at ingest (store.ts, Intake): only for a webhook whose last claim found nothing more
-   * due and that no other process holds, so that they go out in the order they came; as many as a claim would take.
+   * What it can take of fresh deliveries at ingest (store.ts, HandOffRoom), for the caller to pass to ingest: only
+   * for webhooks whose last claim found nothing more due and that no other process holds, so that they go out in the
+   * order they came; as many as a claim would take. Undefined when there is none.
    */
-  room(webhookId: string, now: number): number {
-    const t = this.#tracks.get(webhookId);
-    if (!this.#loop || this.#stopping || !t || !this.#drained(t) || t.others > 0) return 0;
-    return Math.max(0, this.#limit(t) + this.#aheadOf(t, now) - t.out);
+  handOffRoom(now: number): HandOffRoom | undefined {
+    if (!this.#loop || this.#stopping || this.#drainedIds.size === 0) return undefined;
+    const room = new Map<string, number>();
+    for (const webhookId of this.#drainedIds) {
+      const t = this.#tracks.get(webhookId);
+      if (!t || t.others > 0) continue;
+      const n = this.#limit(t) + this.#aheadOf(t, now) - t.out;
+      if (n > 0) room.set(webhookId, n);
+    }
+    return room.size > 0 ? { leaseMs: this.#o.leaseMs, room } : undefined;
   }
 
-  /** What ingest took for it: handed to the sender as claims are. */
-  take(claims: ClaimedDelivery[]): void {
-    // A stop began while the ingest committed (PostgreSQL's is a round trip): given back, due for another process.
-    if (this.#stopping) this.#release(claims);
-    else this.#handOver(claims, this.#o.clock());
+  /** What ingest handed off, once committed: handed to the sender as claims are. */
+  takeHandOff(claims: ClaimedDelivery[]): void {
+    // A stop began while the ingest committed: given back, due for another process. So is what goes to a webhook
+    // with work waiting since the room was given (a wake-up came): the claims take it, after what waits.
+    const later = this.#stopping ? claims : claims.filter((c) => !this.#drained(c.webhook_id));
+    if (later.length > 0) this.#release(later);
+    if (later.length < claims.length) {
+      const now = later.length === 0 ? claims : claims.filter((c) => this.#drained(c.webhook_id));
+      this.#handOver(now, this.#o.clock());
+    }
   }
 
   /** Called after ingest or redelivery: there may be work due now, for any webhook. */
   wake(): void {
-    this.#wakes++;
+    this.#drainedIds.clear();
     this.#wakeup.wake();
   }
 
@@ -196,8 +209,8 @@ export class Dispatcher implements Intake {
     return Math.min(most, share, t.pace.ahead(t.out, now));
   }
 
-  #drained(t: Track): boolean {
-    return t.drainedAt === this.#wakes;
+  #drained(webhookId: string): boolean {
+    return this.#drainedIds.has(webhookId);
   }
 
   /** This process's share of the webhook's cap. */
@@ -209,7 +222,7 @@ export class Dispatcher implements Intake {
     let t = this.#tracks.get(webhookId);
     if (!t) {
       // Its pace not known yet, a webhook runs one cap ahead: as far as a fresh burst needs.
-      t = { out: 0, others: 0, drainedAt: 0, pace: new Pace(HOLD_MS, this.#o.maxInFlightPerWebhook) };
+      t = { out: 0, others: 0, pace: new Pace(HOLD_MS, this.#o.maxInFlightPerWebhook) };
       this.#tracks.set(webhookId, t);
     }
     return t;
@@ -220,7 +233,7 @@ export class Dispatcher implements Intake {
     if (now - this.#forgotAt < HOLD_MS) return;
     this.#forgotAt = now;
     for (const [webhookId, t] of this.#tracks) {
-      if (t.out === 0 && !this.#drained(t) && t.pace.forgettable(now)) this.#tracks.delete(webhookId);
+      if (t.out === 0 && !this.#drained(webhookId) && t.pace.forgettable(now)) this.#tracks.delete(webhookId);
     }
   }
 
@@ -258,8 +271,8 @@ export class Dispatcher implements Intake {
     for (const [webhookId, room] of asked) {
       const t = this.#tracks.get(webhookId);
       if (!t || room <= 0) continue;
-      if ((got.get(webhookId) ?? 0) >= room || paced.has(webhookId)) t.drainedAt = 0;
-      else if (!full) t.drainedAt = this.#wakes;
+      if ((got.get(webhookId) ?? 0) >= room || paced.has(webhookId)) this.#drainedIds.delete(webhookId);
+      else if (!full) this.#drainedIds.add(webhookId);
     }
   }
 
@@ -290,7 +303,7 @@ export class Dispatcher implements Intake {
       this.#outcomes.add({ claim, outcome, decision });
       // Claim more once half of what may run ahead is gone, so that claims come in batches.
       const waiting = Math.max(0, t.out - this.#limit(t));
-      claimMore ||= !this.#drained(t) && waiting < Math.max(1, this.#aheadOf(t, now) / 2);
+      claimMore ||= !this.#drained(claim.webhook_id) && waiting < Math.max(1, this.#aheadOf(t, now) / 2);
     }
     if (unstarted.length > 0) this.#release(unstarted);
     if (claimMore && !this.#stopping) this.#wakeup.wake();

@@ -45,12 +45,26 @@ export interface IngestArrival {
   events: EventDraft[];
   router: Router;
   now: number;
+  handOff?: HandOffRoom;
 }
 
 export interface IngestResult {
   event_id: string;
   deliveries: number;
   duplicate: boolean;
+  /** The event's fresh deliveries leased to the hand-off (ingest's `handOff`), committed; absent when none. */
+  handedOff?: ClaimedDelivery[];
+}
+
+/**
+ * What the dispatcher of the calling process can take of fresh deliveries as ingest stores them, so that an event to
+ * a webhook with nothing waiting goes out at once, with no wake-up and no claim: per webhook, how many (only what a
+ * claim would have taken), leased for `leaseMs` as a claim leases. Data the caller passes in; the store never calls
+ * the dispatcher.
+ */
+export interface HandOffRoom {
+  leaseMs: number;
+  room: ReadonlyMap<string, number>;
 }
 
 /** A change to an instance; a field left undefined stays as it is. */
@@ -251,9 +265,18 @@ export interface Queue {
    * instance throws StoreConflict, an instance that does not exist InstanceMissing, and either stores nothing of
    * the call (the API reads no instance before an ingest: this is where a missing one is found). An event with a
    * `download` and deliveries gets
-   * a media job; its deliveries wait (next_attempt_at null) until the job is settled.
+   * a media job; its deliveries wait (next_attempt_at null) until the job is settled. With `handOff`, fresh
+   * deliveries within its room are leased in the same transaction and returned with their event's result (never
+   * those of an event whose media is to come, nor of a rate-limited webhook, whose starts the claims pace); what is
+   * left due wakes the listeners.
    */
-  ingest(instanceId: string, events: EventDraft[], router: Router, now: number): Promise<IngestResult[]>;
+  ingest(
+    instanceId: string,
+    events: EventDraft[],
+    router: Router,
+    now: number,
+    handOff?: HandOffRoom,
+  ): Promise<IngestResult[]>;
 
   /**
    * Leases up to `limit` media jobs due at `now` (see EventDraft.download), for `leaseMs`: a process that dies
@@ -316,27 +339,6 @@ export interface Queue {
    * knows (deliveries due, or media to download); without it, any may be.
    */
   listenForWork(wake: (work?: Work) => void): Promise<void>;
-  /**
-   * From now on, ingest offers the fresh deliveries it stores to `intake` (null: to nobody), leased to it as a claim
-   * would lease them (intake.ts). What it takes goes out without a claim and wakes nobody; the rest is left due.
-   */
-  setIntake(intake: Intake | null): void;
-}
-
-/**
- * A dispatcher of this process that takes fresh deliveries as ingest stores them, so that an event to a webhook
- * with nothing waiting goes out at once: no wake-up, no claim. It takes only what it could have claimed.
- */
-export interface Intake {
-  /** How long the lease of a delivery it takes lasts, as claimDue's `leaseMs`. */
-  readonly leaseMs: number;
-  /**
-   * How many fresh deliveries of the webhook it takes now; 0 leaves them due, to the claims. Asked inside the
-   * ingest's transaction, once per webhook and turn: it changes nothing.
-   */
-  room(webhookId: string, now: number): number;
-  /** The deliveries it took, once their transaction has committed. */
-  take(claims: ClaimedDelivery[]): void;
 }
 
 /** The kinds of queued work a wake-up may name. */

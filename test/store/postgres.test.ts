@@ -12,7 +12,7 @@ import type { ClaimedDelivery } from '../../src/store/store.ts';
 import { dropSchema, postgresSkip, scratchSchema } from '../support/postgres.ts';
 import { webhookRecord } from '../support/records.ts';
 import { catalogConformance } from './catalog-conformance.ts';
-import { intakeConformance } from './intake-conformance.ts';
+import { handOffConformance } from './hand-off-conformance.ts';
 import { lidPhonesConformance } from './lid-phones-conformance.ts';
 import { deliveryLogConformance } from './log-conformance.ts';
 import { mediaJobsConformance } from './media-jobs-conformance.ts';
@@ -36,7 +36,7 @@ if (postgresSkip) {
   };
   catalogConformance('postgres', open);
   queueConformance('postgres', open);
-  intakeConformance('postgres', open);
+  handOffConformance('postgres', open);
   routingConformance('postgres', open);
   deliveryLogConformance('postgres', open);
   mediaJobsConformance('postgres', open);

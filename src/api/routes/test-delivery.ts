@@ -97,7 +97,9 @@ export function testDeliveryRoutes(app: FastifyInstance, ctx: ApiContext): void 
         // Only this webhook, and only while it is enabled inside the ingest transaction.
         (_event, webhooks) => webhooks.filter((w) => w.webhook_id === webhook_id && w.enabled),
         now,
+        ctx.handOff?.handOffRoom(now),
       );
+      if (result.handedOff) ctx.handOff?.takeHandOff(result.handedOff);
       if (result.deliveries === 0) throw disabled(); // disabled between the check and the ingest
       ctx.metrics?.eventsIngested([event]);
       const { deliveries } = await ctx.store.listDeliveries(instance.instance_id, {

@@ -8,14 +8,15 @@
 import { newId } from '../../domain/ids.ts';
 import { repeatConflict, sessionChange } from '../../domain/store-rules.ts';
 import type { EventDraft, Webhook } from '../../domain/types.ts';
-import { HandOff } from '../intake.ts';
+import { HandOff } from '../hand-off.ts';
 import { toWebhook } from '../rows.ts';
 import { SameTurn, type Settled } from '../same-turn.ts';
 import {
+  type ClaimedDelivery,
+  type HandOffRoom,
   type IngestArrival,
   type IngestResult,
   InstanceMissing,
-  type Intake,
   type Router,
   StoreConflict,
 } from '../store.ts';
@@ -34,18 +35,19 @@ class TurnConflict extends Error {}
 export class PostgresIngest {
   readonly #db: PostgresDatabase;
   readonly #arrivals = new SameTurn<IngestArrival, IngestResult[]>((arrivals) => this.#together(arrivals));
-  #intake: Intake | null = null;
 
   constructor(db: PostgresDatabase) {
     this.#db = db;
   }
 
-  ingest(instanceId: string, events: EventDraft[], router: Router, now: number): Promise<IngestResult[]> {
-    return this.#arrivals.call({ instanceId, events, router, now });
-  }
-
-  setIntake(intake: Intake | null): void {
-    this.#intake = intake;
+  ingest(
+    instanceId: string,
+    events: EventDraft[],
+    router: Router,
+    now: number,
+    handOff?: HandOffRoom,
+  ): Promise<IngestResult[]> {
+    return this.#arrivals.call({ instanceId, events, router, now, handOff });
   }
 
   async #together(arrivals: IngestArrival[]): Promise<Settled<IngestResult[]>[]> {
@@ -66,16 +68,14 @@ export class PostgresIngest {
     }
   }
 
-  /** One transaction; the deliveries the intake took are written leased to it, and handed over once it commits. */
-  async #commit(arrivals: IngestArrival[]): Promise<Settled<IngestResult[]>[]> {
-    let handOff: HandOff | undefined;
-    const settled = await this.#db.tx((sql) => {
-      // Made anew if the transaction is made again (a deadlock's victim).
-      handOff = new HandOff(this.#intake, this.#db.leaseTokens.next());
-      return this.#store(sql, arrivals, handOff);
-    });
-    handOff?.deliver();
-    return settled;
+  /**
+   * One transaction; the deliveries handed off are written leased. The ingests of one turn come from one process's
+   * callers, so the room given with the first that brings one holds for the turn.
+   */
+  #commit(arrivals: IngestArrival[]): Promise<Settled<IngestResult[]>[]> {
+    const given = arrivals.find((a) => a.handOff)?.handOff;
+    // Made anew if the transaction is made again (a deadlock's victim).
+    return this.#db.tx((sql) => this.#store(sql, arrivals, new HandOff(given, this.#db.leaseTokens.next())));
   }
 
   async #store(sql: Tx, arrivals: IngestArrival[], handOff: HandOff): Promise<Settled<IngestResult[]>[]> {
@@ -105,7 +105,7 @@ export class PostgresIngest {
       drafts.filter(({ e }) => !fresh.has(e.event_id)),
       arrivals.length,
     );
-    await this.#insertDeliveries(
+    const handedOff = await this.#insertDeliveries(
       sql,
       drafts.filter(({ e }) => fresh.has(e.event_id)),
       handOff,
@@ -124,11 +124,16 @@ export class PostgresIngest {
     return arrivals.map((a) => {
       if (!present.has(a.instanceId)) return { error: new InstanceMissing(a.instanceId) };
       return {
-        ok: a.events.map((e) => ({
-          event_id: e.event_id,
-          deliveries: deliveries(e.event_id),
-          duplicate: !storedNow(e),
-        })),
+        ok: a.events.map((e) => {
+          const result: IngestResult = {
+            event_id: e.event_id,
+            deliveries: deliveries(e.event_id),
+            duplicate: !storedNow(e),
+          };
+          const claims = storedNow(e) ? handedOff.get(e.event_id) : undefined;
+          if (claims) result.handedOff = claims;
+          return result;
+        }),
       };
     });
   }
@@ -177,18 +182,25 @@ export class PostgresIngest {
 
   /**
    * Deliveries of an event whose media is still to be downloaded wait for it (media-jobs.ts settles them); those
-   * the intake takes are written leased to it, due when the lease runs out, as a claim leaves them.
+   * handed off are written leased, due when the lease runs out, as a claim leaves them. Returns those, by event.
    */
-  async #insertDeliveries(sql: Tx, stored: Draft[], handOff: HandOff): Promise<void> {
+  async #insertDeliveries(
+    sql: Tx,
+    stored: Draft[],
+    handOff: HandOff,
+  ): Promise<Map<string, ClaimedDelivery[]>> {
+    const handedOff = new Map<string, ClaimedDelivery[]>();
     const rows = stored.flatMap(({ e, targets, now }) =>
       targets.map((w) => {
         const delivery_id = newId('dlv', now);
-        const taken = handOff.offer(e, w, delivery_id, now) !== null;
+        const claim = handOff.take(e, w, delivery_id, now);
+        if (claim) handedOff.set(e.event_id, [...(handedOff.get(e.event_id) ?? []), claim]);
+        const taken = claim !== null;
         const due = e.download != null ? null : taken ? now + handOff.leaseMs : now;
         return { e, now, delivery_id, webhook_id: w.webhook_id, due, lease: taken ? handOff.token : null };
       }),
     );
-    if (rows.length === 0) return;
+    if (rows.length === 0) return handedOff;
     await sql`
       INSERT INTO deliveries (delivery_id, event_id, instance_id, webhook_id, event, status, created_at,
         next_attempt_at, lease_token)
@@ -212,5 +224,6 @@ export class PostgresIngest {
              AS j(event_id, url, mimetype, filename, engine_error, next_try_at)`;
     }
     if (handOff.left > 0 || jobs.length > 0) await this.#db.notifyWork(sql);
+    return handedOff;
   }
 }

@@ -62,7 +62,6 @@ export class PostgresStore implements Store {
   redeliverFailed: Store['redeliverFailed'] = (...args) => this.#log.redeliverFailed(...args);
   instanceCounts: Store['instanceCounts'] = (...args) => this.#log.instanceCounts(...args);
   listenForWork: Store['listenForWork'] = (wake) => this.#db.listen(wake);
-  setIntake: Store['setIntake'] = (intake) => this.#queue.setIntake(intake);
   rememberEngineEvent: Store['rememberEngineEvent'] = (...args) => this.#repeats.remember(...args);
   phonesOfLids: Store['phonesOfLids'] = (...args) => this.#lidPhones.phonesOf(...args);
   learnLidPhones: Store['learnLidPhones'] = (...args) => this.#lidPhones.learn(...args);

@@ -7,7 +7,7 @@ import type postgres from 'postgres';
 import { type HealthChange, healthChanges } from '../../domain/health.ts';
 import { disablesWebhook, healthInput, planOutcome } from '../../domain/store-rules.ts';
 import type { EventDraft } from '../../domain/types.ts';
-import type { AttemptResult, ClaimedDelivery, IngestResult, Intake, QueueStats, Router } from '../store.ts';
+import type { AttemptResult, ClaimedDelivery, QueueStats } from '../store.ts';
 import type { PostgresDatabase, Tx } from './database.ts';
 import { PostgresIngest } from './ingest.ts';
 
@@ -35,13 +35,7 @@ export class PostgresQueue {
       WHERE webhook_id = ${webhookId} AND status = 'pending'`;
   }
 
-  ingest(instanceId: string, events: EventDraft[], router: Router, now: number): Promise<IngestResult[]> {
-    return this.#ingest.ingest(instanceId, events, router, now);
-  }
-
-  setIntake(intake: Intake | null): void {
-    this.#ingest.setIntake(intake);
-  }
+  ingest: PostgresIngest['ingest'] = (...args) => this.#ingest.ingest(...args);
 
   async recordAttempts(results: AttemptResult[], now: number): Promise<void> {
     if (results.length === 0) return;

@@ -1,20 +1,21 @@
 /**
  * The delivery queue on SQLite, its ingest side: events and their deliveries stored in one durable transaction per
- * turn, the deliveries the intake takes leased to it, and ending a disabled webhook's work. Claims are claims.ts's,
+ * turn, the fresh deliveries it hands off leased, and ending a disabled webhook's work. Claims are claims.ts's,
  * outcomes outcomes.ts's; the three share this process's leases (leases.ts).
  */
 
 import { type LeaseTokens, newId } from '../../domain/ids.ts';
 import { repeatConflict, sessionChange } from '../../domain/store-rules.ts';
 import type { EventDraft, Webhook } from '../../domain/types.ts';
-import { HandOff } from '../intake.ts';
+import { HandOff } from '../hand-off.ts';
 import { toWebhook } from '../rows.ts';
 import { SameTurn, type Settled } from '../same-turn.ts';
 import {
+  type ClaimedDelivery,
+  type HandOffRoom,
   type IngestArrival,
   type IngestResult,
   InstanceMissing,
-  type Intake,
   type Router,
   StoreConflict,
 } from '../store.ts';
@@ -25,7 +26,6 @@ export class SqliteQueue {
   readonly #db: SqliteDatabase;
   readonly #leases: Leases;
   readonly #leaseTokens: LeaseTokens;
-  #intake: Intake | null = null;
   /**
    * The enabled webhooks of each instance ingest has met, read once instead of at every ingest: one process owns
    * the database, and it empties this at every change of either table (onCatalogChange).
@@ -60,12 +60,14 @@ export class SqliteQueue {
     this.#ingestTogether(arrivals),
   );
 
-  ingest(instanceId: string, events: EventDraft[], router: Router, now: number): Promise<IngestResult[]> {
-    return this.#arrivals.call({ instanceId, events, router, now });
-  }
-
-  setIntake(intake: Intake | null): void {
-    this.#intake = intake;
+  ingest(
+    instanceId: string,
+    events: EventDraft[],
+    router: Router,
+    now: number,
+    handOff?: HandOffRoom,
+  ): Promise<IngestResult[]> {
+    return this.#arrivals.call({ instanceId, events, router, now, handOff });
   }
 
   /**
@@ -94,15 +96,17 @@ export class SqliteQueue {
     }
   }
 
-  /** One transaction; the deliveries the intake took are leased to it, and handed over, once it has committed. */
+  /**
+   * One transaction; the deliveries handed off are leased in memory once it has committed. The ingests of one turn
+   * come from one process's callers, so the room given with the first that brings one holds for the turn.
+   */
   #commit(arrivals: IngestArrival[]): Promise<Settled<IngestResult[]>[]> {
-    const handOff = new HandOff(this.#intake, this.#leaseTokens.next());
+    const handOff = new HandOff(arrivals.find((a) => a.handOff)?.handOff, this.#leaseTokens.next());
     const leases: Lease[] = [];
     return this.#db.durableTx(
       () => this.#store(arrivals, handOff, leases),
       () => {
         for (const lease of leases) this.#leases.take(lease);
-        handOff.deliver();
       },
     );
   }
@@ -156,6 +160,7 @@ export class SqliteQueue {
       `INSERT INTO deliveries (delivery_id, event_id, instance_id, webhook_id, event, status, created_at, next_attempt_at)
        VALUES (?, ?, ?, ?, ?, 'pending', ?, ?)`,
     );
+    let handedOff: ClaimedDelivery[] | undefined;
     // Deliveries of an event whose media is still to be downloaded wait for it (media-jobs.ts settles them).
     const held = e.download != null && targets.length > 0;
     for (const w of targets) {
@@ -169,8 +174,10 @@ export class SqliteQueue {
         now,
         held ? null : now,
       );
-      // Taken by the intake: leased in memory (as a claim leases) once the transaction has committed.
-      if (handOff.offer(e, w, delivery_id, now)) {
+      // Handed off: leased in memory (as a claim leases) once the transaction has committed.
+      const claim = handOff.take(e, w, delivery_id, now);
+      if (claim) {
+        (handedOff ??= []).push(claim);
         const seq = Number(row.lastInsertRowid);
         leases.push({
           delivery_id,
@@ -196,6 +203,8 @@ export class SqliteQueue {
         .q('UPDATE instances SET status = ?, phone = ? WHERE instance_id = ?')
         .run(session.status, session.phone, e.instance_id);
     }
-    return { event_id: e.event_id, deliveries: targets.length, duplicate: false };
+    const result: IngestResult = { event_id: e.event_id, deliveries: targets.length, duplicate: false };
+    if (handedOff) result.handedOff = handedOff;
+    return result;
   }
 }

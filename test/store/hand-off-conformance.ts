@@ -1,34 +1,26 @@
 /**
- * Store conformance, the intake: fresh deliveries that a dispatcher of the process takes at ingest are leased to it
- * as a claim would lease them, handed over only once stored, never woken for, and due again if it never answers.
+ * Store conformance, the hand-off: fresh deliveries within the room the caller gives ingest are leased as a claim
+ * would lease them and returned with their event's result once stored, never woken for, and due again if whoever
+ * took them never answers.
  */
 import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
 import { route } from '../../src/domain/routing.ts';
-import type { ClaimedDelivery, Intake, Store } from '../../src/store/store.ts';
+import type { ClaimedDelivery, HandOffRoom, IngestResult, Store } from '../../src/store/store.ts';
 import { StoreConflict } from '../../src/store/store.ts';
 import { eventually } from '../support/herald.ts';
 import { LEASE, records, T0, unlimited } from './records.ts';
 
-/** An intake that takes `room(webhook_id)` of each webhook's fresh deliveries, and records what it was given. */
-function intake(room: (webhookId: string) => number) {
-  const asked: string[] = [];
-  const taken: ClaimedDelivery[][] = [];
-  const it: Intake = {
-    leaseMs: LEASE,
-    room: (webhookId) => {
-      asked.push(webhookId);
-      return room(webhookId);
-    },
-    take: (claims) => {
-      taken.push(claims);
-    },
-  };
-  return { it, asked, taken };
-}
+/** The room for each given webhook. */
+const roomFor = (room: Record<string, number>): HandOffRoom => ({
+  leaseMs: LEASE,
+  room: new Map(Object.entries(room)),
+});
+/** What ingest handed off, over all results. */
+const handedOff = (results: IngestResult[]): ClaimedDelivery[] => results.flatMap((r) => r.handedOff ?? []);
 
-export function intakeConformance(name: string, open: () => Promise<Store>): void {
-  describe(`store conformance, the intake: ${name}`, () => {
+export function handOffConformance(name: string, open: () => Promise<Store>): void {
+  describe(`store conformance, the hand-off: ${name}`, () => {
     let store: Store;
     before(async () => {
       store = await open();
@@ -39,22 +31,16 @@ export function intakeConformance(name: string, open: () => Promise<Store>): voi
     const claimed = async (ins: string, at: number) =>
       (await store.claimDue(at, 1000, LEASE, unlimited)).filter((c) => c.instance_id === ins);
 
-    test('what the intake takes is handed over leased: a claim passes it by, its outcome decides it, the rest stay due', async () => {
+    test('what is handed off is returned leased: a claim passes it by, its outcome decides it, the rest stay due', async () => {
       const ins = await instance();
       const [a, b] = [await webhook(ins), await webhook(ins)];
-      const { it, asked, taken } = intake((w) => (w === a.webhook_id ? 1 : 0));
-      store.setIntake(it);
       const events = [draft(ins), draft(ins)];
-      try {
-        await store.ingest(ins, events, route, T0);
-      } finally {
-        store.setIntake(null);
-      }
-      assert.deepEqual(asked.sort(), [a.webhook_id, b.webhook_id].sort(), 'asked once per webhook in a turn');
-      assert.equal(taken.length, 1);
-      const [claim] = taken[0];
+      const results = await store.ingest(ins, events, route, T0, roomFor({ [a.webhook_id]: 1 }));
+      assert.deepEqual(results[1].handedOff, undefined, 'the room was used up by the first event');
+      const taken = handedOff(results);
+      const [claim] = taken;
       assert.deepEqual(
-        [taken[0].length, claim.webhook_id, claim.event_id, claim.body, claim.attempt, claim.cycle_attempt],
+        [taken.length, claim.webhook_id, claim.event_id, claim.body, claim.attempt, claim.cycle_attempt],
         [1, a.webhook_id, events[0].event_id, events[0].body, 1, 1],
       );
       assert.equal(claim.destination_url, a.destination_url);
@@ -78,15 +64,10 @@ export function intakeConformance(name: string, open: () => Promise<Store>): voi
 
     test('a delivery taken by a process that never answers is due again once its lease runs out', async () => {
       const ins = await instance();
-      await webhook(ins);
-      const { it, taken } = intake(() => 10);
-      store.setIntake(it);
-      try {
-        await store.ingest(ins, [draft(ins)], route, T0);
-      } finally {
-        store.setIntake(null);
-      }
-      const [[claim]] = taken;
+      const w = await webhook(ins);
+      const [claim] = handedOff(
+        await store.ingest(ins, [draft(ins)], route, T0, roomFor({ [w.webhook_id]: 10 })),
+      );
       assert.deepEqual(await claimed(ins, T0 + LEASE - 1), [], 'held while its lease lasts');
       const [again] = await claimed(ins, T0 + LEASE + 1);
       assert.equal(again?.delivery_id, claim.delivery_id);
@@ -97,22 +78,18 @@ export function intakeConformance(name: string, open: () => Promise<Store>): voi
       assert.equal((await store.listDeliveries(ins, { limit: 1 })).deliveries[0].status, 'delivered');
     });
 
-    test('nothing is offered of an event whose media is still to come, nor to a rate-limited webhook', async () => {
+    test('nothing is handed off of an event whose media is still to come, nor to a rate-limited webhook', async () => {
       const ins = await instance();
       const limited = await webhook(ins, { rate_limit: 5 });
-      await webhook(ins);
-      const { it, asked, taken } = intake(() => 10);
-      store.setIntake(it);
-      try {
-        const download = { url: 'https://engine.example/f.jpg', mimetype: 'image/jpeg', filename: null };
-        await store.ingest(ins, [draft(ins, { download })], route, T0);
-        await store.ingest(ins, [draft(ins)], route, T0);
-      } finally {
-        store.setIntake(null);
-      }
-      assert.ok(!asked.includes(limited.webhook_id), 'the rate-limited webhook is never asked');
+      const plain = await webhook(ins);
+      const room = roomFor({ [limited.webhook_id]: 10, [plain.webhook_id]: 10 });
+      const download = { url: 'https://engine.example/f.jpg', mimetype: 'image/jpeg', filename: null };
+      const taken = [
+        ...handedOff(await store.ingest(ins, [draft(ins, { download })], route, T0, room)),
+        ...handedOff(await store.ingest(ins, [draft(ins)], route, T0, room)),
+      ];
       assert.deepEqual(
-        taken.flat().map((c) => c.webhook_id === limited.webhook_id),
+        taken.map((c) => c.webhook_id === limited.webhook_id),
         [false],
         'only the plain webhook, and only the event without media',
       );
@@ -123,14 +100,16 @@ export function intakeConformance(name: string, open: () => Promise<Store>): voi
       await webhook(b);
       const e = draft(a);
       await store.ingest(a, [e], route, T0);
-      const { it, taken } = intake(() => 10);
-      store.setIntake(it);
-      try {
-        await assert.rejects(store.ingest(b, [draft(b), { ...e, instance_id: b }], route, T0), StoreConflict);
-      } finally {
-        store.setIntake(null);
-      }
-      assert.deepEqual(taken, []);
+      const [hook] = await store.listWebhooks(b);
+      const refused = store.ingest(
+        b,
+        [draft(b), { ...e, instance_id: b }],
+        route,
+        T0,
+        roomFor({ [hook.webhook_id]: 10 }),
+      );
+      await assert.rejects(refused, StoreConflict);
+      assert.deepEqual(await claimed(b, T0 + LEASE + 1), [], 'nothing of it was stored, leased or not');
     });
 
     test('a listener is woken for deliveries left due, not for the ones taken', async () => {
@@ -138,17 +117,11 @@ export function intakeConformance(name: string, open: () => Promise<Store>): voi
       const [a, b] = [await webhook(ins), await webhook(ins)];
       let wakes = 0;
       await store.listenForWork(() => wakes++);
-      const ingestWith = async (room: (w: string) => number) => {
-        store.setIntake(intake(room).it);
-        try {
-          await store.ingest(ins, [draft(ins)], route, T0);
-        } finally {
-          store.setIntake(null);
-        }
-      };
+      const ingestWith = (room: Record<string, number>) =>
+        store.ingest(ins, [draft(ins)], route, T0, roomFor(room));
       const before = wakes;
-      await ingestWith(() => 10);
-      await ingestWith((w) => (w === a.webhook_id ? 10 : 0));
+      await ingestWith({ [a.webhook_id]: 10, [b.webhook_id]: 10 });
+      await ingestWith({ [a.webhook_id]: 10 });
       // Wake-ups come in commit order: one for the first ingest would come before the second's.
       await eventually(
         async () => (wakes > before ? true : undefined),

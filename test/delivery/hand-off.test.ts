@@ -1,6 +1,7 @@
 /**
- * Fresh deliveries go from ingest straight to the dispatcher of the process (Dispatcher as the store's Intake): an
- * event to a webhook with nothing waiting leaves without a claim; a webhook with a backlog keeps its order.
+ * Fresh deliveries go from ingest straight to the dispatcher of the process (the hand-off: the room it gives ingest,
+ * the claims ingest returns): an event to a webhook with nothing waiting leaves without a claim; a webhook with a
+ * backlog keeps its order.
  */
 import assert from 'node:assert/strict';
 import { after, before, test } from 'node:test';
@@ -10,7 +11,7 @@ import { eventBody } from '../../src/domain/event-body.ts';
 import { route } from '../../src/domain/routing.ts';
 import type { SqliteStore } from '../../src/store/sqlite/sqlite-store.ts';
 import type { ClaimedDelivery, Store } from '../../src/store/store.ts';
-import { INSTANCE, loopbackSender, storeWithDeliveries } from '../support/delivery-store.ts';
+import { INSTANCE, loopbackSender, storeWithDeliveries, WEBHOOK } from '../support/delivery-store.ts';
 import { eventually } from '../support/herald.ts';
 import { TestReceiver } from '../support/receiver.ts';
 
@@ -43,7 +44,6 @@ function dispatching(store: SqliteStore) {
     leaseMs: 60_000,
     maxInFlightPerWebhook: 4,
   });
-  store.setIntake(dispatcher);
   dispatcher.start();
   return {
     dispatcher,
@@ -57,8 +57,8 @@ function dispatching(store: SqliteStore) {
 }
 
 let n = 0;
-/** Publishes one event to the test instance, as the events route does. */
-async function publish(store: SqliteStore): Promise<string> {
+/** Publishes one event to the test instance, as the events route does: the dispatcher gets what ingest handed off. */
+async function publish(store: SqliteStore, dispatcher: Dispatcher): Promise<string> {
   const e = {
     event_id: `evt_intake${String(++n).padStart(14, '0')}`,
     event: 'presence.update',
@@ -66,7 +66,15 @@ async function publish(store: SqliteStore): Promise<string> {
     timestamp: Date.now(),
     payload: {},
   };
-  await store.ingest(INSTANCE, [{ ...e, body: eventBody(e) }], route, Date.now());
+  const now = Date.now();
+  const [result] = await store.ingest(
+    INSTANCE,
+    [{ ...e, body: eventBody(e) }],
+    route,
+    now,
+    dispatcher.handOffRoom(now),
+  );
+  if (result.handedOff) dispatcher.takeHandOff(result.handedOff);
   return e.event_id;
 }
 
@@ -76,13 +84,13 @@ test('an event to a webhook with nothing waiting goes out without a claim, once 
   receiver.received.length = 0;
   receiver.answer = () => ({ status: 200 });
   const store = await storeWithDeliveries(0, Date.now(), [{ destination_url: receiver.url }]);
-  const { claimed, close } = dispatching(store);
+  const { dispatcher, claimed, close } = dispatching(store);
   try {
-    const first = await publish(store);
+    const first = await publish(store, dispatcher);
     await receiver.waitFor(1);
     const later = [];
     for (let i = 0; i < 10; i++) {
-      later.push(await publish(store));
+      later.push(await publish(store, dispatcher));
       await receiver.waitFor(2 + i);
     }
     await eventually(
@@ -107,13 +115,13 @@ test('a fresh event does not overtake a webhook backlog: it is claimed in its tu
   receiver.received.length = 0;
   receiver.answer = () => ({ status: 200, delayMs: 5 });
   const store = await storeWithDeliveries(200, Date.now(), [{ destination_url: receiver.url }]);
-  const { claimed, close } = dispatching(store);
+  const { dispatcher, claimed, close } = dispatching(store);
   try {
     // Fresh events published while the backlog drains, each at a different point of its claims' cycle.
     const fresh = [];
     for (const k of [20, 45, 70, 95, 120]) {
       await receiver.waitFor(k);
-      fresh.push(await publish(store));
+      fresh.push(await publish(store, dispatcher));
     }
     await receiver.waitFor(205);
     // 4 run at once and at most 8 × 4 wait in the sender: nothing older is left behind more than that.
@@ -136,12 +144,24 @@ test('deliveries an ingest hands over while the dispatcher stops are given back,
   const store = await storeWithDeliveries(0, Date.now(), [{ destination_url: receiver.url }]);
   const { dispatcher, close } = dispatching(store);
   // An ingest whose transaction commits as the stop begins (on PostgreSQL the commit is a round trip away).
-  let taken: ClaimedDelivery[] = [];
-  store.setIntake({ leaseMs: 60_000, room: () => 1, take: (claims) => (taken = claims) });
-  const id = await publish(store);
-  store.setIntake(dispatcher);
+  const e = {
+    event_id: 'evt_intake_stop00000000001',
+    event: 'presence.update',
+    instance_id: INSTANCE,
+    timestamp: 0,
+  };
+  const room = { leaseMs: 60_000, room: new Map([[WEBHOOK, 1]]) };
+  const [result] = await store.ingest(
+    INSTANCE,
+    [{ ...e, payload: {}, body: eventBody({ ...e, payload: {} }) }],
+    route,
+    Date.now(),
+    room,
+  );
+  const id = e.event_id;
+  assert.equal(result.handedOff?.length, 1, 'handed off, leased');
   const stopped = dispatcher.stop();
-  dispatcher.take(taken);
+  dispatcher.takeHandOff(result.handedOff ?? []);
   await stopped;
   try {
     assert.deepEqual(receiver.received, [], 'no attempt was made during the stop');

@@ -13,11 +13,10 @@ import { toWebhook } from '../rows.ts';
 import { SameTurn, type Settled } from '../same-turn.ts';
 import {
   type ClaimedDelivery,
-  type HandOffRoom,
   type IngestArrival,
   type IngestResult,
   InstanceMissing,
-  type Router,
+  type Queue,
   StoreConflict,
 } from '../store.ts';
 import type { PostgresDatabase, Tx } from './database.ts';
@@ -40,15 +39,8 @@ export class PostgresIngest {
     this.#db = db;
   }
 
-  ingest(
-    instanceId: string,
-    events: EventDraft[],
-    router: Router,
-    now: number,
-    handOff?: HandOffRoom,
-  ): Promise<IngestResult[]> {
-    return this.#arrivals.call({ instanceId, events, router, now, handOff });
-  }
+  ingest: Queue['ingest'] = (instanceId, events, router, now, handOff) =>
+    this.#arrivals.call({ instanceId, events, router, now, handOff });
 
   async #together(arrivals: IngestArrival[]): Promise<Settled<IngestResult[]>[]> {
     try {

@@ -6,7 +6,6 @@
 import type postgres from 'postgres';
 import { type HealthChange, healthChanges } from '../../domain/health.ts';
 import { disablesWebhook, healthInput, planOutcome } from '../../domain/store-rules.ts';
-import type { EventDraft } from '../../domain/types.ts';
 import type { AttemptResult, ClaimedDelivery, QueueStats } from '../store.ts';
 import type { PostgresDatabase, Tx } from './database.ts';
 import { PostgresIngest } from './ingest.ts';

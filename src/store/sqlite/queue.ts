@@ -12,10 +12,10 @@ import { toWebhook } from '../rows.ts';
 import { SameTurn, type Settled } from '../same-turn.ts';
 import {
   type ClaimedDelivery,
-  type HandOffRoom,
   type IngestArrival,
   type IngestResult,
   InstanceMissing,
+  type Queue,
   type Router,
   StoreConflict,
 } from '../store.ts';
@@ -60,15 +60,8 @@ export class SqliteQueue {
     this.#ingestTogether(arrivals),
   );
 
-  ingest(
-    instanceId: string,
-    events: EventDraft[],
-    router: Router,
-    now: number,
-    handOff?: HandOffRoom,
-  ): Promise<IngestResult[]> {
-    return this.#arrivals.call({ instanceId, events, router, now, handOff });
-  }
+  ingest: Queue['ingest'] = (instanceId, events, router, now, handOff) =>
+    this.#arrivals.call({ instanceId, events, router, now, handOff });
 
   /**
    * The ingests of one turn in one transaction and one flush: the 202 means durable, and the flush is awaited off
@@ -160,7 +153,7 @@ export class SqliteQueue {
       `INSERT INTO deliveries (delivery_id, event_id, instance_id, webhook_id, event, status, created_at, next_attempt_at)
        VALUES (?, ?, ?, ?, ?, 'pending', ?, ?)`,
     );
-    let handedOff: ClaimedDelivery[] | undefined;
+    const handedOff: ClaimedDelivery[] = [];
     // Deliveries of an event whose media is still to be downloaded wait for it (media-jobs.ts settles them).
     const held = e.download != null && targets.length > 0;
     for (const w of targets) {
@@ -177,7 +170,7 @@ export class SqliteQueue {
       // Handed off: leased in memory (as a claim leases) once the transaction has committed.
       const claim = handOff.take(e, w, delivery_id, now);
       if (claim) {
-        (handedOff ??= []).push(claim);
+        handedOff.push(claim);
         const seq = Number(row.lastInsertRowid);
         leases.push({
           delivery_id,
@@ -204,7 +197,7 @@ export class SqliteQueue {
         .run(session.status, session.phone, e.instance_id);
     }
     const result: IngestResult = { event_id: e.event_id, deliveries: targets.length, duplicate: false };
-    if (handedOff) result.handedOff = handedOff;
+    if (handedOff.length > 0) result.handedOff = handedOff;
     return result;
   }
 }

@@ -12,8 +12,8 @@ import type { DeliveryObserver } from '../metrics/metrics.ts';
 import type { ClaimedDelivery, HandOffRoom, Queue } from '../store/store.ts';
 import { Wakeup } from '../wakeup.ts';
 import { OutcomeWriter } from './outcome-writer.ts';
-import { Pace } from './pace.ts';
 import type { Handed, SenderPort, Sent } from './sender.ts';
+import { Tracks } from './tracks.ts';
 
 export interface DispatcherOptions {
   store: Queue;
@@ -38,18 +38,9 @@ const MAX_SLEEP_MS = 1000;
 /** How long a claim may wait in its lane: the wait eats into its lease's margin, which absorbs clock skew. */
 export const HOLD_MS = 1000;
 
-/** What the dispatcher keeps of a webhook while it has claims out or a pace worth remembering. */
-interface Track {
-  /** Claims handed to the sender and not yet back. */
-  out: number;
-  /** The other processes' leases, seen at the last claim: this process's share of the cap is the rest. */
-  others: number;
-  pace: Pace;
-}
-
 export class Dispatcher {
   readonly #o: Required<DispatcherOptions>;
-  readonly #tracks = new Map<string, Track>();
+  readonly #tracks: Tracks;
   /** Every claim out, by delivery: a stop releases those it cannot wait for. */
   readonly #claims = new Map<string, ClaimedDelivery>();
   readonly #outcomes: OutcomeWriter;
@@ -57,14 +48,6 @@ export class Dispatcher {
   #stopping = false;
   #stopped = false;
   #loop: Promise<void> | null = null;
-  #forgotAt = Number.NEGATIVE_INFINITY;
-  /** Webhooks with claims out. */
-  #busy = 0;
-  /**
-   * The webhooks whose last claim got less than it asked for, since the last wake-up: nothing more is due for them
-   * until new work is queued, so they are the only ones ingest may hand fresh deliveries to.
-   */
-  readonly #drainedIds = new Set<string>();
   /** Resolves when no claim is out (a stop waits for it). */
   #allBack: (() => void) | null = null;
 
@@ -77,6 +60,7 @@ export class Dispatcher {
       observer: { attemptFinished() {} },
       ...options,
     };
+    this.#tracks = new Tracks({ ...this.#o, holdMs: HOLD_MS });
     this.#outcomes = new OutcomeWriter(this.#o.store, this.#o.clock, this.#o.logger, () =>
       this.#wakeup.wake(),
     );
@@ -89,10 +73,7 @@ export class Dispatcher {
 
   /** Attempts that can be running per webhook (its claims out, up to its limit), read by /metrics. */
   inFlight(): ReadonlyMap<string, number> {
-    const running = new Map<string, number>();
-    for (const [webhookId, t] of this.#tracks)
-      if (t.out > 0) running.set(webhookId, Math.min(t.out, this.#limit(t)));
-    return running;
+    return this.#tracks.inFlight();
   }
 
   get leaseMs(): number {
@@ -105,14 +86,8 @@ export class Dispatcher {
    * order they came; as many as a claim would take. Undefined when there is none.
    */
   handOffRoom(now: number): HandOffRoom | undefined {
-    if (!this.#loop || this.#stopping || this.#drainedIds.size === 0) return undefined;
-    const room = new Map<string, number>();
-    for (const webhookId of this.#drainedIds) {
-      const t = this.#tracks.get(webhookId);
-      if (!t || t.others > 0) continue;
-      const n = this.#limit(t) + this.#aheadOf(t, now) - t.out;
-      if (n > 0) room.set(webhookId, n);
-    }
+    if (!this.#loop || this.#stopping) return undefined;
+    const room = this.#tracks.handOffRoom(now);
     return room.size > 0 ? { leaseMs: this.#o.leaseMs, room } : undefined;
   }
 
@@ -120,17 +95,17 @@ export class Dispatcher {
   takeHandOff(claims: ClaimedDelivery[]): void {
     // A stop began while the ingest committed: given back, due for another process. So is what goes to a webhook
     // with work waiting since the room was given (a wake-up came): the claims take it, after what waits.
-    const later = this.#stopping ? claims : claims.filter((c) => !this.#drained(c.webhook_id));
+    const later = this.#stopping ? claims : claims.filter((c) => !this.#tracks.drained(c.webhook_id));
     if (later.length > 0) this.#release(later);
     if (later.length < claims.length) {
-      const now = later.length === 0 ? claims : claims.filter((c) => this.#drained(c.webhook_id));
+      const now = later.length === 0 ? claims : claims.filter((c) => this.#tracks.drained(c.webhook_id));
       this.#handOver(now, this.#o.clock());
     }
   }
 
   /** Called after ingest or redelivery: there may be work due now, for any webhook. */
   wake(): void {
-    this.#drainedIds.clear();
+    this.#tracks.undrain();
     this.#wakeup.wake();
   }
 
@@ -171,20 +146,20 @@ export class Dispatcher {
       let full = false;
       try {
         const now = this.#o.clock();
-        this.#forget(now);
+        this.#tracks.forget(now);
         const free = this.#o.ahead * this.#o.maxInFlight - this.#claims.size;
         if (free > 0) {
           const want = Math.min(this.#o.batchSize, free);
           const asked = new Map<string, number>();
           this.#outcomes.claiming();
           const claims = await this.#o.store.claimDue(now, want, this.#o.leaseMs, (w, others) => {
-            const room = this.#room(w, others, now);
+            const room = this.#tracks.claimRoom(w, others, now);
             asked.set(w, room);
             return room;
           });
           full = claims.length === want;
           this.#handOver(claims, now);
-          this.#noteDrained(claims, asked, full);
+          this.#tracks.noteClaim(claims, asked, full);
         }
         if (!full && !this.#stopping) await this.#wakeup.sleep(await this.#delayUntilDue(now));
       } catch (err) {
@@ -194,86 +169,23 @@ export class Dispatcher {
     }
   }
 
-  /** How many more of a webhook's deliveries to lease: its share of the cap, and what may run ahead of it. */
-  #room(webhookId: string, others: number, now: number): number {
-    const t = this.#track(webhookId);
-    t.others = others;
-    const ahead = others === 0 ? this.#aheadOf(t, now) : 0;
-    return this.#limit(t) + ahead - t.out;
-  }
-
-  /** Claims beyond the cap; the share keeps a few fast webhooks from holding the leases that many others need. */
-  #aheadOf(t: Track, now: number): number {
-    const share = Math.floor(this.#o.maxInFlight / Math.max(1, this.#busy));
-    const most = (this.#o.ahead - 1) * this.#o.maxInFlightPerWebhook;
-    return Math.min(most, share, t.pace.ahead(t.out, now));
-  }
-
-  #drained(webhookId: string): boolean {
-    return this.#drainedIds.has(webhookId);
-  }
-
-  /** This process's share of the webhook's cap. */
-  #limit(t: Track): number {
-    return this.#o.maxInFlightPerWebhook - t.others;
-  }
-
-  #track(webhookId: string): Track {
-    let t = this.#tracks.get(webhookId);
-    if (!t) {
-      // Its pace not known yet, a webhook runs one cap ahead: as far as a fresh burst needs.
-      t = { out: 0, others: 0, pace: new Pace(HOLD_MS, this.#o.maxInFlightPerWebhook) };
-      this.#tracks.set(webhookId, t);
-    }
-    return t;
-  }
-
-  /** Once a window, webhooks with nothing out and nothing to remember are forgotten. */
-  #forget(now: number): void {
-    if (now - this.#forgotAt < HOLD_MS) return;
-    this.#forgotAt = now;
-    for (const [webhookId, t] of this.#tracks) {
-      if (t.out === 0 && !this.#drained(webhookId) && t.pace.forgettable(now)) this.#tracks.delete(webhookId);
-    }
-  }
-
   /** Claims out to the sender, each with its window; counted out per webhook until they come back. */
   #handOver(claims: ClaimedDelivery[], now: number): void {
     const handed: Handed[] = [];
     for (const claim of claims) {
-      const t = this.#track(claim.webhook_id);
-      if (t.out++ === 0) {
-        this.#busy++;
-        t.pace.busy(now);
-      }
+      const t = this.#tracks.get(claim.webhook_id);
+      this.#tracks.sent(t, now);
       this.#claims.set(claim.delivery_id, claim);
       // A rate limit's slot (claim.start_at) is within a second: the claim may wait for it, then HOLD_MS more.
       handed.push({
         claim,
-        limit: this.#limit(t),
+        limit: this.#tracks.limit(t),
         startAt: claim.start_at,
         startBy: Math.max(now, claim.start_at) + HOLD_MS,
         gapMs: claim.rate_limit ? 1000 / claim.rate_limit : 0,
       });
     }
     if (handed.length > 0) this.#o.sender.submit(handed);
-  }
-
-  /**
-   * What a claim tells of each webhook it asked for: less than it asked for means nothing more is due, unless the
-   * claim was full (it may have stopped short), or a rate limit gave it only a second's worth of slots (the rest are
-   * due as its attempts end).
-   */
-  #noteDrained(claims: ClaimedDelivery[], asked: Map<string, number>, full: boolean): void {
-    const got = new Map<string, number>();
-    for (const c of claims) got.set(c.webhook_id, (got.get(c.webhook_id) ?? 0) + 1);
-    const paced = new Set(claims.filter((c) => c.rate_limit !== null).map((c) => c.webhook_id));
-    for (const [webhookId, room] of asked) {
-      const t = this.#tracks.get(webhookId);
-      if (!t || room <= 0) continue;
-      if ((got.get(webhookId) ?? 0) >= room || paced.has(webhookId)) this.#drainedIds.delete(webhookId);
-      else if (!full) this.#drainedIds.add(webhookId);
-    }
   }
 
   /** Results of the sender: outcomes decided and written, claims that never started given back. */
@@ -283,11 +195,8 @@ export class Dispatcher {
     const now = this.#o.clock();
     for (const { claim, outcome } of sent) {
       if (!this.#claims.delete(claim.delivery_id)) continue; // released at stop: the next process has it
-      const t = this.#track(claim.webhook_id);
-      if (--t.out === 0) {
-        this.#busy--;
-        t.pace.idle();
-      }
+      const t = this.#tracks.get(claim.webhook_id);
+      this.#tracks.back(t);
       if (outcome === null) {
         unstarted.push(claim);
         continue;
@@ -302,8 +211,9 @@ export class Dispatcher {
       this.#o.observer.attemptFinished(outcome, decision);
       this.#outcomes.add({ claim, outcome, decision });
       // Claim more once half of what may run ahead is gone, so that claims come in batches.
-      const waiting = Math.max(0, t.out - this.#limit(t));
-      claimMore ||= !this.#drained(claim.webhook_id) && waiting < Math.max(1, this.#aheadOf(t, now) / 2);
+      const waiting = Math.max(0, t.out - this.#tracks.limit(t));
+      claimMore ||=
+        !this.#tracks.drained(claim.webhook_id) && waiting < Math.max(1, this.#tracks.aheadOf(t, now) / 2);
     }
     if (unstarted.length > 0) this.#release(unstarted);
     if (claimMore && !this.#stopping) this.#wakeup.wake();

@@ -9,7 +9,7 @@ import { newId } from '../domain/ids.ts';
 import { normalise } from '../domain/normalise.ts';
 import { route } from '../domain/routing.ts';
 import type { EventDraft } from '../domain/types.ts';
-import { InstanceMissing, StoreConflict } from '../store/store.ts';
+import { type HandOffRoom, InstanceMissing, StoreConflict } from '../store/store.ts';
 import type { ApiContext } from './context.ts';
 import { HttpError } from './errors.ts';
 import { lidLearning } from './lid-phones.ts';
@@ -115,11 +115,7 @@ export async function publishEvents(
     // The store wakes the dispatcher at its commit (listenForWork): the embedded one before the disk flush the 202
     // waits for, which takes that flush out of publish→arrival latency.
     const results =
-      fresh.length > 0
-        ? await ctx.store.ingest(instanceId, fresh, route, now, ctx.handOff?.handOffRoom(now))
-        : [];
-    const handedOff = results.flatMap((r) => r.handedOff ?? []);
-    if (handedOff.length > 0) ctx.handOff?.takeHandOff(handedOff);
+      fresh.length > 0 ? await ctx.store.ingest(instanceId, fresh, route, now, handOffRoom(ctx, now)) : [];
     await lids.learn(now);
     ctx.metrics?.eventsIngested(fresh.filter((_, i) => !results[i].duplicate).map((d) => d.event));
     let next = 0;
@@ -155,4 +151,14 @@ async function findRepeats(
       return holder !== drafts[i].event_id;
     }),
   );
+}
+
+/**
+ * The room of this process's dispatcher for fresh deliveries, and where ingest gives what it leased: to the
+ * dispatcher, right after the commit, so that the attempts start while the disk flush the 202 waits for is under way.
+ */
+export function handOffRoom(ctx: ApiContext, now: number): HandOffRoom | undefined {
+  const handOff = ctx.handOff;
+  const room = handOff?.handOffRoom(now);
+  return room && handOff && { ...room, committed: (claims) => handOff.takeHandOff(claims) };
 }

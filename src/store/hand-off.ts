@@ -5,7 +5,8 @@
  */
 import type { EventDraft, Webhook } from '../domain/types.ts';
 import { claimOf } from './rows.ts';
-import type { ClaimedDelivery, HandOffRoom } from './store.ts';
+import type { Settled } from './same-turn.ts';
+import type { ClaimedDelivery, HandOffRoom, IngestArrival, IngestResult } from './store.ts';
 
 export class HandOff {
   readonly #given: HandOffRoom | undefined;
@@ -62,4 +63,12 @@ export class HandOff {
       e.body,
     );
   }
+}
+
+/** Gives the caller of an ingest what it handed off, through the caller's own continuation. */
+export function handedOffTo(arrival: IngestArrival, settled: Settled<IngestResult[]>): void {
+  const committed = arrival.handOff?.committed;
+  if (!committed || !('ok' in settled)) return;
+  const claims = settled.ok.flatMap((r) => r.handedOff ?? []);
+  if (claims.length > 0) committed(claims);
 }

@@ -65,6 +65,12 @@ export interface IngestResult {
 export interface HandOffRoom {
   leaseMs: number;
   room: ReadonlyMap<string, number>;
+  /**
+   * The caller's continuation for this call: given the call's handed-off claims right after the commit, before the
+   * flush that the result waits for (SQLite), so that their attempts need not wait for the disk. Each claim is also in
+   * its event's result.
+   */
+  committed?: (claims: ClaimedDelivery[]) => void;
 }
 
 /** A change to an instance; a field left undefined stays as it is. */

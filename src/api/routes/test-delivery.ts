@@ -16,6 +16,7 @@ import { samplePayload } from '../../domain/samples.ts';
 import type { Instance, Webhook } from '../../domain/types.ts';
 import type { ApiContext } from '../context.ts';
 import { HttpError } from '../errors.ts';
+import { handOffRoom } from '../publish.ts';
 import { IdParam, Ok } from '../schemas.ts';
 import { INSTANCE_ERRORS, loadInstance } from './instances.ts';
 
@@ -97,9 +98,8 @@ export function testDeliveryRoutes(app: FastifyInstance, ctx: ApiContext): void 
         // Only this webhook, and only while it is enabled inside the ingest transaction.
         (_event, webhooks) => webhooks.filter((w) => w.webhook_id === webhook_id && w.enabled),
         now,
-        ctx.handOff?.handOffRoom(now),
+        handOffRoom(ctx, now),
       );
-      if (result.handedOff) ctx.handOff?.takeHandOff(result.handedOff);
       if (result.deliveries === 0) throw disabled(); // disabled between the check and the ingest
       ctx.metrics?.eventsIngested([event]);
       const { deliveries } = await ctx.store.listDeliveries(instance.instance_id, {

@@ -8,7 +8,7 @@
 import { newId } from '../../domain/ids.ts';
 import { repeatConflict, sessionChange } from '../../domain/store-rules.ts';
 import type { EventDraft, Webhook } from '../../domain/types.ts';
-import { HandOff } from '../hand-off.ts';
+import { HandOff, handedOffTo } from '../hand-off.ts';
 import { toWebhook } from '../rows.ts';
 import { SameTurn, type Settled } from '../same-turn.ts';
 import {
@@ -64,10 +64,14 @@ export class PostgresIngest {
    * One transaction; the deliveries handed off are written leased. The ingests of one turn come from one process's
    * callers, so the room given with the first that brings one holds for the turn.
    */
-  #commit(arrivals: IngestArrival[]): Promise<Settled<IngestResult[]>[]> {
+  async #commit(arrivals: IngestArrival[]): Promise<Settled<IngestResult[]>[]> {
     const given = arrivals.find((a) => a.handOff)?.handOff;
     // Made anew if the transaction is made again (a deadlock's victim).
-    return this.#db.tx((sql) => this.#store(sql, arrivals, new HandOff(given, this.#db.leaseTokens.next())));
+    const settled = await this.#db.tx((sql) =>
+      this.#store(sql, arrivals, new HandOff(given, this.#db.leaseTokens.next())),
+    );
+    for (const [i, s] of settled.entries()) handedOffTo(arrivals[i], s);
+    return settled;
   }
 
   async #store(sql: Tx, arrivals: IngestArrival[], handOff: HandOff): Promise<Settled<IngestResult[]>[]> {

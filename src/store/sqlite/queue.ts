@@ -7,7 +7,7 @@
 import { type LeaseTokens, newId } from '../../domain/ids.ts';
 import { repeatConflict, sessionChange } from '../../domain/store-rules.ts';
 import type { EventDraft, Webhook } from '../../domain/types.ts';
-import { HandOff } from '../hand-off.ts';
+import { HandOff, handedOffTo } from '../hand-off.ts';
 import { toWebhook } from '../rows.ts';
 import { SameTurn, type Settled } from '../same-turn.ts';
 import {
@@ -98,8 +98,9 @@ export class SqliteQueue {
     const leases: Lease[] = [];
     return this.#db.durableTx(
       () => this.#store(arrivals, handOff, leases),
-      () => {
+      (settled) => {
         for (const lease of leases) this.#leases.take(lease);
+        for (const [i, s] of settled.entries()) handedOffTo(arrivals[i], s);
       },
     );
   }

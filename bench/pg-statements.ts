@@ -2,7 +2,7 @@
  * What Herald asks of PostgreSQL per event, from pg_stat_statements, by kind:
  * - ingest: everything the api processes run (they connect as INGEST_ROLE): the ingest transaction, and whatever
  *   else a publish costs (key look-ups);
- * - claim and outcome: the workers' (WORKER_ROLE) statements, told apart by their text (src/store/postgres/queue.ts);
+ * - claim and outcome: the workers' (WORKER_ROLE) statements, told apart by their text (src/store/postgres/claims.ts, outcomes.ts);
  *   BEGIN and COMMIT, which have no kind of their own, go two to each transaction, counted by its first statement;
  * - other: the workers' remaining statements (wake-up timer's due-time query, queue gauges, health checks).
  * Time is pg_stat_statements' execution time; BEGIN/COMMIT's time is shared out by their count.

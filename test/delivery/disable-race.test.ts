@@ -5,7 +5,7 @@
  */
 import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
-import { PostgresQueue } from '../../src/store/postgres/queue.ts';
+import { PostgresOutcomes } from '../../src/store/postgres/outcomes.ts';
 import { SqliteOutcomes } from '../../src/store/sqlite/outcomes.ts';
 import type { AttemptResult } from '../../src/store/store.ts';
 import { eventually, startTestHerald, type TestHerald } from '../support/herald.ts';
@@ -74,7 +74,7 @@ describe('a webhook disabled while an attempt is in flight', () => {
   test('a 429 whose outcome is held back until after the disable is logged and counted, and decides nothing', async () => {
     // Held on purpose, so that the race is certain: the receiver has answered, the outcome waits to be written,
     // and the webhook is disabled meanwhile.
-    const queue = (onPostgres ? PostgresQueue : SqliteOutcomes).prototype as {
+    const queue = (onPostgres ? PostgresOutcomes : SqliteOutcomes).prototype as {
       recordAttempts(results: AttemptResult[], now: number): Promise<void>;
     };
     const record = queue.recordAttempts;

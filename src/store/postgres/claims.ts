@@ -1,12 +1,12 @@
 /**
  * Claims on PostgreSQL, shared by any number of processes: leased (`FOR UPDATE SKIP LOCKED`), serialised per
  * webhook by an advisory lock, with the per-webhook cap counted across workers and rate limits paced by a slot
- * every process shares.
+ * every process shares; the next due time, and the queue's depth for /metrics.
  */
 import { PACE_HORIZON_MS, takeSlots } from '../../domain/pacing.ts';
 import type { AttemptTrigger } from '../../domain/types.ts';
 import { type ClaimTarget, claimOf } from '../rows.ts';
-import type { ClaimedDelivery } from '../store.ts';
+import type { ClaimedDelivery, QueueStats } from '../store.ts';
 import type { PostgresDatabase, Tx } from './database.ts';
 
 /** A claimed delivery as its UPDATE returns it, with its webhook's columns and its event's body. */
@@ -147,6 +147,25 @@ export class PostgresClaims {
   }
 
   /** The start slots of the rate-limited webhooks among `locked` (domain/pacing.ts). */
+  async nextDueAt(after: number): Promise<number | null> {
+    // Leased deliveries are left out (deliveries_due holds none): a lease that runs out is found by the next
+    // claim, which comes within the dispatcher's longest sleep.
+    const [row] = await this.#db.sql<{ due: number | null }[]>`
+      SELECT min(next_attempt_at) AS due FROM deliveries
+      WHERE status = 'pending' AND lease_token IS NULL AND next_attempt_at > ${after}::bigint`;
+    return row?.due ?? null;
+  }
+
+  async queueStats(now: number): Promise<QueueStats> {
+    // A leased delivery's due time is the end of its lease, so "due" leaves out the ones in flight.
+    const [row] = await this.#db.sql<QueueStats[]>`
+      SELECT count(*)::integer AS pending,
+        count(*) FILTER (WHERE next_attempt_at <= ${now}::bigint)::integer AS due,
+        min(next_attempt_at) FILTER (WHERE next_attempt_at <= ${now}::bigint) AS oldest_due_at
+      FROM deliveries WHERE status = 'pending'`;
+    return row;
+  }
+
   async #pace(
     sql: Tx,
     locked: { webhook_id: string; rate_limit: number | null }[],

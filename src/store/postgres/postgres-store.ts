@@ -12,15 +12,17 @@ export { postgresUnavailable } from './connection.ts';
 import { PostgresDatabase, type Tx } from './database.ts';
 import { PostgresDeliveryLog } from './delivery-log.ts';
 import { PostgresEngineRepeats } from './engine-repeats.ts';
+import { PostgresIngest } from './ingest.ts';
 import { PostgresLidPhones } from './lid-phones.ts';
 import { PostgresMediaJobs } from './media-jobs.ts';
-import { PostgresQueue } from './queue.ts';
+import { PostgresOutcomes } from './outcomes.ts';
 import { PostgresRetention } from './retention.ts';
 import { PostgresWebhooks } from './webhooks.ts';
 
 export class PostgresStore implements Store {
   readonly #db: PostgresDatabase;
-  readonly #queue: PostgresQueue;
+  readonly #ingest: PostgresIngest;
+  readonly #outcomes: PostgresOutcomes;
   readonly #log: PostgresDeliveryLog;
   readonly #retention: PostgresRetention;
   readonly #mediaJobs: PostgresMediaJobs;
@@ -31,8 +33,9 @@ export class PostgresStore implements Store {
 
   private constructor(db: PostgresDatabase) {
     this.#db = db;
-    this.#queue = new PostgresQueue(db, (sql, changes) => this.#webhooks.applyHealth(sql, changes));
-    this.#webhooks = new PostgresWebhooks(db, (...args) => this.#queue.disable(...args));
+    this.#ingest = new PostgresIngest(db);
+    this.#outcomes = new PostgresOutcomes(db, (sql, changes) => this.#webhooks.applyHealth(sql, changes));
+    this.#webhooks = new PostgresWebhooks(db, (...args) => this.#outcomes.disable(...args));
     this.#claims = new PostgresClaims(db);
     this.#log = new PostgresDeliveryLog(db);
     this.#retention = new PostgresRetention(db);
@@ -46,12 +49,12 @@ export class PostgresStore implements Store {
     return new PostgresStore(await PostgresDatabase.open(url));
   }
 
-  ingest: Store['ingest'] = (...args) => this.#queue.ingest(...args);
+  ingest: Store['ingest'] = (...args) => this.#ingest.ingest(...args);
   claimDue: Store['claimDue'] = (...args) => this.#claims.claimDue(...args);
-  recordAttempts: Store['recordAttempts'] = (...args) => this.#queue.recordAttempts(...args);
-  nextDueAt: Store['nextDueAt'] = (...args) => this.#queue.nextDueAt(...args);
-  queueStats: Store['queueStats'] = (...args) => this.#queue.queueStats(...args);
-  releaseClaims: Store['releaseClaims'] = (...args) => this.#queue.releaseClaims(...args);
+  recordAttempts: Store['recordAttempts'] = (...args) => this.#outcomes.recordAttempts(...args);
+  nextDueAt: Store['nextDueAt'] = (...args) => this.#claims.nextDueAt(...args);
+  queueStats: Store['queueStats'] = (...args) => this.#claims.queueStats(...args);
+  releaseClaims: Store['releaseClaims'] = (...args) => this.#outcomes.releaseClaims(...args);
   claimMediaJobs: Store['claimMediaJobs'] = (...args) => this.#mediaJobs.claim(...args);
   settleMediaJob: Store['settleMediaJob'] = (...args) => this.#mediaJobs.settle(...args);
   retryMediaJob: Store['retryMediaJob'] = (...args) => this.#mediaJobs.retry(...args);

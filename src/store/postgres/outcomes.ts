@@ -1,24 +1,20 @@
 /**
- * The delivery queue on PostgreSQL, shared by any number of processes: idempotent ingest (ingest.ts), leased
- * claims (`FOR UPDATE SKIP LOCKED`) with a per-webhook in-flight cap counted across workers, outcomes, and ending
- * a disabled webhook's work. Each call is one transaction; the ingests of one turn share theirs.
+ * Outcomes on PostgreSQL, shared by any number of processes: each attempt logged and counted, the decision applied
+ * while the result's lease still holds the delivery (a late one only counted), a 410 disabling its webhook and ending
+ * its pending work, health kept, and claims that never started given back. Each call is one transaction.
  */
 import type postgres from 'postgres';
 import { type HealthChange, healthChanges } from '../../domain/health.ts';
 import { disablesWebhook, healthInput, planOutcome } from '../../domain/store-rules.ts';
-import type { AttemptResult, ClaimedDelivery, QueueStats } from '../store.ts';
+import type { AttemptResult, ClaimedDelivery } from '../store.ts';
 import type { PostgresDatabase, Tx } from './database.ts';
-import { PostgresIngest } from './ingest.ts';
 
-export class PostgresQueue {
+export class PostgresOutcomes {
   readonly #db: PostgresDatabase;
-  readonly #ingest: PostgresIngest;
-
   readonly #applyHealth: (sql: Tx, changes: HealthChange[]) => Promise<void>;
 
   constructor(db: PostgresDatabase, applyHealth: (sql: Tx, changes: HealthChange[]) => Promise<void>) {
     this.#db = db;
-    this.#ingest = new PostgresIngest(db);
     this.#applyHealth = applyHealth;
   }
 
@@ -33,8 +29,6 @@ export class PostgresQueue {
         lease_token = NULL
       WHERE webhook_id = ${webhookId} AND status = 'pending'`;
   }
-
-  ingest: PostgresIngest['ingest'] = (...args) => this.#ingest.ingest(...args);
 
   async recordAttempts(results: AttemptResult[], now: number): Promise<void> {
     if (results.length === 0) return;
@@ -107,25 +101,6 @@ export class PostgresQueue {
       },
       { durable: false },
     );
-  }
-
-  async nextDueAt(after: number): Promise<number | null> {
-    // Leased deliveries are left out (deliveries_due holds none): a lease that runs out is found by the next
-    // claim, which comes within the dispatcher's longest sleep.
-    const [row] = await this.#db.sql<{ due: number | null }[]>`
-      SELECT min(next_attempt_at) AS due FROM deliveries
-      WHERE status = 'pending' AND lease_token IS NULL AND next_attempt_at > ${after}::bigint`;
-    return row?.due ?? null;
-  }
-
-  async queueStats(now: number): Promise<QueueStats> {
-    // A leased delivery's due time is the end of its lease, so "due" leaves out the ones in flight.
-    const [row] = await this.#db.sql<QueueStats[]>`
-      SELECT count(*)::integer AS pending,
-        count(*) FILTER (WHERE next_attempt_at <= ${now}::bigint)::integer AS due,
-        min(next_attempt_at) FILTER (WHERE next_attempt_at <= ${now}::bigint) AS oldest_due_at
-      FROM deliveries WHERE status = 'pending'`;
-    return row;
   }
 
   /** Only a delivery still held by that very lease is given back; other workers are woken to take it at once. */

@@ -2,6 +2,7 @@
 import type { Row } from 'postgres';
 import { redeliveryConflict } from '../../domain/store-rules.ts';
 import { toAttempt, toDelivery } from '../rows.ts';
+import { redeliveryReset } from '../rules.ts';
 import type {
   DeliveryDetail,
   DeliveryFilter,
@@ -65,9 +66,10 @@ export class PostgresDeliveryLog {
       if (!row) return null;
       const conflict = redeliveryConflict(row as { status: string; webhook_id: string }, row.enabled);
       if (conflict) return { ok: false, conflict };
-      const [updated] = await sql<Row[]>`
-        UPDATE deliveries SET ${sql.unsafe(RESTART)}, next_attempt_at = ${sql.unsafe(HELD)} ${now}::bigint END
-        WHERE delivery_id = ${deliveryId} RETURNING *`;
+      const [updated] = await sql.unsafe<Row[]>(`${RESTART} WHERE delivery_id = $2 RETURNING *`, [
+        now,
+        deliveryId,
+      ]);
       await this.#db.notifyWork(sql);
       return { ok: true, delivery: toDelivery(updated) };
     });
@@ -75,13 +77,15 @@ export class PostgresDeliveryLog {
 
   async redeliverFailed(instanceId: string, range: RedeliverRange, now: number): Promise<number> {
     return this.#db.tx(async (sql) => {
-      const result = await sql`
-        UPDATE deliveries SET ${sql.unsafe(RESTART)}, next_attempt_at = ${sql.unsafe(HELD)} ${now}::bigint END
-        WHERE instance_id = ${instanceId} AND status = 'failed'
-          AND webhook_id IN (SELECT webhook_id FROM webhooks WHERE instance_id = ${instanceId} AND enabled)
-          AND (${range.webhook_id ?? null}::text IS NULL OR webhook_id = ${range.webhook_id ?? null}::text)
-          AND (${range.since ?? null}::bigint IS NULL OR created_at >= ${range.since ?? null}::bigint)
-          AND (${range.until ?? null}::bigint IS NULL OR created_at < ${range.until ?? null}::bigint)`;
+      const result = await sql.unsafe(
+        `${RESTART}
+         WHERE instance_id = $2 AND status = 'failed'
+           AND webhook_id IN (SELECT webhook_id FROM webhooks WHERE instance_id = $2 AND enabled)
+           AND ($3::text IS NULL OR webhook_id = $3::text)
+           AND ($4::bigint IS NULL OR created_at >= $4::bigint)
+           AND ($5::bigint IS NULL OR created_at < $5::bigint)`,
+        [now, instanceId, range.webhook_id ?? null, range.since ?? null, range.until ?? null],
+      );
       if (result.count > 0) await this.#db.notifyWork(sql);
       return result.count;
     });
@@ -103,9 +107,5 @@ export class PostgresDeliveryLog {
   }
 }
 
-/** A manual redelivery: a fresh cycle of attempts, the first at once and marked manual. */
-const RESTART = `status = 'pending', cycle_attempts = 0, next_trigger = 'manual', failure_reason = NULL,
-  lease_token = NULL`;
-/** …unless the event still waits for its media: then the delivery waits with it (completed by `<now> END`). */
-const HELD =
-  'CASE WHEN EXISTS (SELECT 1 FROM media_jobs j WHERE j.event_id = deliveries.event_id) THEN NULL ELSE';
+/** A manual redelivery (rules.ts), at the time given as $1, its lease gone. */
+const RESTART = `UPDATE deliveries SET ${redeliveryReset('$1::bigint')}, lease_token = NULL`;

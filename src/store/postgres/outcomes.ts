@@ -6,6 +6,7 @@
 import type postgres from 'postgres';
 import { type HealthChange, healthChanges } from '../../domain/health.ts';
 import { disablesWebhook, healthInput, planOutcome } from '../../domain/store-rules.ts';
+import { ENDED_BY_DISABLE } from '../rules.ts';
 import type { AttemptResult, ClaimedDelivery } from '../store.ts';
 import type { PostgresDatabase, Tx } from './database.ts';
 
@@ -25,8 +26,7 @@ export class PostgresOutcomes {
         updated_at = ${now}::bigint
       WHERE webhook_id = ${webhookId} AND enabled`;
     await sql`
-      UPDATE deliveries SET status = 'failed', failure_reason = 'webhook_disabled', next_attempt_at = NULL,
-        lease_token = NULL
+      UPDATE deliveries SET ${sql.unsafe(ENDED_BY_DISABLE)}, lease_token = NULL
       WHERE webhook_id = ${webhookId} AND status = 'pending'`;
   }
 

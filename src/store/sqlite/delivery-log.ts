@@ -2,6 +2,7 @@
 import type { SQLInputValue } from 'node:sqlite';
 import { redeliveryConflict } from '../../domain/store-rules.ts';
 import { toAttempt, toDelivery } from '../rows.ts';
+import { redeliveryReset } from '../rules.ts';
 import type {
   DeliveryDetail,
   DeliveryFilter,
@@ -129,10 +130,5 @@ export class SqliteDeliveryLog {
   }
 }
 
-/**
- * A manual redelivery: a fresh cycle of attempts, the first at once and marked manual; one whose event
- * still waits for its media waits with it.
- */
-const RESTART = `UPDATE deliveries SET status = 'pending', cycle_attempts = 0, next_trigger = 'manual',
-  next_attempt_at = CASE WHEN EXISTS (SELECT 1 FROM media_jobs j WHERE j.event_id = deliveries.event_id) THEN NULL ELSE ? END,
-  failure_reason = NULL`;
+/** A manual redelivery (rules.ts), bound to its time. */
+const RESTART = `UPDATE deliveries SET ${redeliveryReset('?')}`;

@@ -9,6 +9,7 @@ import { repeatConflict, sessionChange } from '../../domain/store-rules.ts';
 import type { EventDraft, Webhook } from '../../domain/types.ts';
 import { HandOff, handedOffTo } from '../hand-off.ts';
 import { toWebhook } from '../rows.ts';
+import { ENDED_BY_DISABLE } from '../rules.ts';
 import { SameTurn, type Settled } from '../same-turn.ts';
 import {
   type ClaimedDelivery,
@@ -48,10 +49,7 @@ export class SqliteQueue {
       )
       .run(reason, now, now, webhookId);
     this.#db
-      .q(
-        `UPDATE deliveries SET status = 'failed', failure_reason = 'webhook_disabled', next_attempt_at = NULL
-       WHERE webhook_id = ? AND status = 'pending'`,
-      )
+      .q(`UPDATE deliveries SET ${ENDED_BY_DISABLE} WHERE webhook_id = ? AND status = 'pending'`)
       .run(webhookId);
     this.#leases.endAll(webhookId);
   }

@@ -1,7 +1,7 @@
 /** `herald serve`: runs Herald in this process (all roles, or only the API or only delivery) until a signal stops it. */
 import { resolve } from 'node:path';
 import { parseArgs } from 'node:util';
-import { ROLES, type Role, STOP_MARGIN_MS, startHerald } from '../app.ts';
+import { type Herald, ROLES, type Role, STOP_MARGIN_MS, startHerald } from '../app.ts';
 import { type Config, loadConfig } from '../config.ts';
 import { SecretKeyMismatch } from '../secret-key.ts';
 import { type Command, UsageError } from './command.ts';
@@ -70,14 +70,9 @@ export function startSummary(config: Config, url: string, role: Role, generatedK
 async function run(args: string[]): Promise<void> {
   const config = loadConfig(process.env);
   const r = role(args, config.databaseUrl);
-  const herald = await startHerald(config, { role: r }).catch((err: Error) => {
-    if (err instanceof SecretKeyMismatch) throw err;
-    // A database that cannot be reached, a port in use: one line, not a stack trace.
-    console.error(`herald: could not start: ${err.message}`);
-    return process.exit(1);
-  });
-  console.log(startSummary(config, herald.url, r, herald.generatedAdminKey));
+  // Listening for signals before starting: a stop asked for while Herald starts is made once it has started.
   let stopping = false;
+  const { promise: running, resolve: started } = Promise.withResolvers<Herald>();
   const stop = async (signal: string, code = 0) => {
     if (stopping) {
       // A second signal means "now": leases make an abrupt exit safe (an attempt cut short is made again).
@@ -93,7 +88,7 @@ async function run(args: string[]): Promise<void> {
       process.exit(1);
     }, deadline).unref();
     try {
-      await herald.close();
+      await (await running).close();
     } catch (err) {
       console.error('herald: error while stopping', err);
       process.exit(1);
@@ -114,6 +109,15 @@ async function run(args: string[]): Promise<void> {
   };
   process.on('uncaughtException', fatal('uncaught exception'));
   process.on('unhandledRejection', fatal('unhandled promise rejection'));
+
+  const herald = await startHerald(config, { role: r }).catch((err: Error) => {
+    if (err instanceof SecretKeyMismatch) throw err;
+    // A database that cannot be reached, a port in use: one line, not a stack trace.
+    console.error(`herald: could not start: ${err.message}`);
+    return process.exit(1);
+  });
+  console.log(startSummary(config, herald.url, r, herald.generatedAdminKey));
+  started(herald);
 }
 
 export const serveCommand: Command = {

@@ -139,6 +139,8 @@ export async function spawnHerald(
     signal: signal as NodeJS.Signals | null,
   }));
   const running = () => child.exitCode === null && child.signalCode === null;
+  // Every process of the start writes to these pipes: they end once the last of them is gone.
+  const outputEnded = once(child, 'close').then(() => undefined);
 
   const url = await new Promise<string>((resolveUrl, reject) => {
     const timer = setTimeout(() => fail(`did not start within ${startTimeoutMs} ms`), startTimeoutMs);
@@ -175,6 +177,8 @@ export async function spawnHerald(
       }
       const exit = await exited;
       await assertNoneLeft(marker);
+      // What the last of them printed, read to the end (bounded: a pipe held elsewhere must not hang the test).
+      await Promise.race([outputEnded, new Promise((r) => setTimeout(r, 1000))]);
       return exit;
     },
     processes: () => processesWith(marker),

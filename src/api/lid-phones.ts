@@ -24,7 +24,8 @@ export async function lidLearning(
   const learned = lookup.length > 0 ? await store.phonesOfLids(instanceId, lookup).catch(() => none) : none;
   const fresh = newPairs(carried, learned);
   return {
-    phones: new Map([...learned, ...carried]),
+    // Most batches carry no pair: no map is built for them.
+    phones: carried.size === 0 ? learned : new Map([...learned, ...carried]),
     async learn(now) {
       if (fresh.length > 0) await store.learnLidPhones(instanceId, fresh, now).catch(() => {});
     },

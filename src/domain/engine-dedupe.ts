@@ -11,11 +11,9 @@
  *   message.revoked                                    the message revoked
  */
 import { createHash } from 'node:crypto';
-
-type Obj = Record<string, unknown>;
+import { isObj } from './payload-rules.ts';
 
 const str = (v: unknown): string | null => (typeof v === 'string' && v !== '' ? v : null);
-const isObj = (v: unknown): v is Obj => typeof v === 'object' && v !== null && !Array.isArray(v);
 
 export function dedupeKey(kind: string, payload: unknown): string | null {
   if (!isObj(payload)) return null;

@@ -13,12 +13,9 @@
 
 import { MESSAGE_KINDS } from './events.ts';
 import { isBroadcast, isGroup, lidOf, phoneOf, senderOf } from './jid.ts';
-
-type Obj = Record<string, unknown>;
+import { isObj, type Obj } from './payload-rules.ts';
 /** Phone digits by hidden id. */
 export type LidPhones = ReadonlyMap<string, string>;
-
-const isObj = (v: unknown): v is Obj => typeof v === 'object' && v !== null && !Array.isArray(v);
 
 /** The hidden ids a payload pairs with a phone id, and those phones (digits). */
 export function lidPairs(payload: unknown): Map<string, string> {

@@ -27,12 +27,15 @@ export const engineBodyTooLarge = (limit: number) =>
 
 /**
  * The route's preParsing step: a body that declares more than `limit` bytes is refused after its first bytes are
- * read; any other keeps its first bytes on the request as it streams to the parser (which enforces the limit on a
- * body without a declared length).
+ * read. One that declares its length within the limit passes as it is (the parser holds it to that length); only a
+ * body without a declared length keeps its first bytes on the request as it streams, for the parser may find it
+ * over the limit.
  */
 export function keepEngineHead(limit: number) {
   return async (request: FastifyRequest, _reply: FastifyReply, payload: NodeJS.ReadableStream) => {
-    if (Number(request.headers['content-length']) > limit) {
+    const declared = request.headers['content-length'];
+    if (declared !== undefined) {
+      if (Number(declared) <= limit) return payload;
       request.engineHead = await readHead(payload);
       throw engineBodyTooLarge(limit);
     }

@@ -88,19 +88,18 @@ export class Dispatcher {
   handOffRoom(now: number): HandOffRoom | undefined {
     if (!this.#loop || this.#stopping) return undefined;
     const room = this.#tracks.handOffRoom(now);
-    return room.size > 0 ? { leaseMs: this.#o.leaseMs, room } : undefined;
+    return room ? { leaseMs: this.#o.leaseMs, room } : undefined;
   }
 
   /** What ingest handed off, once committed: handed to the sender as claims are. */
   takeHandOff(claims: ClaimedDelivery[]): void {
     // A stop began while the ingest committed: given back, due for another process. So is what goes to a webhook
     // with work waiting since the room was given (a wake-up came): the claims take it, after what waits.
-    const later = this.#stopping ? claims : claims.filter((c) => !this.#tracks.drained(c.webhook_id));
+    const now: ClaimedDelivery[] = [];
+    const later: ClaimedDelivery[] = [];
+    for (const c of claims) (!this.#stopping && this.#tracks.drained(c.webhook_id) ? now : later).push(c);
     if (later.length > 0) this.#release(later);
-    if (later.length < claims.length) {
-      const now = later.length === 0 ? claims : claims.filter((c) => this.#tracks.drained(c.webhook_id));
-      this.#handOver(now, this.#o.clock());
-    }
+    if (now.length > 0) this.#handOver(now, this.#o.clock());
   }
 
   /** Called after ingest or redelivery: there may be work due now, for any webhook. */

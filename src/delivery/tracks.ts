@@ -57,8 +57,12 @@ export class Tracks {
     return this.limit(t) + ahead - t.out;
   }
 
-  /** What ingest may hand off now: for each drained webhook that no other process holds, what a claim would take. */
-  handOffRoom(now: number): Map<string, number> {
+  /**
+   * What ingest may hand off now: for each drained webhook that no other process holds, what a claim would take;
+   * null when none may take any.
+   */
+  handOffRoom(now: number): Map<string, number> | null {
+    if (this.#drained.size === 0) return null;
     const room = new Map<string, number>();
     for (const webhookId of this.#drained) {
       const t = this.#tracks.get(webhookId);
@@ -66,7 +70,7 @@ export class Tracks {
       const n = this.limit(t) + this.aheadOf(t, now) - t.out;
       if (n > 0) room.set(webhookId, n);
     }
-    return room;
+    return room.size > 0 ? room : null;
   }
 
   /** This process's share of the webhook's cap. */

@@ -190,7 +190,11 @@ export class PostgresIngest {
       targets.map((w) => {
         const delivery_id = newId('dlv', now);
         const claim = handOff.take(e, w, delivery_id, now);
-        if (claim) handedOff.set(e.event_id, [...(handedOff.get(e.event_id) ?? []), claim]);
+        if (claim) {
+          const ofEvent = handedOff.get(e.event_id);
+          if (ofEvent) ofEvent.push(claim);
+          else handedOff.set(e.event_id, [claim]);
+        }
         const taken = claim !== null;
         const due = e.download != null ? null : taken ? now + handOff.leaseMs : now;
         return { e, now, delivery_id, webhook_id: w.webhook_id, due, lease: taken ? handOff.token : null };

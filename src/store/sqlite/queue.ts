@@ -152,7 +152,7 @@ export class SqliteQueue {
       `INSERT INTO deliveries (delivery_id, event_id, instance_id, webhook_id, event, status, created_at, next_attempt_at)
        VALUES (?, ?, ?, ?, ?, 'pending', ?, ?)`,
     );
-    const handedOff: ClaimedDelivery[] = [];
+    let handedOff: ClaimedDelivery[] | undefined;
     // Deliveries of an event whose media is still to be downloaded wait for it (media-jobs.ts settles them).
     const held = e.download != null && targets.length > 0;
     for (const w of targets) {
@@ -169,7 +169,8 @@ export class SqliteQueue {
       // Handed off: leased in memory (as a claim leases) once the transaction has committed.
       const claim = handOff.take(e, w, delivery_id, now);
       if (claim) {
-        handedOff.push(claim);
+        if (handedOff) handedOff.push(claim);
+        else handedOff = [claim];
         const seq = Number(row.lastInsertRowid);
         leases.push({
           delivery_id,
@@ -196,7 +197,7 @@ export class SqliteQueue {
         .run(session.status, session.phone, e.instance_id);
     }
     const result: IngestResult = { event_id: e.event_id, deliveries: targets.length, duplicate: false };
-    if (handedOff.length > 0) result.handedOff = handedOff;
+    if (handedOff) result.handedOff = handedOff;
     return result;
   }
 }

@@ -49,7 +49,7 @@ export interface ChildHerald {
    * Sends the signal to the PID (or to the whole process group) if still running, waits for the exit, and then
    * for every process of this start to be gone within a second (throwing, with their command lines, if not).
    */
-  kill(signal: NodeJS.Signals, target?: 'pid' | 'group'): Promise<Exit>;
+  kill(signal: NodeJS.Signals, target?: 'pid' | 'group' | 'all'): Promise<Exit>;
   /** The PIDs of this start's processes still running (npm, the shell, the launcher, the server). */
   processes(): number[];
   /** The PID of the launcher (bin/herald.js) and of the server it runs (src/main.ts). */
@@ -169,10 +169,18 @@ export async function spawnHerald(
     request: (method, path, body) => apiRequest(url, method, path, { body }),
     async kill(signal, target = 'pid') {
       if (running()) {
-        try {
-          process.kill(target === 'group' ? -(child.pid as number) : (child.pid as number), signal);
-        } catch {
-          // exited meanwhile
+        // 'all': every process of the start at the same instant, as a machine's crash or the OOM killer of a
+        // container would; the server otherwise outlives a killed group by the moment its lifeline takes.
+        const pids =
+          target === 'all'
+            ? processesWith(marker)
+            : [target === 'group' ? -(child.pid as number) : (child.pid as number)];
+        for (const pid of pids) {
+          try {
+            process.kill(pid, signal);
+          } catch {
+            // exited meanwhile
+          }
         }
       }
       const exit = await exited;

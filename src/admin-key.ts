@@ -4,14 +4,14 @@
  */
 import { hashKey } from './api/auth.ts';
 import { randomToken } from './domain/ids.ts';
-import type { Store } from './store/store.ts';
+import type { Store } from './store/ports.ts';
 
 const SETTING = 'admin_key_hash';
 
 /** Generates a new admin key, stores its hash in place of the previous one, and returns it (to be shown once). */
 export async function issueAdminKey(store: Store): Promise<string> {
   const key = `hk_admin_${randomToken(32)}`;
-  await store.setSetting(SETTING, hashKey(key));
+  await store.catalog.setSetting(SETTING, hashKey(key));
   return key;
 }
 
@@ -21,7 +21,7 @@ export async function resolveAdminKey(
   configured: string | null,
 ): Promise<{ hash: string; generated: string | null }> {
   if (configured) return { hash: hashKey(configured), generated: null };
-  const stored = await store.getSetting(SETTING);
+  const stored = await store.catalog.getSetting(SETTING);
   if (stored) return { hash: stored, generated: null };
   const key = await issueAdminKey(store);
   return { hash: hashKey(key), generated: key };

@@ -1,5 +1,3 @@
-/** The composition root: config → store → keys → dispatcher → API. Everything else receives what it needs. */
-import { join } from 'node:path';
 import type { FastifyInstance } from 'fastify';
 import pino, { type Logger } from 'pino';
 import { resolveAdminKey } from './admin-key.ts';
@@ -22,10 +20,8 @@ import { AddressAllowList } from './net/address-allow-list.ts';
 import type { DestinationPolicy, Lookup } from './net/destination.ts';
 import { secureDataDir } from './private-files.ts';
 import { openSecretBox } from './secret-key.ts';
-import { guardStore } from './store/availability.ts';
-import { sqliteUnavailable } from './store/sqlite/database.ts';
-import { SqliteStore } from './store/sqlite/sqlite-store.ts';
-import type { Store } from './store/store.ts';
+import { openStore } from './store/open.ts';
+import type { Store } from './store/ports.ts';
 
 export interface Herald {
   url: string;
@@ -84,9 +80,9 @@ export async function startHerald(config: Config, options: HeraldOptions = {}): 
     lookup: options.resolve,
   };
   const metrics = new HeraldMetrics({
-    queueStats: () => store.queueStats(clock()),
+    queueStats: () => store.claims.queueStats(clock()),
     inFlight: () => dispatcher.inFlight(),
-    webhookHealth: () => store.webhookHealth(null, clock()),
+    webhookHealth: () => store.health.webhookHealth(null, clock()),
     now: clock,
   });
   const sender = new Sender({
@@ -216,15 +212,4 @@ export async function startHerald(config: Config, options: HeraldOptions = {}): 
 /** The store the configuration names (the herald command's maintenance tasks open it too). */
 export async function createStore(config: Config): Promise<Store> {
   return (await openStore(config, systemClock, null)).store;
-}
-
-/** The store, with its failures for reasons of the database read as "unavailable" (see store/availability.ts). */
-async function openStore(config: Config, clock: Clock, logger: Logger | null) {
-  if (!config.databaseUrl) {
-    const sqlite = new SqliteStore(join(config.dataDir, 'herald.db'));
-    return guardStore(sqlite, sqliteUnavailable, clock, logger);
-  }
-  // Loaded only when configured, like the S3 media adapter: an embedded Herald need not carry the client.
-  const { PostgresStore, postgresUnavailable } = await import('./store/postgres/postgres-store.ts');
-  return guardStore(await PostgresStore.open(config.databaseUrl), postgresUnavailable, clock, logger);
 }

@@ -18,7 +18,7 @@ import { join } from 'node:path';
 import type { Config } from './config.ts';
 import { SecretBox } from './domain/secret-box.ts';
 import { makePrivateDir, PRIVATE_FILE_MODE } from './private-files.ts';
-import type { Store } from './store/store.ts';
+import type { Store } from './store/ports.ts';
 
 /** The store setting holding SecretBox.fingerprint() of the key the stored secrets are sealed under. */
 export const KEY_CHECK_SETTING = 'secret_key_fingerprint';
@@ -59,7 +59,7 @@ export class SecretKeyMismatch extends Error {}
 
 /** The SecretBox for this start, checked against the store (see the file comment). */
 export async function openSecretBox(config: Config, store: Store): Promise<SecretBox> {
-  const recorded = await store.getSetting(KEY_CHECK_SETTING);
+  const recorded = await store.catalog.getSetting(KEY_CHECK_SETTING);
   const next = nextKeyFile(config.dataDir);
   if (config.secretKey === null && existsSync(next)) {
     let pending: SecretBox | null = null;
@@ -76,7 +76,7 @@ export async function openSecretBox(config: Config, store: Store): Promise<Secre
   const source = config.secretKey ? 'SECRET_KEY' : keyFile(config.dataDir);
   if (recorded === null) {
     await assertOpensStoredSecrets(box, store, source);
-    await store.setSetting(KEY_CHECK_SETTING, box.fingerprint());
+    await store.catalog.setSetting(KEY_CHECK_SETTING, box.fingerprint());
   } else if (recorded !== box.fingerprint()) {
     throw new SecretKeyMismatch(
       `${source}: is not the key the stored signing secrets are sealed with (every process on one database must use the same key; after herald rotate-secret-key, the new one)`,
@@ -97,8 +97,8 @@ function loadOrCreateKeyFile(dataDir: string): Buffer {
 
 /** A store from before fingerprints were recorded: the key must open a stored secret before it is trusted. */
 async function assertOpensStoredSecrets(box: SecretBox, store: Store, source: string): Promise<void> {
-  for (const instance of await store.listInstances()) {
-    const sealed = (await store.listWebhooks(instance.instance_id)).find(
+  for (const instance of await store.catalog.listInstances()) {
+    const sealed = (await store.webhooks.listWebhooks(instance.instance_id)).find(
       (w) => w.secret_sealed,
     )?.secret_sealed;
     if (!sealed) continue;

@@ -4,7 +4,7 @@
  */
 import { hash, timingSafeEqual } from 'node:crypto';
 import type { FastifyInstance, FastifyRequest } from 'fastify';
-import type { Catalog } from '../store/store.ts';
+import type { Catalog } from '../store/ports.ts';
 import { HttpError } from './errors.ts';
 
 export type Principal = { kind: 'admin' } | { kind: 'instance'; instance_id: string; key_id: string };

@@ -7,7 +7,7 @@ import type { Media } from '../media/media.ts';
 import type { IngestObserver } from '../metrics/metrics.ts';
 import type { DestinationPolicy } from '../net/destination.ts';
 import type { Availability } from '../store/availability.ts';
-import type { Store } from '../store/store.ts';
+import type { Store } from '../store/ports.ts';
 
 export interface ApiContext {
   config: Config;

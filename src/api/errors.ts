@@ -1,7 +1,7 @@
 /** Every error leaves the server in one JSON shape; this file is the only place that builds it. */
 import type { FastifyError, FastifyInstance } from 'fastify';
 import type { FieldError } from '../domain/types.ts';
-import { StoreUnavailable } from '../store/store.ts';
+import { StoreUnavailable } from '../store/errors.ts';
 import { validationDetails } from './messages.ts';
 
 export const ERROR_STATUS = {

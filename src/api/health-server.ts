@@ -20,7 +20,7 @@ export async function buildHealthServer(
   installRequestLog(app);
   app.addSchema(ErrorResponse);
   installErrorHandling(app);
-  installAuth(app, ctx.store, adminKeyHash);
+  installAuth(app, ctx.store.catalog, adminKeyHash);
   healthRoutes(app, ctx);
   metricsRoutes(app, ctx);
   return app;

@@ -5,7 +5,7 @@
  * payloads alone give, and the ingest goes on.
  */
 import { type LidPhones, lidBatch, newPairs } from '../domain/lid-phone.ts';
-import type { Store } from '../store/store.ts';
+import type { Store } from '../store/ports.ts';
 
 export interface LidLearning {
   /** Phones by hidden id for normalise: what the instance learned, with what the batch itself carries. */
@@ -21,13 +21,14 @@ export async function lidLearning(
 ): Promise<LidLearning> {
   const { lookup, carried } = lidBatch(events.map((e) => ({ kind: e.event, payload: e.payload })));
   const none = new Map<string, string>();
-  const learned = lookup.length > 0 ? await store.phonesOfLids(instanceId, lookup).catch(() => none) : none;
+  const learned =
+    lookup.length > 0 ? await store.lidPhones.phonesOfLids(instanceId, lookup).catch(() => none) : none;
   const fresh = newPairs(carried, learned);
   return {
     // Most batches carry no pair: no map is built for them.
     phones: carried.size === 0 ? learned : new Map([...learned, ...carried]),
     async learn(now) {
-      if (fresh.length > 0) await store.learnLidPhones(instanceId, fresh, now).catch(() => {});
+      if (fresh.length > 0) await store.lidPhones.learnLidPhones(instanceId, fresh, now).catch(() => {});
     },
   };
 }

@@ -9,7 +9,8 @@ import { newId } from '../domain/ids.ts';
 import { normalise } from '../domain/normalise.ts';
 import { route } from '../domain/routing.ts';
 import type { EventDraft } from '../domain/types.ts';
-import { type HandOffRoom, InstanceMissing, StoreConflict } from '../store/store.ts';
+import { InstanceMissing, StoreConflict } from '../store/errors.ts';
+import type { HandOffRoom } from '../store/records.ts';
 import type { ApiContext } from './context.ts';
 import { HttpError } from './errors.ts';
 import { lidLearning } from './lid-phones.ts';
@@ -115,7 +116,9 @@ export async function publishEvents(
     // The store wakes the dispatcher at its commit (listenForWork): the embedded one before the disk flush the 202
     // waits for, which takes that flush out of publish→arrival latency.
     const results =
-      fresh.length > 0 ? await ctx.store.ingest(instanceId, fresh, route, now, handOffRoom(ctx, now)) : [];
+      fresh.length > 0
+        ? await ctx.store.events.ingest(instanceId, fresh, route, now, handOffRoom(ctx, now))
+        : [];
     await lids.learn(now);
     ctx.metrics?.eventsIngested(fresh.filter((_, i) => !results[i].duplicate).map((d) => d.event));
     let next = 0;
@@ -147,7 +150,13 @@ async function findRepeats(
     items.map(async (p, i) => {
       const k = windowMs > 0 ? key(p) : null;
       if (k === null) return false;
-      const holder = await ctx.store.rememberEngineEvent(instanceId, k, drafts[i].event_id, now, windowMs);
+      const holder = await ctx.store.engineRepeats.rememberEngineEvent(
+        instanceId,
+        k,
+        drafts[i].event_id,
+        now,
+        windowMs,
+      );
       return holder !== drafts[i].event_id;
     }),
   );

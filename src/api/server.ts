@@ -56,7 +56,7 @@ export async function buildServer(
   installErrorHandling(app);
   for (const schema of SHARED_SCHEMAS) app.addSchema(schema);
   await installApiDocs(app, { version: VERSION });
-  installAuth(app, ctx.store, adminKeyHash);
+  installAuth(app, ctx.store.catalog, adminKeyHash);
   installRateLimit(
     app,
     { ingest: ctx.config.rateLimitIngest, management: ctx.config.rateLimitManagement },

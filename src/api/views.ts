@@ -1,7 +1,7 @@
 /** Domain records as the API shows them: ISO 8601 UTC times, secrets reduced to whether one is set. */
 import type { WebhookHealth } from '../domain/health.ts';
 import type { Attempt, Delivery, Instance, Webhook } from '../domain/types.ts';
-import type { InstanceCounts } from '../store/store.ts';
+import type { InstanceCounts } from '../store/records.ts';
 
 const iso = (ms: number) => new Date(ms).toISOString();
 const isoOrNull = (ms: number | null) => (ms === null ? null : iso(ms));

@@ -9,7 +9,7 @@ import { checkFilter } from '../domain/filter.ts';
 import { quote } from '../domain/quote.ts';
 import type { FieldError, Filter } from '../domain/types.ts';
 import { checkDestination } from '../net/destination.ts';
-import type { SecretChange, WebhookConfig } from '../store/store.ts';
+import type { SecretChange, WebhookConfig } from '../store/records.ts';
 import type { ApiContext } from './context.ts';
 import { HttpError } from './errors.ts';
 

@@ -43,7 +43,7 @@ export async function rotateSecretKey(
       current = await openSecretBox(config, store);
     } catch (err) {
       // A re-run after a SECRET_KEY-mode rotation that already committed: nothing left to do.
-      if ((await store.getSetting(KEY_CHECK_SETTING)) === next.fingerprint()) {
+      if ((await store.catalog.getSetting(KEY_CHECK_SETTING)) === next.fingerprint()) {
         return 'the stored signing secrets are already sealed under NEW_SECRET_KEY; nothing to do';
       }
       throw err;
@@ -55,7 +55,7 @@ export async function rotateSecretKey(
     if (fileMode) writeKeyFile(nextKeyFile(config.dataDir), newKey);
     let count: number;
     try {
-      count = await store.resealSecrets((sealed) => next.seal(current.open(sealed)), {
+      count = await store.catalog.resealSecrets((sealed) => next.seal(current.open(sealed)), {
         name: KEY_CHECK_SETTING,
         value: next.fingerprint(),
       });

@@ -9,14 +9,15 @@ import type { Logger } from 'pino';
 import type { Clock } from '../domain/clock.ts';
 import { decide, type RetryRules } from '../domain/retry-policy.ts';
 import type { DeliveryObserver } from '../metrics/metrics.ts';
-import type { ClaimedDelivery, HandOffRoom, Queue } from '../store/store.ts';
+import type { Store } from '../store/ports.ts';
+import type { ClaimedDelivery, HandOffRoom } from '../store/records.ts';
 import { Wakeup } from '../wakeup.ts';
 import { OutcomeWriter } from './outcome-writer.ts';
 import type { Handed, SenderPort, Sent } from './sender.ts';
 import { Tracks } from './tracks.ts';
 
 export interface DispatcherOptions {
-  store: Queue;
+  store: Pick<Store, 'claims' | 'outcomes'>;
   sender: SenderPort;
   rules: RetryRules;
   clock: Clock;
@@ -61,7 +62,7 @@ export class Dispatcher {
       ...options,
     };
     this.#tracks = new Tracks({ ...this.#o, holdMs: HOLD_MS });
-    this.#outcomes = new OutcomeWriter(this.#o.store, this.#o.clock, this.#o.logger, () =>
+    this.#outcomes = new OutcomeWriter(this.#o.store.outcomes, this.#o.clock, this.#o.logger, () =>
       this.#wakeup.wake(),
     );
     this.#o.sender.onResults((sent) => this.#received(sent));
@@ -135,7 +136,7 @@ export class Dispatcher {
     const left = [...this.#claims.values()];
     this.#claims.clear();
     if (left.length === 0) return;
-    const released = await this.#o.store.releaseClaims(left, this.#o.clock());
+    const released = await this.#o.store.outcomes.releaseClaims(left, this.#o.clock());
     this.#o.logger.warn({ released }, 'dispatcher: attempts still running at stop; leases released');
   }
 
@@ -151,7 +152,7 @@ export class Dispatcher {
           const want = Math.min(this.#o.batchSize, free);
           const asked = new Map<string, number>();
           this.#outcomes.claiming();
-          const claims = await this.#o.store.claimDue(now, want, this.#o.leaseMs, (w, others) => {
+          const claims = await this.#o.store.claims.claimDue(now, want, this.#o.leaseMs, (w, others) => {
             const room = this.#tracks.claimRoom(w, others, now);
             asked.set(w, room);
             return room;
@@ -222,7 +223,7 @@ export class Dispatcher {
   /** Gives back claims whose time to start passed: due again at once, for this process or another. */
   #release(claims: ClaimedDelivery[]): void {
     if (this.#stopped) return;
-    this.#o.store.releaseClaims(claims, this.#o.clock()).catch((err: unknown) => {
+    this.#o.store.outcomes.releaseClaims(claims, this.#o.clock()).catch((err: unknown) => {
       // Their leases run out on their own: the deliveries are only late.
       this.#o.logger.error({ err, count: claims.length }, 'dispatcher: could not release claims');
     });
@@ -233,7 +234,7 @@ export class Dispatcher {
    * for room, which a finishing attempt makes (and wakes the loop for).
    */
   async #delayUntilDue(claimedAt: number): Promise<number> {
-    const due = await this.#o.store.nextDueAt(claimedAt);
+    const due = await this.#o.store.claims.nextDueAt(claimedAt);
     if (due === null) return MAX_SLEEP_MS;
     return Math.min(Math.max(due - this.#o.clock(), 0), MAX_SLEEP_MS);
   }

@@ -5,13 +5,14 @@
  */
 import type { Logger } from 'pino';
 import type { Clock } from '../domain/clock.ts';
-import type { AttemptResult, Queue } from '../store/store.ts';
+import type { Outcomes } from '../store/ports.ts';
+import type { AttemptResult } from '../store/records.ts';
 
 /** How long an outcome may wait to be written with others. */
 const FLUSH_AFTER_MS = 5;
 
 export class OutcomeWriter {
-  readonly #store: Pick<Queue, 'recordAttempts'>;
+  readonly #store: Pick<Outcomes, 'recordAttempts'>;
   readonly #clock: Clock;
   readonly #logger: Logger;
   /** Called after a write that may have made deliveries claimable. */
@@ -22,7 +23,7 @@ export class OutcomeWriter {
   #writing = false;
   #claimedWhileWriting = false;
 
-  constructor(store: Pick<Queue, 'recordAttempts'>, clock: Clock, logger: Logger, claimAgain: () => void) {
+  constructor(store: Pick<Outcomes, 'recordAttempts'>, clock: Clock, logger: Logger, claimAgain: () => void) {
     this.#store = store;
     this.#clock = clock;
     this.#logger = logger;

@@ -9,7 +9,7 @@ import type { Clock } from '../domain/clock.ts';
 import type { SecretBox } from '../domain/secret-box.ts';
 import type { AttemptOutcome } from '../domain/types.ts';
 import type { DestinationPolicy } from '../net/destination.ts';
-import type { ClaimedDelivery } from '../store/store.ts';
+import type { ClaimedDelivery } from '../store/records.ts';
 import type { FromThread, Submitted, ThreadSetup, ToThread } from './thread.ts';
 
 /** A claim handed over, with the window in which its attempt may start, on the caller's clock. */

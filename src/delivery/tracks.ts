@@ -3,7 +3,7 @@
  * other processes' leases, its pace, and whether its last claim drained it. From these come how much of it to claim
  * (its share of the cap, and what may run ahead of it) and how many fresh deliveries ingest may hand off to it.
  */
-import type { ClaimedDelivery } from '../store/store.ts';
+import type { ClaimedDelivery } from '../store/records.ts';
 import { Pace } from './pace.ts';
 
 export interface Track {

@@ -5,10 +5,11 @@
  */
 import type { Logger } from 'pino';
 import type { Clock } from '../domain/clock.ts';
-import type { Catalog, PurgeResult, Queue } from '../store/store.ts';
+import type { Store } from '../store/ports.ts';
+import type { PurgeResult } from '../store/records.ts';
 
 export interface RetentionOptions {
-  store: Pick<Queue, 'purgeFinished'> & Pick<Catalog, 'forgetRotatedSecrets'>;
+  store: Pick<Store, 'retention' | 'webhooks'>;
   clock: Clock;
   retentionDays: number;
   logger: Logger;
@@ -69,10 +70,10 @@ export class RetentionSweeper {
     const { store, clock, retentionDays, batchSize, pauseMs, logger } = this.#o;
     const before = clock() - retentionDays * DAY_MS;
     // Rotated-out signing secrets are forgotten once their grace ends (they are not signed with after it anyway).
-    await store.forgetRotatedSecrets(clock());
+    await store.webhooks.forgetRotatedSecrets(clock());
     const total: PurgeResult = { deliveries: 0, events: 0 };
     while (!this.#stopping) {
-      const batch = await store.purgeFinished(before, batchSize);
+      const batch = await store.retention.purgeFinished(before, batchSize);
       total.deliveries += batch.deliveries;
       total.events += batch.events;
       if (batch.deliveries < batchSize && batch.events < batchSize) break;

@@ -8,13 +8,14 @@ import type { Clock } from '../domain/clock.ts';
 import { fileless } from '../domain/media-object.ts';
 import { redactForeignUrl } from '../domain/redact-url.ts';
 import type { MediaObserver } from '../metrics/metrics.ts';
-import type { MediaJob, Queue } from '../store/store.ts';
+import type { Store } from '../store/ports.ts';
+import type { MediaJob } from '../store/records.ts';
 import { Wakeup } from '../wakeup.ts';
 import type { Media } from './media.ts';
 import { failedStatus, type MediaFailure, storageFailed } from './media-failure.ts';
 
 export interface MediaJobsOptions {
-  store: Queue;
+  store: Pick<Store, 'mediaJobs'>;
   media: Media;
   clock: Clock;
   logger: Logger;
@@ -66,7 +67,7 @@ export class MediaJobs {
       const free = this.#o.concurrency - this.#running.size;
       try {
         if (free > 0) {
-          const jobs = await this.#o.store.claimMediaJobs(this.#o.clock(), free, this.#o.leaseMs);
+          const jobs = await this.#o.store.mediaJobs.claimMediaJobs(this.#o.clock(), free, this.#o.leaseMs);
           for (const job of jobs) this.#track(this.#settle(job));
           if (jobs.length === free) continue;
         }
@@ -89,7 +90,7 @@ export class MediaJobs {
     const { store, media, clock, logger } = this.#o;
     try {
       const { media: settled, failure } = await media.fetchEngineMedia(job.instance_id, job);
-      const done = await store.settleMediaJob(job, settled, clock(), failure?.detail ?? null);
+      const done = await store.mediaJobs.settleMediaJob(job, settled, clock(), failure?.detail ?? null);
       if (done && failure) this.#failed(job, failure);
     } catch (err) {
       logger.error(
@@ -98,12 +99,12 @@ export class MediaJobs {
       );
       try {
         if (job.tries + 1 < MAX_TRIES) {
-          await store.retryMediaJob(job, clock() + RETRY_MS);
+          await store.mediaJobs.retryMediaJob(job, clock() + RETRY_MS);
         } else {
           // Given up at last as failed, so the deliveries are not held for ever.
           const failure = storageFailed(MAX_TRIES, (err as Error).message);
           const failedMedia = fileless('failed', job.mimetype);
-          if (await store.settleMediaJob(job, failedMedia, clock(), failure.detail))
+          if (await store.mediaJobs.settleMediaJob(job, failedMedia, clock(), failure.detail))
             this.#failed(job, failure);
         }
       } catch (e) {

@@ -11,7 +11,7 @@ import type { WebhookHealth } from '../domain/health.ts';
 import type { Decision } from '../domain/retry-policy.ts';
 import type { AttemptOutcome } from '../domain/types.ts';
 import { MEDIA_FAILURE_REASONS } from '../media/media-failure.ts';
-import type { QueueStats } from '../store/store.ts';
+import type { QueueStats } from '../store/records.ts';
 import { registerHealthGauges } from './health-gauges.ts';
 
 export interface DeliveryObserver {

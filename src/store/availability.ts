@@ -7,7 +7,8 @@
  */
 import type { Logger } from 'pino';
 import type { Clock } from '../domain/clock.ts';
-import { type Store, StoreUnavailable } from './store.ts';
+import { StoreUnavailable } from './errors.ts';
+import type { Store } from './ports.ts';
 
 /** The adapter's reading of an error: the reason when it is the database's own failure, else null. */
 export type Unavailable = (err: unknown) => string | null;
@@ -67,8 +68,8 @@ export class Availability {
 }
 
 /**
- * The store as the rest of Herald sees it: every method's failure read by `unavailable`; the database's own ones
- * thrown as StoreUnavailable (the original as its cause) and reported to the returned Availability.
+ * The store as the rest of Herald sees it: every part's methods' failures read by `unavailable`; the database's own
+ * ones thrown as StoreUnavailable (the original as its cause) and reported to the returned Availability.
  */
 export function guardStore(
   store: Store,
@@ -82,21 +83,39 @@ export function guardStore(
     availability.markDown(reason, err);
     throw err instanceof StoreUnavailable ? err : new StoreUnavailable(reason, { cause: err });
   };
-  const guarded = new Proxy(store, {
-    get(target, name) {
-      const value = Reflect.get(target, name, target);
-      if (typeof value !== 'function') return value;
-      if (name === 'close') return value.bind(target);
-      return (...args: unknown[]) => {
-        try {
-          const result = value.apply(target, args);
-          return result instanceof Promise ? result.catch(fail) : result;
-        } catch (err) {
-          return fail(err);
-        }
-      };
-    },
-  });
+  type Method = (...args: never[]) => unknown;
+  const call = <M extends Method>(fn: M, self: unknown): M =>
+    ((...args: never[]) => {
+      try {
+        const result = fn.apply(self, args);
+        return result instanceof Promise ? result.catch(fail) : result;
+      } catch (err) {
+        return fail(err);
+      }
+    }) as M;
+  const guard = <P extends object>(part: P): P =>
+    new Proxy(part, {
+      get(target, name) {
+        const value = Reflect.get(target, name, target);
+        return typeof value === 'function' ? call(value as Method, target) : value;
+      },
+    });
+  const guarded: Store = {
+    catalog: guard(store.catalog),
+    webhooks: guard(store.webhooks),
+    health: guard(store.health),
+    events: guard(store.events),
+    claims: guard(store.claims),
+    outcomes: guard(store.outcomes),
+    mediaJobs: guard(store.mediaJobs),
+    retention: guard(store.retention),
+    log: guard(store.log),
+    engineRepeats: guard(store.engineRepeats),
+    lidPhones: guard(store.lidPhones),
+    listenForWork: call(store.listenForWork, store),
+    ping: call(store.ping, store),
+    close: () => store.close(),
+  };
   const availability = new Availability((write) => guarded.ping({ write }), clock, logger);
   return { store: guarded, availability };
 }

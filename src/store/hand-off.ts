@@ -4,9 +4,9 @@
  * writes, SQLite in memory once committed) and returns them with their event's result.
  */
 import type { EventDraft, Webhook } from '../domain/types.ts';
+import type { ClaimedDelivery, HandOffRoom, IngestArrival, IngestResult } from './records.ts';
 import { claimOf } from './rows.ts';
 import type { Settled } from './same-turn.ts';
-import type { ClaimedDelivery, HandOffRoom, IngestArrival, IngestResult } from './store.ts';
 
 export class HandOff {
   readonly #given: HandOffRoom | undefined;

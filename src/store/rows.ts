@@ -1,7 +1,7 @@
 /** Row ⇄ domain mapping shared by the adapters (booleans as 0/1 in SQLite and as booleans in PostgreSQL, lists as JSON text). */
 import { secretInGrace } from '../domain/store-rules.ts';
 import type { Attempt, AttemptTrigger, Delivery, Instance, Webhook } from '../domain/types.ts';
-import type { ApiKey, ClaimedDelivery } from './store.ts';
+import type { ApiKey, ClaimedDelivery } from './records.ts';
 
 type Row = Record<string, unknown>;
 

@@ -14,7 +14,7 @@ import { promisify } from 'node:util';
 import { verify } from '../../packages/receiver/src/verify.ts';
 import { SecretBox } from '../../src/domain/secret-box.ts';
 import { KEY_CHECK_SETTING, keyFile, nextKeyFile, readKeyFile, writeKeyFile } from '../../src/secret-key.ts';
-import { SqliteStore } from '../../src/store/sqlite/sqlite-store.ts';
+import { openSqliteStore } from '../../src/store/sqlite/open.ts';
 import { startTestHerald } from '../support/herald.ts';
 import { TestReceiver } from '../support/receiver.ts';
 
@@ -131,8 +131,8 @@ describe('rotate-secret-key with the key file in DATA_DIR', () => {
     const next = new SecretBox(newKey);
     // Exactly what the command leaves behind when it dies between its transaction and its rename.
     writeKeyFile(nextKeyFile(dataDir), newKey);
-    const store = new SqliteStore(join(dataDir, 'herald.db'));
-    await store.resealSecrets((s) => next.seal(current.open(s)), {
+    const store = openSqliteStore(join(dataDir, 'herald.db'));
+    await store.catalog.resealSecrets((s) => next.seal(current.open(s)), {
       name: KEY_CHECK_SETTING,
       value: next.fingerprint(),
     });
@@ -185,9 +185,9 @@ describe('rotate-secret-key with SECRET_KEY', () => {
 });
 
 async function firstInstance(dataDir: string): Promise<string> {
-  const store = new SqliteStore(join(dataDir, 'herald.db'));
+  const store = openSqliteStore(join(dataDir, 'herald.db'));
   try {
-    return (await store.listInstances())[0].instance_id;
+    return (await store.catalog.listInstances())[0].instance_id;
   } finally {
     await store.close();
   }

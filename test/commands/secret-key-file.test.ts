@@ -9,7 +9,7 @@ import { join } from 'node:path';
 import { test } from 'node:test';
 import { loadConfig } from '../../src/config.ts';
 import { keyFile, openSecretBox } from '../../src/secret-key.ts';
-import { SqliteStore } from '../../src/store/sqlite/sqlite-store.ts';
+import { openSqliteStore } from '../../src/store/sqlite/open.ts';
 
 test('a first start creates DATA_DIR for the key file when nothing else has', async (t) => {
   const root = mkdtempSync(join(tmpdir(), 'herald-keyfile-'));
@@ -17,7 +17,7 @@ test('a first start creates DATA_DIR for the key file when nothing else has', as
   const dataDir = join(root, 'not', 'yet', 'made');
   const config = loadConfig({ DATA_DIR: dataDir });
   // The store lives elsewhere, as PostgreSQL's would: it does not make DATA_DIR.
-  const store = new SqliteStore(':memory:');
+  const store = openSqliteStore(':memory:');
   t.after(() => store.close());
 
   const first = await openSecretBox(config, store);

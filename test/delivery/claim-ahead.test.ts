@@ -8,7 +8,7 @@ import { after, test } from 'node:test';
 import pino from 'pino';
 import { Dispatcher, type DispatcherOptions, HOLD_MS } from '../../src/delivery/dispatcher.ts';
 import type { AttemptOutcome } from '../../src/domain/types.ts';
-import type { ClaimedDelivery } from '../../src/store/store.ts';
+import type { ClaimedDelivery } from '../../src/store/records.ts';
 import { INSTANCE, storeWithDeliveries } from '../support/delivery-store.ts';
 import { eventually } from '../support/herald.ts';
 import { LaneSender } from '../support/lane-sender.ts';
@@ -59,7 +59,7 @@ test('claims run ahead of the cap, attempts never exceed it, and each delivery i
   });
   d.start();
   await eventually(
-    async () => ((await store.queueStats(Date.now())).pending === 0 ? true : undefined),
+    async () => ((await store.claims.queueStats(Date.now())).pending === 0 ? true : undefined),
     10_000,
     'all delivered',
   );
@@ -114,7 +114,7 @@ test('a stop gives back the held claims with those still running: another proces
   d.start();
   await eventually(async () => (started === 2 ? true : undefined), 5000, 'two attempts');
   await d.stop(50);
-  const again = await store.claimDue(Date.now(), 100, 60_000, () => 100);
+  const again = await store.claims.claimDue(Date.now(), 100, 60_000, () => 100);
   await store.close();
   assert.equal(again.length, 10, 'the 2 running, the 6 held and the 2 never claimed');
 });
@@ -123,7 +123,9 @@ test('hanging receivers keep only their cap of claims: a healthy webhook is clai
   // PostgreSQL's 8 × the cap: claimed ahead that far, either hanging webhook alone would take all 2 × 8 claims the
   // dispatcher keeps at most, and keep them while its attempts hang.
   const store = await storeWithDeliveries(10, Date.now(), [{}, {}, {}]);
-  const [hangingA, hangingB, healthy] = (await store.listWebhooks(INSTANCE)).map((w) => w.webhook_id).sort();
+  const [hangingA, hangingB, healthy] = (await store.webhooks.listWebhooks(INSTANCE))
+    .map((w) => w.webhook_id)
+    .sort();
   const sent = new Map<string, number>();
   let skew = 0;
   const clock = () => Date.now() + skew;
@@ -145,11 +147,11 @@ test('hanging receivers keep only their cap of claims: a healthy webhook is clai
   // still hang, it is not claimed again: another process could take it.
   skew += HOLD_MS + 1;
   await eventually(
-    async () => ((await store.queueStats(clock())).due === 16 ? true : undefined),
+    async () => ((await store.claims.queueStats(clock())).due === 16 ? true : undefined),
     5000,
     'stale claims given back',
   );
-  const free = await store.claimDue(clock(), 100, 60_000, (id) => (id === healthy ? 0 : 100));
+  const free = await store.claims.claimDue(clock(), 100, 60_000, (id) => (id === healthy ? 0 : 100));
   await d.stop(50);
   await store.close();
   assert.deepEqual(
@@ -166,9 +168,9 @@ test('a claim that got less than it asked for: its attempts ending claim nothing
   const counted = new Proxy(store, {
     get(target, name) {
       if (name === 'claimDue') {
-        return (...args: Parameters<typeof store.claimDue>) => {
+        return (...args: Parameters<typeof store.claims.claimDue>) => {
           claims++;
-          return target.claimDue(...args);
+          return target.claims.claimDue(...args);
         };
       }
       const value = Reflect.get(target, name);

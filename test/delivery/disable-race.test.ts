@@ -5,9 +5,9 @@
  */
 import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
-import { PostgresOutcomes } from '../../src/store/postgres/outcomes.ts';
-import { SqliteOutcomes } from '../../src/store/sqlite/outcomes.ts';
-import type { AttemptResult } from '../../src/store/store.ts';
+import { PostgresOutcomes } from '../../src/store/outcome/postgres.ts';
+import { SqliteOutcomes } from '../../src/store/outcome/sqlite.ts';
+import type { AttemptResult } from '../../src/store/records.ts';
 import { eventually, startTestHerald, type TestHerald } from '../support/herald.ts';
 import { onPostgres } from '../support/postgres.ts';
 import type { Received } from '../support/receiver.ts';

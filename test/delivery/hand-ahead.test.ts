@@ -10,8 +10,8 @@ import pino from 'pino';
 import { Dispatcher, type DispatcherOptions, HOLD_MS } from '../../src/delivery/dispatcher.ts';
 import type { Sender, SenderPort } from '../../src/delivery/sender.ts';
 import type { Webhook } from '../../src/domain/types.ts';
-import type { SqliteStore } from '../../src/store/sqlite/sqlite-store.ts';
-import type { ClaimedDelivery } from '../../src/store/store.ts';
+import type { Store } from '../../src/store/ports.ts';
+import type { ClaimedDelivery } from '../../src/store/records.ts';
 import { INSTANCE, loopbackSender, storeWithDeliveries } from '../support/delivery-store.ts';
 import { eventually } from '../support/herald.ts';
 import { TestReceiver } from '../support/receiver.ts';
@@ -83,7 +83,7 @@ function answerAfter(delayMs: number) {
 }
 
 /** Starts the dispatcher, waits until every delivery is made, then stops and closes everything. */
-async function deliverAll(o: { store: SqliteStore; sender: Sender; dispatcher: Dispatcher }) {
+async function deliverAll(o: { store: Store; sender: Sender; dispatcher: Dispatcher }) {
   o.dispatcher.start();
   await allDone(o.store);
   await o.dispatcher.stop();
@@ -91,9 +91,9 @@ async function deliverAll(o: { store: SqliteStore; sender: Sender; dispatcher: D
   await o.store.close();
 }
 
-const allDone = (store: SqliteStore) =>
+const allDone = (store: Store) =>
   eventually(
-    async () => ((await store.queueStats(Date.now())).pending === 0 ? true : undefined),
+    async () => ((await store.claims.queueStats(Date.now())).pending === 0 ? true : undefined),
     20_000,
     'every delivery made',
   );
@@ -117,7 +117,7 @@ test('an attempt that waited in the sender is logged as starting when it left, n
   const starts = [];
   // A claim that could not start within its window goes back and is claimed again (a slow machine): once each.
   for (const id of new Set(claims.map((c) => c.delivery_id))) {
-    const detail = await store.getDelivery(INSTANCE, id);
+    const detail = await store.log.getDelivery(INSTANCE, id);
     starts.push(detail?.attempts_log[0].started_at ?? Number.NaN);
   }
   await store.close();
@@ -192,7 +192,7 @@ test('an attempt that could not start within HOLD_MS is handed back and claimed 
   assert.notEqual(again[0].lease_token, second.lease_token);
   assert.equal(receiver.received.length, 2, 'each delivery reached the receiver once');
   for (const c of [first, second]) {
-    const detail = await store.getDelivery(INSTANCE, c.delivery_id);
+    const detail = await store.log.getDelivery(INSTANCE, c.delivery_id);
     assert.equal(detail?.attempts_log.length, 1, `${c.delivery_id}: one attempt logged`);
     assert.equal(detail?.status, 'delivered');
   }
@@ -207,7 +207,7 @@ test('a stop gives back the attempts waiting in the sender: none starts, and ano
   await eventually(async () => (claims.length === 4 ? true : undefined), 5000, 'two attempts waiting');
   await dispatcher.stop(); // the two running finish
   await sender.close();
-  const again = await store.claimDue(Date.now(), 100, 60_000, () => 100);
+  const again = await store.claims.claimDue(Date.now(), 100, 60_000, () => 100);
   await store.close();
   assert.equal(receiver.received.length, 2, 'no waiting attempt started during the stop');
   assert.equal(again.length, 8, 'the 2 waiting in the sender, the 4 held and the 2 never claimed');

@@ -9,8 +9,8 @@ import pino from 'pino';
 import { Dispatcher } from '../../src/delivery/dispatcher.ts';
 import { eventBody } from '../../src/domain/event-body.ts';
 import { route } from '../../src/domain/routing.ts';
-import type { SqliteStore } from '../../src/store/sqlite/sqlite-store.ts';
-import type { ClaimedDelivery, Store } from '../../src/store/store.ts';
+import type { Claims, Store } from '../../src/store/ports.ts';
+import type { ClaimedDelivery } from '../../src/store/records.ts';
 import { INSTANCE, loopbackSender, storeWithDeliveries, WEBHOOK } from '../support/delivery-store.ts';
 import { eventually } from '../support/herald.ts';
 import { TestReceiver } from '../support/receiver.ts';
@@ -22,18 +22,18 @@ before(async () => {
 after(() => receiver.close());
 
 /** A dispatcher on `store` taking fresh deliveries from its ingest; every delivery its claims returned is recorded. */
-function dispatching(store: SqliteStore) {
+function dispatching(store: Store) {
   const claimed: ClaimedDelivery[] = [];
-  const watched = new Proxy(store, {
-    get(target, name) {
-      if (name !== 'claimDue') return Reflect.get(target, name, target);
-      return async (...args: Parameters<Store['claimDue']>) => {
-        const claims = await target.claimDue(...args);
-        claimed.push(...claims);
-        return claims;
-      };
+  const claims: Claims = {
+    claimDue: async (...args) => {
+      const got = await store.claims.claimDue(...args);
+      claimed.push(...got);
+      return got;
     },
-  });
+    nextDueAt: (after) => store.claims.nextDueAt(after),
+    queueStats: (now) => store.claims.queueStats(now),
+  };
+  const watched = { ...store, claims };
   const sender = loopbackSender();
   const dispatcher = new Dispatcher({
     store: watched,
@@ -58,7 +58,7 @@ function dispatching(store: SqliteStore) {
 
 let n = 0;
 /** Publishes one event to the test instance, as the events route does: the dispatcher gets what ingest handed off. */
-async function publish(store: SqliteStore, dispatcher: Dispatcher): Promise<string> {
+async function publish(store: Store, dispatcher: Dispatcher): Promise<string> {
   const e = {
     event_id: `evt_intake${String(++n).padStart(14, '0')}`,
     event: 'presence.update',
@@ -67,7 +67,7 @@ async function publish(store: SqliteStore, dispatcher: Dispatcher): Promise<stri
     payload: {},
   };
   const now = Date.now();
-  const [result] = await store.ingest(
+  const [result] = await store.events.ingest(
     INSTANCE,
     [{ ...e, body: eventBody(e) }],
     route,
@@ -94,7 +94,7 @@ test('an event to a webhook with nothing waiting goes out without a claim, once 
       await receiver.waitFor(2 + i);
     }
     await eventually(
-      async () => ((await store.queueStats(Date.now())).pending === 0 ? true : undefined),
+      async () => ((await store.claims.queueStats(Date.now())).pending === 0 ? true : undefined),
       5000,
       'every outcome written',
     );
@@ -104,7 +104,7 @@ test('an event to a webhook with nothing waiting goes out without a claim, once 
       [first],
       'only the first event, before the webhook was known to have nothing waiting, was claimed',
     );
-    const log = await store.listDeliveries(INSTANCE, { limit: 20, status: 'delivered' });
+    const log = await store.log.listDeliveries(INSTANCE, { limit: 20, status: 'delivered' });
     assert.equal(log.deliveries.length, 11, 'every one is logged delivered');
   } finally {
     await close();
@@ -151,7 +151,7 @@ test('deliveries an ingest hands over while the dispatcher stops are given back,
     timestamp: 0,
   };
   const room = { leaseMs: 60_000, room: new Map([[WEBHOOK, 1]]) };
-  const [result] = await store.ingest(
+  const [result] = await store.events.ingest(
     INSTANCE,
     [{ ...e, payload: {}, body: eventBody({ ...e, payload: {} }) }],
     route,
@@ -165,7 +165,7 @@ test('deliveries an ingest hands over while the dispatcher stops are given back,
   await stopped;
   try {
     assert.deepEqual(receiver.received, [], 'no attempt was made during the stop');
-    const due = await store.claimDue(Date.now(), 10, 60_000, () => 10);
+    const due = await store.claims.claimDue(Date.now(), 10, 60_000, () => 10);
     assert.deepEqual(
       due.map((c) => c.event_id),
       [id],

@@ -11,7 +11,7 @@ import { Sender } from '../../src/delivery/sender.ts';
 import { SecretBox } from '../../src/domain/secret-box.ts';
 import type { AttemptOutcome } from '../../src/domain/types.ts';
 import type { Lookup } from '../../src/net/destination.ts';
-import type { ClaimedDelivery } from '../../src/store/store.ts';
+import type { ClaimedDelivery } from '../../src/store/records.ts';
 import { eventually, messagePayload, startTestHerald, type TestHerald } from '../support/herald.ts';
 import { attempter } from '../support/lane-sender.ts';
 import { TestReceiver } from '../support/receiver.ts';

@@ -12,8 +12,9 @@ import { test } from 'node:test';
 import pino from 'pino';
 import { eventBody } from '../../src/domain/event-body.ts';
 import { RetentionSweeper } from '../../src/maintenance/retention.ts';
-import { SqliteStore } from '../../src/store/sqlite/sqlite-store.ts';
-import type { Router, Store } from '../../src/store/store.ts';
+import type { Store } from '../../src/store/ports.ts';
+import type { Router } from '../../src/store/records.ts';
+import { openSqliteStore } from '../../src/store/sqlite/open.ts';
 import { hook, publish, settled } from '../delivery/helpers.ts';
 import { eventually, messagePayload, startTestHerald } from '../support/herald.ts';
 import { webhookRecord } from '../support/records.ts';
@@ -98,7 +99,7 @@ test('Herald applies RETENTION_DAYS: finished deliveries, their attempts and eve
 /** A real store file with `finished` deliveries that ended at `endedAt` and `pending` ones created then. */
 async function fill(store: Store, finished: number, pending: number, endedAt: number): Promise<string> {
   const ins = 'ins_retention00000000000001';
-  await store.createInstance({
+  await store.catalog.createInstance({
     instance_id: ins,
     name: 'r',
     status: 'STOPPED',
@@ -107,7 +108,7 @@ async function fill(store: Store, finished: number, pending: number, endedAt: nu
   });
   // Two webhooks: deliveries to the first are claimed and delivered, those to the second stay pending.
   for (const k of [1, 2]) {
-    await store.createWebhook(
+    await store.webhooks.createWebhook(
       webhookRecord({ webhook_id: `whk_retention0000000000000${k}`, instance_id: ins }, endedAt),
     );
   }
@@ -128,14 +129,14 @@ async function fill(store: Store, finished: number, pending: number, endedAt: nu
     (_, webhooks) =>
       webhooks.filter((w) => w.webhook_id === id);
   for (let i = 0; i < finished; i += 1000) {
-    await store.ingest(
+    await store.events.ingest(
       ins,
       drafts(Math.min(1000, finished - i)),
       only('whk_retention00000000000001'),
       endedAt,
     );
   }
-  await store.ingest(ins, drafts(pending), only('whk_retention00000000000002'), endedAt);
+  await store.events.ingest(ins, drafts(pending), only('whk_retention00000000000002'), endedAt);
   const outcome = {
     started_at: endedAt,
     duration_ms: 3,
@@ -145,9 +146,9 @@ async function fill(store: Store, finished: number, pending: number, endedAt: nu
     retry_after: null,
   };
   for (;;) {
-    const claims = await store.claimDue(endedAt, 1000, 1000, (w) => (w.endsWith('1') ? 1000 : 0));
+    const claims = await store.claims.claimDue(endedAt, 1000, 1000, (w) => (w.endsWith('1') ? 1000 : 0));
     if (claims.length === 0) break;
-    await store.recordAttempts(
+    await store.outcomes.recordAttempts(
       claims.map((claim) => ({ claim, outcome, decision: { kind: 'delivered' as const } })),
       endedAt,
     );
@@ -157,7 +158,7 @@ async function fill(store: Store, finished: number, pending: number, endedAt: nu
 
 test('the cutoff is RETENTION_DAYS before the injected clock, to the millisecond; pending deliveries always stay', async () => {
   const dataDir = mkdtempSync(join(tmpdir(), 'herald-retention-'));
-  const store = new SqliteStore(join(dataDir, 'herald.db'));
+  const store = openSqliteStore(join(dataDir, 'herald.db'));
   try {
     const T = Date.UTC(2026, 0, 1);
     await fill(store, 3, 2, T);
@@ -178,21 +179,23 @@ test('the cutoff is RETENTION_DAYS before the injected clock, to the millisecond
 
 test('a large purge runs in small batches and leaves the event loop free meanwhile', async (t) => {
   const dataDir = mkdtempSync(join(tmpdir(), 'herald-retention-'));
-  const store = new SqliteStore(join(dataDir, 'herald.db'));
+  const store = openSqliteStore(join(dataDir, 'herald.db'));
   try {
     const T = Date.UTC(2026, 0, 1);
     const FINISHED = 20_000;
     await fill(store, FINISHED, 10, T);
     let batches = 0;
     let longestBatch = 0;
-    const counting: Pick<Store, 'purgeFinished' | 'forgetRotatedSecrets'> = {
-      forgetRotatedSecrets: (now) => store.forgetRotatedSecrets(now),
-      async purgeFinished(before, limit) {
-        batches++;
-        const started = performance.now();
-        const r = await store.purgeFinished(before, limit);
-        longestBatch = Math.max(longestBatch, performance.now() - started);
-        return r;
+    const counting: Pick<Store, 'retention' | 'webhooks'> = {
+      webhooks: store.webhooks,
+      retention: {
+        async purgeFinished(before, limit) {
+          batches++;
+          const started = performance.now();
+          const r = await store.retention.purgeFinished(before, limit);
+          longestBatch = Math.max(longestBatch, performance.now() - started);
+          return r;
+        },
       },
     };
     const sweeper = new RetentionSweeper({

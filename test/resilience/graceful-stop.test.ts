@@ -15,7 +15,7 @@ import { Dispatcher } from '../../src/delivery/dispatcher.ts';
 import { eventBody } from '../../src/domain/event-body.ts';
 import { route } from '../../src/domain/routing.ts';
 import type { AttemptOutcome } from '../../src/domain/types.ts';
-import { SqliteStore } from '../../src/store/sqlite/sqlite-store.ts';
+import { openSqliteStore } from '../../src/store/sqlite/open.ts';
 import { allDeliveries, instanceWithWebhook } from '../support/child-rig.ts';
 import { eventually, messagePayload } from '../support/herald.ts';
 import { LaneSender } from '../support/lane-sender.ts';
@@ -195,17 +195,17 @@ test('a second signal during the stop exits at once with 1; the interrupted deli
 
 test('an attempt that outlives the grace period is released: due at once for the next process, its late result ignored', async () => {
   const dataDir = mkdtempSync(join(tmpdir(), 'herald-stop-'));
-  const store = new SqliteStore(join(dataDir, 'herald.db'));
+  const store = openSqliteStore(join(dataDir, 'herald.db'));
   try {
     const now = Date.now();
-    await store.createInstance({
+    await store.catalog.createInstance({
       instance_id: 'ins_stop0000000000000001',
       name: 's',
       status: 'STOPPED',
       phone: null,
       created_at: now,
     });
-    await store.createWebhook(
+    await store.webhooks.createWebhook(
       webhookRecord({ webhook_id: 'whk_stop0000000000000001', instance_id: 'ins_stop0000000000000001' }, now),
     );
     const e = {
@@ -215,7 +215,7 @@ test('an attempt that outlives the grace period is released: due at once for the
       timestamp: now,
       payload: {},
     };
-    await store.ingest(e.instance_id, [{ ...e, body: eventBody(e) }], route, now);
+    await store.events.ingest(e.instance_id, [{ ...e, body: eventBody(e) }], route, now);
 
     // A send that ignores every timeout, as a bug in a lower layer would.
     let finishLate: (o: AttemptOutcome) => void = () => {};
@@ -242,7 +242,7 @@ test('an attempt that outlives the grace period is released: due at once for the
     assert.ok(Date.now() - stopping < 3000, 'the stop did not wait for the hanging attempt');
 
     // Another process claims it at once, not after the 60 s lease; the attempt is not counted.
-    const [again] = await store.claimDue(Date.now(), 10, 60_000, () => 10);
+    const [again] = await store.claims.claimDue(Date.now(), 10, 60_000, () => 10);
     assert.deepEqual([again?.delivery_id !== undefined, again?.attempt], [true, 1]);
     finishLate({
       started_at: now,
@@ -253,7 +253,7 @@ test('an attempt that outlives the grace period is released: due at once for the
       retry_after: null,
     });
     await new Promise((resolve) => setTimeout(resolve, 50));
-    const d = await store.getDelivery(e.instance_id, again.delivery_id);
+    const d = await store.log.getDelivery(e.instance_id, again.delivery_id);
     assert.deepEqual([d?.status, d?.attempts_log.length], ['pending', 0], 'the late result was dropped');
   } finally {
     await store.close();

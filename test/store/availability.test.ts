@@ -5,7 +5,7 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import { Availability, SETTLE_MS } from '../../src/store/availability.ts';
-import { StoreUnavailable } from '../../src/store/store.ts';
+import { StoreUnavailable } from '../../src/store/errors.ts';
 
 function subject() {
   let now = 1_000_000;

@@ -3,7 +3,7 @@ import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
 import { route } from '../../src/domain/routing.ts';
 import type { Webhook } from '../../src/domain/types.ts';
-import type { Store } from '../../src/store/store.ts';
+import type { Store } from '../../src/store/ports.ts';
 import { webhookRecord } from '../support/records.ts';
 import { records, T0, uid } from './records.ts';
 
@@ -28,13 +28,13 @@ export function catalogConformance(name: string, open: () => Promise<Store>): vo
         rate_limit: null,
       };
       assert.equal(
-        (await store.updateWebhook(ins, w.webhook_id, { ...config, secret: { kind: 'keep' } }, T0))
+        (await store.webhooks.updateWebhook(ins, w.webhook_id, { ...config, secret: { kind: 'keep' } }, T0))
           ?.secret_sealed,
         'sealed-1',
       );
       assert.equal(
         (
-          await store.updateWebhook(
+          await store.webhooks.updateWebhook(
             ins,
             w.webhook_id,
             { ...config, secret: { kind: 'set', sealed: 's2' } },
@@ -43,7 +43,7 @@ export function catalogConformance(name: string, open: () => Promise<Store>): vo
         )?.secret_sealed,
         's2',
       );
-      const cleared = await store.updateWebhook(
+      const cleared = await store.webhooks.updateWebhook(
         ins,
         w.webhook_id,
         { ...config, secret: { kind: 'clear' } },
@@ -60,12 +60,13 @@ export function catalogConformance(name: string, open: () => Promise<Store>): vo
       const a = await webhook(ins, { secret_sealed: 'sealed-a' });
       const b = await webhook(ins, { secret_sealed: 'sealed-b' });
       const none = await webhook(ins);
-      const secretOf = async (w: Webhook) => (await store.getWebhook(ins, w.webhook_id))?.secret_sealed;
+      const secretOf = async (w: Webhook) =>
+        (await store.webhooks.getWebhook(ins, w.webhook_id))?.secret_sealed;
 
       // A failure part-way leaves every secret and the setting as they were.
-      await store.setSetting('reseal_check', 'old');
+      await store.catalog.setSetting('reseal_check', 'old');
       await assert.rejects(
-        store.resealSecrets(
+        store.catalog.resealSecrets(
           (s) => {
             if (s === 'sealed-b') throw new Error('cannot open');
             return `new:${s}`;
@@ -75,10 +76,10 @@ export function catalogConformance(name: string, open: () => Promise<Store>): vo
         /cannot open/,
       );
       assert.deepEqual([await secretOf(a), await secretOf(b)], ['sealed-a', 'sealed-b']);
-      assert.equal(await store.getSetting('reseal_check'), 'old');
+      assert.equal(await store.catalog.getSetting('reseal_check'), 'old');
 
       const seen: string[] = [];
-      const count = await store.resealSecrets(
+      const count = await store.catalog.resealSecrets(
         (s) => {
           seen.push(s);
           return `new:${s}`;
@@ -92,7 +93,7 @@ export function catalogConformance(name: string, open: () => Promise<Store>): vo
         [await secretOf(a), await secretOf(b), await secretOf(none)],
         ['new:sealed-a', 'new:sealed-b', null],
       );
-      assert.equal(await store.getSetting('reseal_check'), 'new');
+      assert.equal(await store.catalog.getSetting('reseal_check'), 'new');
     });
 
     test('creates at once never go past the cap on webhooks per instance', async () => {
@@ -101,13 +102,16 @@ export function catalogConformance(name: string, open: () => Promise<Store>): vo
       await webhook(other);
       const created = await Promise.all(
         Array.from({ length: 30 }, () =>
-          store.createWebhook(webhookRecord({ webhook_id: uid('whk'), instance_id: ins }, T0), 10),
+          store.webhooks.createWebhook(webhookRecord({ webhook_id: uid('whk'), instance_id: ins }, T0), 10),
         ),
       );
       assert.equal(created.filter(Boolean).length, 10);
-      assert.equal((await store.listWebhooks(ins)).length, 10);
+      assert.equal((await store.webhooks.listWebhooks(ins)).length, 10);
       assert.equal(
-        await store.createWebhook(webhookRecord({ webhook_id: uid('whk'), instance_id: other }, T0), 2),
+        await store.webhooks.createWebhook(
+          webhookRecord({ webhook_id: uid('whk'), instance_id: other }, T0),
+          2,
+        ),
         true,
         'another instance has its own count',
       );
@@ -116,14 +120,19 @@ export function catalogConformance(name: string, open: () => Promise<Store>): vo
     test('deleting an instance removes its webhooks, keys, events and deliveries', async () => {
       const ins = await instance();
       await webhook(ins);
-      await store.createKey({ key_id: uid('key'), instance_id: ins, key_hash: uid('hash'), created_at: T0 });
-      await store.ingest(ins, [draft(ins)], route, T0);
-      assert.equal(await store.deleteInstance(ins), true);
-      assert.equal(await store.getInstance(ins), null);
-      assert.deepEqual(await store.listWebhooks(ins), []);
-      assert.deepEqual(await store.listKeys(ins), []);
-      assert.equal((await store.listDeliveries(ins, { limit: 10 })).deliveries.length, 0);
-      assert.equal(await store.deleteInstance(ins), false);
+      await store.catalog.createKey({
+        key_id: uid('key'),
+        instance_id: ins,
+        key_hash: uid('hash'),
+        created_at: T0,
+      });
+      await store.events.ingest(ins, [draft(ins)], route, T0);
+      assert.equal(await store.catalog.deleteInstance(ins), true);
+      assert.equal(await store.catalog.getInstance(ins), null);
+      assert.deepEqual(await store.webhooks.listWebhooks(ins), []);
+      assert.deepEqual(await store.catalog.listKeys(ins), []);
+      assert.equal((await store.log.listDeliveries(ins, { limit: 10 })).deliveries.length, 0);
+      assert.equal(await store.catalog.deleteInstance(ins), false);
     });
   });
 }

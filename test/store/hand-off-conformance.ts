@@ -6,8 +6,9 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
 import { route } from '../../src/domain/routing.ts';
-import type { ClaimedDelivery, HandOffRoom, IngestResult, Store } from '../../src/store/store.ts';
-import { StoreConflict } from '../../src/store/store.ts';
+import { StoreConflict } from '../../src/store/errors.ts';
+import type { Store } from '../../src/store/ports.ts';
+import type { ClaimedDelivery, HandOffRoom, IngestResult } from '../../src/store/records.ts';
 import { eventually } from '../support/herald.ts';
 import { LEASE, records, T0, unlimited } from './records.ts';
 
@@ -29,13 +30,13 @@ export function handOffConformance(name: string, open: () => Promise<Store>): vo
     const { instance, webhook, draft, result } = records(() => store);
     /** This instance's deliveries among a claim's (other cases leave theirs due). */
     const claimed = async (ins: string, at: number) =>
-      (await store.claimDue(at, 1000, LEASE, unlimited)).filter((c) => c.instance_id === ins);
+      (await store.claims.claimDue(at, 1000, LEASE, unlimited)).filter((c) => c.instance_id === ins);
 
     test('what is handed off is returned leased: a claim passes it by, its outcome decides it, the rest stay due', async () => {
       const ins = await instance();
       const [a, b] = [await webhook(ins), await webhook(ins)];
       const events = [draft(ins), draft(ins)];
-      const results = await store.ingest(ins, events, route, T0, roomFor({ [a.webhook_id]: 1 }));
+      const results = await store.events.ingest(ins, events, route, T0, roomFor({ [a.webhook_id]: 1 }));
       assert.deepEqual(results[1].handedOff, undefined, 'the room was used up by the first event');
       const taken = handedOff(results);
       const [claim] = taken;
@@ -54,8 +55,8 @@ export function handOffConformance(name: string, open: () => Promise<Store>): vo
         ].sort(),
         'every delivery but the one taken is claimed',
       );
-      await store.recordAttempts([result(claim, 200, { kind: 'delivered' }, T0)], T0);
-      const log = await store.listDeliveries(ins, { limit: 10, status: 'delivered' });
+      await store.outcomes.recordAttempts([result(claim, 200, { kind: 'delivered' }, T0)], T0);
+      const log = await store.log.listDeliveries(ins, { limit: 10, status: 'delivered' });
       assert.deepEqual(
         log.deliveries.map((d) => d.delivery_id),
         [claim.delivery_id],
@@ -66,16 +67,22 @@ export function handOffConformance(name: string, open: () => Promise<Store>): vo
       const ins = await instance();
       const w = await webhook(ins);
       const [claim] = handedOff(
-        await store.ingest(ins, [draft(ins)], route, T0, roomFor({ [w.webhook_id]: 10 })),
+        await store.events.ingest(ins, [draft(ins)], route, T0, roomFor({ [w.webhook_id]: 10 })),
       );
       assert.deepEqual(await claimed(ins, T0 + LEASE - 1), [], 'held while its lease lasts');
       const [again] = await claimed(ins, T0 + LEASE + 1);
       assert.equal(again?.delivery_id, claim.delivery_id);
       // The lost lease decides nothing; the one holding it now does.
-      await store.recordAttempts([result(claim, 200, { kind: 'delivered' }, T0 + LEASE + 2)], T0 + LEASE + 2);
-      assert.equal((await store.listDeliveries(ins, { limit: 1 })).deliveries[0].status, 'pending');
-      await store.recordAttempts([result(again, 200, { kind: 'delivered' }, T0 + LEASE + 3)], T0 + LEASE + 3);
-      assert.equal((await store.listDeliveries(ins, { limit: 1 })).deliveries[0].status, 'delivered');
+      await store.outcomes.recordAttempts(
+        [result(claim, 200, { kind: 'delivered' }, T0 + LEASE + 2)],
+        T0 + LEASE + 2,
+      );
+      assert.equal((await store.log.listDeliveries(ins, { limit: 1 })).deliveries[0].status, 'pending');
+      await store.outcomes.recordAttempts(
+        [result(again, 200, { kind: 'delivered' }, T0 + LEASE + 3)],
+        T0 + LEASE + 3,
+      );
+      assert.equal((await store.log.listDeliveries(ins, { limit: 1 })).deliveries[0].status, 'delivered');
     });
 
     test('nothing is handed off of an event whose media is still to come, nor to a rate-limited webhook', async () => {
@@ -85,8 +92,8 @@ export function handOffConformance(name: string, open: () => Promise<Store>): vo
       const room = roomFor({ [limited.webhook_id]: 10, [plain.webhook_id]: 10 });
       const download = { url: 'https://engine.example/f.jpg', mimetype: 'image/jpeg', filename: null };
       const taken = [
-        ...handedOff(await store.ingest(ins, [draft(ins, { download })], route, T0, room)),
-        ...handedOff(await store.ingest(ins, [draft(ins)], route, T0, room)),
+        ...handedOff(await store.events.ingest(ins, [draft(ins, { download })], route, T0, room)),
+        ...handedOff(await store.events.ingest(ins, [draft(ins)], route, T0, room)),
       ];
       assert.deepEqual(
         taken.map((c) => c.webhook_id === limited.webhook_id),
@@ -99,9 +106,9 @@ export function handOffConformance(name: string, open: () => Promise<Store>): vo
       const [a, b] = [await instance(), await instance()];
       await webhook(b);
       const e = draft(a);
-      await store.ingest(a, [e], route, T0);
-      const [hook] = await store.listWebhooks(b);
-      const refused = store.ingest(
+      await store.events.ingest(a, [e], route, T0);
+      const [hook] = await store.webhooks.listWebhooks(b);
+      const refused = store.events.ingest(
         b,
         [draft(b), { ...e, instance_id: b }],
         route,
@@ -118,7 +125,7 @@ export function handOffConformance(name: string, open: () => Promise<Store>): vo
       let wakes = 0;
       await store.listenForWork(() => wakes++);
       const ingestWith = (room: Record<string, number>) =>
-        store.ingest(ins, [draft(ins)], route, T0, roomFor(room));
+        store.events.ingest(ins, [draft(ins)], route, T0, roomFor(room));
       const before = wakes;
       await ingestWith({ [a.webhook_id]: 10, [b.webhook_id]: 10 });
       await ingestWith({ [a.webhook_id]: 10 });

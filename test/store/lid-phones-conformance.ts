@@ -4,7 +4,7 @@
  */
 import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
-import type { Store } from '../../src/store/store.ts';
+import type { Store } from '../../src/store/ports.ts';
 import { T0, uid } from './records.ts';
 
 export function lidPhonesConformance(name: string, open: () => Promise<Store>): void {
@@ -16,7 +16,7 @@ export function lidPhonesConformance(name: string, open: () => Promise<Store>): 
     after(() => store.close());
 
     async function instance(id = uid('ins')): Promise<string> {
-      await store.createInstance({
+      await store.catalog.createInstance({
         instance_id: id,
         name: 'lids',
         status: 'STOPPED',
@@ -26,12 +26,12 @@ export function lidPhonesConformance(name: string, open: () => Promise<Store>): 
       return id;
     }
     const known = async (ins: string, lids: string[]) =>
-      Object.fromEntries(await store.phonesOfLids(ins, lids));
+      Object.fromEntries(await store.lidPhones.phonesOfLids(ins, lids));
 
     test('what an instance learned, for the ids asked, and nothing it did not', async () => {
       const ins = await instance();
       assert.deepEqual(await known(ins, ['1@lid']), {});
-      await store.learnLidPhones(
+      await store.lidPhones.learnLidPhones(
         ins,
         [
           ['1@lid', '491701'],
@@ -49,17 +49,17 @@ export function lidPhonesConformance(name: string, open: () => Promise<Store>): 
 
     test('a later pair replaces the earlier one; the same pair again changes nothing', async () => {
       const ins = await instance();
-      await store.learnLidPhones(ins, [['1@lid', '491701']], T0);
-      await store.learnLidPhones(ins, [['1@lid', '491799']], T0 + 1);
-      await store.learnLidPhones(ins, [['1@lid', '491799']], T0 + 2);
+      await store.lidPhones.learnLidPhones(ins, [['1@lid', '491701']], T0);
+      await store.lidPhones.learnLidPhones(ins, [['1@lid', '491799']], T0 + 1);
+      await store.lidPhones.learnLidPhones(ins, [['1@lid', '491799']], T0 + 2);
       assert.deepEqual(await known(ins, ['1@lid']), { '1@lid': '491799' });
-      await store.learnLidPhones(ins, [], T0 + 3);
+      await store.lidPhones.learnLidPhones(ins, [], T0 + 3);
       assert.deepEqual(await known(ins, ['1@lid']), { '1@lid': '491799' });
     });
 
     test('one id twice in one call: the last one', async () => {
       const ins = await instance();
-      await store.learnLidPhones(
+      await store.lidPhones.learnLidPhones(
         ins,
         [
           ['1@lid', '491701'],
@@ -72,8 +72,8 @@ export function lidPhonesConformance(name: string, open: () => Promise<Store>): 
 
     test('per instance: another instance knows nothing of it', async () => {
       const [a, b] = [await instance(), await instance()];
-      await store.learnLidPhones(a, [['1@lid', '491701']], T0);
-      await store.learnLidPhones(b, [['2@lid', '491702']], T0);
+      await store.lidPhones.learnLidPhones(a, [['1@lid', '491701']], T0);
+      await store.lidPhones.learnLidPhones(b, [['2@lid', '491702']], T0);
       assert.deepEqual(await known(b, ['1@lid', '2@lid']), { '2@lid': '491702' });
       assert.deepEqual(await known(a, ['1@lid', '2@lid']), { '1@lid': '491701' });
     });
@@ -81,8 +81,8 @@ export function lidPhonesConformance(name: string, open: () => Promise<Store>): 
     test('many at once', async () => {
       const ins = await instance();
       const pairs = Array.from({ length: 600 }, (_, i): [string, string] => [`${i}@lid`, `4917${i}`]);
-      await store.learnLidPhones(ins, pairs, T0);
-      const all = await store.phonesOfLids(
+      await store.lidPhones.learnLidPhones(ins, pairs, T0);
+      const all = await store.lidPhones.phonesOfLids(
         ins,
         pairs.map(([lid]) => lid),
       );
@@ -92,9 +92,9 @@ export function lidPhonesConformance(name: string, open: () => Promise<Store>): 
 
     test('deleting the instance forgets what it learned; an instance that does not exist learns nothing', async () => {
       const ins = await instance();
-      await store.learnLidPhones(ins, [['1@lid', '491701']], T0);
-      assert.equal(await store.deleteInstance(ins), true);
-      await store.learnLidPhones(ins, [['2@lid', '491702']], T0).catch(() => {});
+      await store.lidPhones.learnLidPhones(ins, [['1@lid', '491701']], T0);
+      assert.equal(await store.catalog.deleteInstance(ins), true);
+      await store.lidPhones.learnLidPhones(ins, [['2@lid', '491702']], T0).catch(() => {});
       await instance(ins);
       assert.deepEqual(await known(ins, ['1@lid', '2@lid']), {});
     });

@@ -8,7 +8,7 @@ import { after, before, describe, test } from 'node:test';
 import { eventBody } from '../../src/domain/event-body.ts';
 import { route } from '../../src/domain/routing.ts';
 import type { EventDraft } from '../../src/domain/types.ts';
-import type { Store } from '../../src/store/store.ts';
+import type { Store } from '../../src/store/ports.ts';
 import { webhookRecord } from '../support/records.ts';
 
 /** Later than anything the main suite stores, so its due work never mixes with this suite's. */
@@ -29,7 +29,7 @@ export function mediaJobsConformance(name: string, open: () => Promise<Store>): 
 
     async function instanceWithWebhook(webhooks = 1): Promise<{ ins: string; hooks: string[] }> {
       const ins = uid('ins');
-      await store.createInstance({
+      await store.catalog.createInstance({
         instance_id: ins,
         name: 'media',
         status: 'STOPPED',
@@ -39,7 +39,7 @@ export function mediaJobsConformance(name: string, open: () => Promise<Store>): 
       const hooks = [];
       for (let i = 0; i < webhooks; i++) {
         const w = webhookRecord({ webhook_id: uid('whk'), instance_id: ins }, T0);
-        await store.createWebhook(w);
+        await store.webhooks.createWebhook(w);
         hooks.push(w.webhook_id);
       }
       return { ins, hooks };
@@ -57,21 +57,21 @@ export function mediaJobsConformance(name: string, open: () => Promise<Store>): 
     }
 
     const claimedOf = async (ins: string, at: number) =>
-      (await store.claimDue(at, 500, LEASE, unlimited)).filter((c) => c.instance_id === ins);
+      (await store.claims.claimDue(at, 500, LEASE, unlimited)).filter((c) => c.instance_id === ins);
     const jobsOf = async (eventId: string, at: number) =>
-      (await store.claimMediaJobs(at, 100, LEASE)).filter((j) => j.event_id === eventId);
+      (await store.mediaJobs.claimMediaJobs(at, 100, LEASE)).filter((j) => j.event_id === eventId);
 
     test('deliveries wait for their media; the settled object reaches the body, and they are due at once', async () => {
       const { ins, hooks } = await instanceWithWebhook(2);
       const e = withMedia(ins);
-      const [answer] = await store.ingest(ins, [e], route, T0);
+      const [answer] = await store.events.ingest(ins, [e], route, T0);
       assert.equal(answer.deliveries, 2);
       assert.deepEqual(
         await claimedOf(ins, T0 + 60_000),
         [],
         'nothing is claimed while the media is pending',
       );
-      const list = (await store.listDeliveries(ins, { limit: 10 })).deliveries;
+      const list = (await store.log.listDeliveries(ins, { limit: 10 })).deliveries;
       assert.deepEqual(
         list.map((d) => [d.status, d.next_attempt_at]),
         [
@@ -101,8 +101,8 @@ export function mediaJobsConformance(name: string, open: () => Promise<Store>): 
         media_id: 'med_x',
         url: 'https://h/media/med_x',
       };
-      assert.equal(await store.settleMediaJob(job, media, T0 + 5), true);
-      assert.equal(await store.settleMediaJob(job, media, T0 + 6), false, 'settled once');
+      assert.equal(await store.mediaJobs.settleMediaJob(job, media, T0 + 5), true);
+      assert.equal(await store.mediaJobs.settleMediaJob(job, media, T0 + 6), false, 'settled once');
 
       const claims = await claimedOf(ins, T0 + 5);
       assert.deepEqual(claims.map((c) => c.webhook_id).sort(), [...hooks].sort());
@@ -122,22 +122,22 @@ export function mediaJobsConformance(name: string, open: () => Promise<Store>): 
     test('a lease that ran out goes to the next claim; the old holder can no longer settle or retry', async () => {
       const { ins } = await instanceWithWebhook();
       const e = withMedia(ins);
-      await store.ingest(ins, [e], route, T0);
+      await store.events.ingest(ins, [e], route, T0);
       const [first] = await jobsOf(e.event_id, T0);
       const [second] = await jobsOf(e.event_id, T0 + LEASE + 1);
       assert.ok(second, 'claimed again once the lease ran out');
-      assert.equal(await store.settleMediaJob(first, { status: 'failed' }, T0 + LEASE + 2), false);
-      await store.retryMediaJob(first, T0);
+      assert.equal(await store.mediaJobs.settleMediaJob(first, { status: 'failed' }, T0 + LEASE + 2), false);
+      await store.mediaJobs.retryMediaJob(first, T0);
       assert.deepEqual(await jobsOf(e.event_id, T0 + LEASE + 2), [], 'the stale retry changed nothing');
-      assert.equal(await store.settleMediaJob(second, { status: 'failed' }, T0 + LEASE + 3), true);
+      assert.equal(await store.mediaJobs.settleMediaJob(second, { status: 'failed' }, T0 + LEASE + 3), true);
     });
 
     test('a retry counts a try and is due at the time given', async () => {
       const { ins } = await instanceWithWebhook();
       const e = withMedia(ins);
-      await store.ingest(ins, [e], route, T0);
+      await store.events.ingest(ins, [e], route, T0);
       const [job] = await jobsOf(e.event_id, T0);
-      await store.retryMediaJob(job, T0 + 5000);
+      await store.mediaJobs.retryMediaJob(job, T0 + 5000);
       assert.deepEqual(await jobsOf(e.event_id, T0 + 4999), []);
       const [again] = await jobsOf(e.event_id, T0 + 5000);
       assert.equal(again.tries, 1);
@@ -146,28 +146,28 @@ export function mediaJobsConformance(name: string, open: () => Promise<Store>): 
     test('no job without a delivery; the same event again makes no second job', async () => {
       const { ins } = await instanceWithWebhook(0);
       const e = withMedia(ins);
-      assert.equal((await store.ingest(ins, [e], route, T0))[0].deliveries, 0);
+      assert.equal((await store.events.ingest(ins, [e], route, T0))[0].deliveries, 0);
       assert.deepEqual(await jobsOf(e.event_id, T0), []);
       const other = await instanceWithWebhook();
       const twice = withMedia(other.ins);
-      await store.ingest(other.ins, [twice], route, T0);
-      await store.ingest(other.ins, [twice], route, T0);
+      await store.events.ingest(other.ins, [twice], route, T0);
+      await store.events.ingest(other.ins, [twice], route, T0);
       assert.equal((await jobsOf(twice.event_id, T0)).length, 1);
     });
 
     test('a redelivery of an event still waiting for its media waits with it', async () => {
       const { ins, hooks } = await instanceWithWebhook();
       const e = withMedia(ins);
-      await store.ingest(ins, [e], route, T0);
-      await store.setWebhookEnabled(ins, hooks[0], false, T0 + 1);
-      await store.setWebhookEnabled(ins, hooks[0], true, T0 + 2);
-      const [failed] = (await store.listDeliveries(ins, { limit: 1 })).deliveries;
+      await store.events.ingest(ins, [e], route, T0);
+      await store.webhooks.setWebhookEnabled(ins, hooks[0], false, T0 + 1);
+      await store.webhooks.setWebhookEnabled(ins, hooks[0], true, T0 + 2);
+      const [failed] = (await store.log.listDeliveries(ins, { limit: 1 })).deliveries;
       assert.equal(failed.failure_reason, 'webhook_disabled');
-      const redone = await store.redeliver(ins, failed.delivery_id, T0 + 3);
+      const redone = await store.log.redeliver(ins, failed.delivery_id, T0 + 3);
       assert.equal(redone?.ok && redone.delivery.next_attempt_at, null);
       assert.deepEqual(await claimedOf(ins, T0 + 60_000), []);
       const [job] = await jobsOf(e.event_id, T0 + 3);
-      await store.settleMediaJob(job, { status: 'unavailable' }, T0 + 4);
+      await store.mediaJobs.settleMediaJob(job, { status: 'unavailable' }, T0 + 4);
       assert.equal((await claimedOf(ins, T0 + 4)).length, 1);
     });
 
@@ -177,18 +177,18 @@ export function mediaJobsConformance(name: string, open: () => Promise<Store>): 
       failed.download = { url: '', mimetype: 'image/jpeg', filename: null, engine_error: 'gone' };
       const stored = withMedia(ins);
       const plain = { ...withMedia(ins), download: null };
-      await store.ingest(ins, [failed, stored, plain], route, T0);
-      const claimed = await store.claimMediaJobs(T0, 100, LEASE);
+      await store.events.ingest(ins, [failed, stored, plain], route, T0);
+      const claimed = await store.mediaJobs.claimMediaJobs(T0, 100, LEASE);
       const job = claimed.find((j) => j.event_id === failed.event_id);
       const other = claimed.find((j) => j.event_id === stored.event_id);
       assert.ok(job && other);
       assert.deepEqual([job.url, job.engine_error, other.engine_error], ['', 'gone', null]);
       const why = 'the engine could not download it: gone';
-      assert.equal(await store.settleMediaJob(job, { status: 'failed' }, T0 + 1, why), true);
-      await store.settleMediaJob(other, { status: 'ready' }, T0 + 1);
+      assert.equal(await store.mediaJobs.settleMediaJob(job, { status: 'failed' }, T0 + 1, why), true);
+      await store.mediaJobs.settleMediaJob(other, { status: 'ready' }, T0 + 1);
       const detailOf = async (eventId: string) => {
-        const [d] = (await store.listDeliveries(ins, { event_id: eventId, limit: 1 })).deliveries;
-        return store.getDelivery(ins, d.delivery_id);
+        const [d] = (await store.log.listDeliveries(ins, { event_id: eventId, limit: 1 })).deliveries;
+        return store.log.getDelivery(ins, d.delivery_id);
       };
       assert.equal((await detailOf(failed.event_id))?.media_failure, why);
       assert.equal((await detailOf(stored.event_id))?.media_failure, null);
@@ -197,12 +197,15 @@ export function mediaJobsConformance(name: string, open: () => Promise<Store>): 
 
     test('an instance keeps its engine HMAC key sealed; key rotation re-seals it with the signing secrets', async () => {
       const { ins } = await instanceWithWebhook(0);
-      const set = await store.updateInstance(ins, { name: 'renamed', engine_hmac_sealed: 'sealed-k' });
+      const set = await store.catalog.updateInstance(ins, {
+        name: 'renamed',
+        engine_hmac_sealed: 'sealed-k',
+      });
       assert.deepEqual([set?.name, set?.engine_hmac_sealed], ['renamed', 'sealed-k']);
-      const kept = await store.updateInstance(ins, {});
+      const kept = await store.catalog.updateInstance(ins, {});
       assert.deepEqual([kept?.name, kept?.engine_hmac_sealed], ['renamed', 'sealed-k']);
       const seen: string[] = [];
-      await store.resealSecrets(
+      await store.catalog.resealSecrets(
         (s) => {
           seen.push(s);
           return `new:${s}`;
@@ -210,10 +213,10 @@ export function mediaJobsConformance(name: string, open: () => Promise<Store>): 
         { name: 'reseal_media_check', value: 'x' },
       );
       assert.ok(seen.includes('sealed-k'));
-      assert.equal((await store.getInstance(ins))?.engine_hmac_sealed, 'new:sealed-k');
-      const cleared = await store.updateInstance(ins, { engine_hmac_sealed: null });
+      assert.equal((await store.catalog.getInstance(ins))?.engine_hmac_sealed, 'new:sealed-k');
+      const cleared = await store.catalog.updateInstance(ins, { engine_hmac_sealed: null });
       assert.equal(cleared?.engine_hmac_sealed, null);
-      assert.equal(await store.updateInstance(uid('ins'), { name: 'x' }), null);
+      assert.equal(await store.catalog.updateInstance(uid('ins'), { name: 'x' }), null);
     });
   });
 }

@@ -3,11 +3,13 @@
  * time per delivery): triggers delete them with their webhook, event or delivery. Whatever deletes a parent, no
  * delivery or attempt may outlive it, even when an outcome is being recorded at that very moment.
  */
+
 import assert from 'node:assert/strict';
 import { after, describe, test } from 'node:test';
 import postgres from 'postgres';
 import { route } from '../../src/domain/routing.ts';
-import { PostgresStore } from '../../src/store/postgres/postgres-store.ts';
+import type { Store } from '../../src/store/ports.ts';
+import { openPostgresStore } from '../../src/store/postgres/open.ts';
 import { eventually } from '../support/herald.ts';
 import { dropSchema, postgresSkip, scratchSchema } from '../support/postgres.ts';
 import { LEASE, records, T0, unlimited } from './records.ts';
@@ -22,7 +24,7 @@ const ORPHANS = `
     AS orphans`;
 
 describe('postgres: deliveries and attempts go with what they belong to', { skip: postgresSkip }, () => {
-  let store: PostgresStore;
+  let store: Store;
   let sql: postgres.Sql;
   const { instance, webhook, draft, result } = records(() => store);
   const count = async (text: string) => Number((await sql.unsafe(text))[0].n);
@@ -30,7 +32,7 @@ describe('postgres: deliveries and attempts go with what they belong to', { skip
 
   const open = async () => {
     const { schema, url } = await scratchSchema();
-    store = await PostgresStore.open(url);
+    store = await openPostgresStore(url);
     sql = postgres(url, { max: 2, onnotice: () => {} });
     after(async () => {
       await store.close();
@@ -43,10 +45,12 @@ describe('postgres: deliveries and attempts go with what they belong to', { skip
   async function attempted() {
     const ins = await instance();
     const [a, b] = [await webhook(ins), await webhook(ins)];
-    await store.ingest(ins, [draft(ins), draft(ins)], route, T0);
-    const claims = (await store.claimDue(T0, 100, LEASE, unlimited)).filter((c) => c.instance_id === ins);
+    await store.events.ingest(ins, [draft(ins), draft(ins)], route, T0);
+    const claims = (await store.claims.claimDue(T0, 100, LEASE, unlimited)).filter(
+      (c) => c.instance_id === ins,
+    );
     assert.equal(claims.length, 4);
-    await store.recordAttempts(
+    await store.outcomes.recordAttempts(
       claims.map((c) => result(c, 200, delivered, T0)),
       T0,
     );
@@ -57,7 +61,7 @@ describe('postgres: deliveries and attempts go with what they belong to', { skip
     await open();
     const { ins, a } = await attempted();
     assert.equal(await count('SELECT count(*) AS n FROM attempts'), 4);
-    assert.equal(await store.deleteWebhook(ins, a.webhook_id), true);
+    assert.equal(await store.webhooks.deleteWebhook(ins, a.webhook_id), true);
     assert.equal(await count('SELECT count(*) AS n FROM deliveries'), 2);
     assert.equal(await count('SELECT count(*) AS n FROM attempts'), 2);
     assert.equal(await orphans(), 0);
@@ -67,7 +71,7 @@ describe('postgres: deliveries and attempts go with what they belong to', { skip
     await open();
     const gone = await attempted();
     await attempted();
-    assert.equal(await store.deleteInstance(gone.ins), true);
+    assert.equal(await store.catalog.deleteInstance(gone.ins), true);
     assert.equal(await count('SELECT count(*) AS n FROM deliveries'), 4);
     assert.equal(await count('SELECT count(*) AS n FROM attempts'), 4);
     assert.equal(await orphans(), 0);
@@ -85,7 +89,7 @@ describe('postgres: deliveries and attempts go with what they belong to', { skip
   test('retention deletes finished deliveries with their attempts', async () => {
     await open();
     await attempted();
-    assert.deepEqual(await store.purgeFinished(T0 + 1, 100), { deliveries: 4, events: 2 });
+    assert.deepEqual(await store.retention.purgeFinished(T0 + 1, 100), { deliveries: 4, events: 2 });
     assert.equal(await count('SELECT count(*) AS n FROM attempts'), 0);
     assert.equal(await orphans(), 0);
   });
@@ -94,8 +98,10 @@ describe('postgres: deliveries and attempts go with what they belong to', { skip
     await open();
     const ins = await instance();
     const [gone, kept] = [await webhook(ins), await webhook(ins)];
-    await store.ingest(ins, [draft(ins)], route, T0);
-    const claims = (await store.claimDue(T0, 100, LEASE, unlimited)).filter((c) => c.instance_id === ins);
+    await store.events.ingest(ins, [draft(ins)], route, T0);
+    const claims = (await store.claims.claimDue(T0, 100, LEASE, unlimited)).filter(
+      (c) => c.instance_id === ins,
+    );
     assert.equal(claims.length, 2);
     // The deletion holds the webhook's delivery until it commits; the outcome meanwhile waits for that row.
     const deleting = await sql.reserve();
@@ -103,7 +109,7 @@ describe('postgres: deliveries and attempts go with what they belong to', { skip
       const [{ pid }] = await deleting`SELECT pg_backend_pid() AS pid`;
       await deleting`BEGIN`;
       await deleting`DELETE FROM webhooks WHERE webhook_id = ${gone.webhook_id}`;
-      const recording = store.recordAttempts(
+      const recording = store.outcomes.recordAttempts(
         claims.map((c) => result(c, 200, delivered, T0)),
         T0,
       );

@@ -2,13 +2,15 @@
  * The PostgreSQL adapter: the shared conformance suite, then what only a store shared by several processes must
  * do — tested with several stores (each its own connection pool, as separate processes have) on one schema.
  */
+
 import assert from 'node:assert/strict';
 import { after, describe, test } from 'node:test';
 import { eventBody } from '../../src/domain/event-body.ts';
 import { route } from '../../src/domain/routing.ts';
 import type { EventDraft, Webhook } from '../../src/domain/types.ts';
-import { PostgresStore } from '../../src/store/postgres/postgres-store.ts';
-import type { ClaimedDelivery } from '../../src/store/store.ts';
+import type { Store } from '../../src/store/ports.ts';
+import { openPostgresStore } from '../../src/store/postgres/open.ts';
+import type { ClaimedDelivery } from '../../src/store/records.ts';
 import { dropSchema, postgresSkip, scratchSchema } from '../support/postgres.ts';
 import { webhookRecord } from '../support/records.ts';
 import { catalogConformance } from './catalog-conformance.ts';
@@ -32,7 +34,7 @@ if (postgresSkip) {
   const open = async () => {
     const { schema, url } = await scratchSchema();
     schemas.push(schema);
-    return PostgresStore.open(url);
+    return openPostgresStore(url);
   };
   catalogConformance('postgres', open);
   queueConformance('postgres', open);
@@ -47,17 +49,17 @@ if (postgresSkip) {
     const id = (prefix: string) => `${prefix}_shared${String(++n).padStart(20, '0')}`;
 
     /** `count` stores on one fresh schema, opened at the same moment (their migrations race). */
-    async function stores(count: number): Promise<PostgresStore[]> {
+    async function stores(count: number): Promise<Store[]> {
       const { schema, url } = await scratchSchema();
       schemas.push(schema);
-      const opened = await Promise.all(Array.from({ length: count }, () => PostgresStore.open(url)));
+      const opened = await Promise.all(Array.from({ length: count }, () => openPostgresStore(url)));
       after(() => Promise.all(opened.map((s) => s.close())));
       return opened;
     }
 
-    async function instanceWithWebhook(store: PostgresStore): Promise<{ ins: string; hook: Webhook }> {
+    async function instanceWithWebhook(store: Store): Promise<{ ins: string; hook: Webhook }> {
       const ins = id('ins');
-      await store.createInstance({
+      await store.catalog.createInstance({
         instance_id: ins,
         name: 'x',
         status: 'STOPPED',
@@ -65,7 +67,7 @@ if (postgresSkip) {
         created_at: T0,
       });
       const hook = webhookRecord({ webhook_id: id('whk'), instance_id: ins }, T0);
-      await store.createWebhook(hook);
+      await store.webhooks.createWebhook(hook);
       return { ins, hook };
     }
 
@@ -77,9 +79,9 @@ if (postgresSkip) {
     test('migrations run once when several processes start at once', async () => {
       const [a, b, c] = await stores(3);
       const { ins } = await instanceWithWebhook(a);
-      assert.equal((await c.getInstance(ins))?.instance_id, ins);
-      await b.setSetting('probe', 'yes');
-      assert.equal(await c.getSetting('probe'), 'yes');
+      assert.equal((await c.catalog.getInstance(ins))?.instance_id, ins);
+      await b.catalog.setSetting('probe', 'yes');
+      assert.equal(await c.catalog.getSetting('probe'), 'yes');
     });
 
     test('the same event_id ingested through two stores at once is queued once', async () => {
@@ -87,7 +89,10 @@ if (postgresSkip) {
       const { ins } = await instanceWithWebhook(a);
       for (let round = 0; round < 20; round++) {
         const e = draft(ins);
-        const [ra, rb] = await Promise.all([a.ingest(ins, [e], route, T0), b.ingest(ins, [e], route, T0)]);
+        const [ra, rb] = await Promise.all([
+          a.events.ingest(ins, [e], route, T0),
+          b.events.ingest(ins, [e], route, T0),
+        ]);
         assert.deepEqual(
           [ra[0].duplicate, rb[0].duplicate].sort(),
           [false, true],
@@ -96,7 +101,7 @@ if (postgresSkip) {
         assert.equal(ra[0].deliveries, 1);
         assert.equal(rb[0].deliveries, 1);
       }
-      assert.equal((await a.listDeliveries(ins, { limit: 100 })).deliveries.length, 20);
+      assert.equal((await a.log.listDeliveries(ins, { limit: 100 })).deliveries.length, 20);
     });
 
     test('the cap on webhooks per instance holds for creates through two stores at once', async () => {
@@ -104,17 +109,20 @@ if (postgresSkip) {
       const { ins } = await instanceWithWebhook(a);
       const created = await Promise.all(
         Array.from({ length: 30 }, (_, i) =>
-          (i % 2 ? a : b).createWebhook(webhookRecord({ webhook_id: id('whk'), instance_id: ins }, T0), 10),
+          (i % 2 ? a : b).webhooks.createWebhook(
+            webhookRecord({ webhook_id: id('whk'), instance_id: ins }, T0),
+            10,
+          ),
         ),
       );
       assert.equal(created.filter(Boolean).length, 9, 'one was there before');
-      assert.equal((await b.listWebhooks(ins)).length, 10);
+      assert.equal((await b.webhooks.listWebhooks(ins)).length, 10);
     });
 
     test('claims from several workers never lease one delivery twice', async () => {
       const workers = await stores(3);
       const { ins } = await instanceWithWebhook(workers[0]);
-      await workers[0].ingest(
+      await workers[0].events.ingest(
         ins,
         Array.from({ length: 300 }, () => draft(ins)),
         route,
@@ -124,7 +132,7 @@ if (postgresSkip) {
       await Promise.all(
         workers.map(async (w) => {
           for (;;) {
-            const got = await w.claimDue(T0, 7, LEASE, () => 1000);
+            const got = await w.claims.claimDue(T0, 7, LEASE, () => 1000);
             if (got.length === 0) return;
             claimed.push(...got);
           }
@@ -137,7 +145,7 @@ if (postgresSkip) {
     test('the per-webhook cap counts the leases of the other workers', async () => {
       const [a, b] = await stores(2);
       const { ins, hook } = await instanceWithWebhook(a);
-      await a.ingest(
+      await a.events.ingest(
         ins,
         Array.from({ length: 10 }, () => draft(ins)),
         route,
@@ -146,18 +154,18 @@ if (postgresSkip) {
       const cap = 4;
       const room = (_: string, leased: number) => cap - leased;
       const [fromA, fromB] = await Promise.all([
-        a.claimDue(T0, 100, LEASE, room),
-        b.claimDue(T0, 100, LEASE, room),
+        a.claims.claimDue(T0, 100, LEASE, room),
+        b.claims.claimDue(T0, 100, LEASE, room),
       ]);
       assert.equal(fromA.length + fromB.length, cap, 'two workers together hold at most the cap');
       const seen: number[] = [];
-      await b.claimDue(T0 + 1, 100, LEASE, (w, leased) => {
+      await b.claims.claimDue(T0 + 1, 100, LEASE, (w, leased) => {
         if (w === hook.webhook_id) seen.push(leased);
         return 0;
       });
       assert.deepEqual(seen, [fromA.length], "room is told what the other workers' leases hold");
       // Leases that ran out (their holder died) no longer count.
-      const later = await b.claimDue(T0 + LEASE, 100, LEASE, room);
+      const later = await b.claims.claimDue(T0 + LEASE, 100, LEASE, room);
       assert.equal(later.length, cap);
     });
 
@@ -167,10 +175,10 @@ if (postgresSkip) {
       let wakes = 0;
       await worker.listenForWork(() => wakes++);
       const before = wakes;
-      await api.ingest(ins, [draft(ins)], route, T0);
+      await api.events.ingest(ins, [draft(ins)], route, T0);
       await waitFor(() => wakes > before, 'a wake-up after ingest');
-      const [c] = await worker.claimDue(T0, 1, LEASE, () => 1);
-      await worker.recordAttempts(
+      const [c] = await worker.claims.claimDue(T0, 1, LEASE, () => 1);
+      await worker.outcomes.recordAttempts(
         [
           {
             claim: c,
@@ -188,7 +196,7 @@ if (postgresSkip) {
         T0,
       );
       const afterIngest = wakes;
-      assert.equal((await api.redeliver(ins, c.delivery_id, T0 + 1))?.ok, true);
+      assert.equal((await api.log.redeliver(ins, c.delivery_id, T0 + 1))?.ok, true);
       await waitFor(() => wakes > afterIngest, 'a wake-up after redelivery');
     });
   });

@@ -4,18 +4,18 @@ import { mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { test } from 'node:test';
+import { openSqliteStore } from '../../src/store/sqlite/open.ts';
 import { StoreInUse } from '../../src/store/sqlite/process-lock.ts';
-import { SqliteStore } from '../../src/store/sqlite/sqlite-store.ts';
 import { spawnHerald } from '../support/spawn.ts';
 
 const freshDir = () => mkdtempSync(join(tmpdir(), 'herald-lock-'));
 
 test('a second store on the same database is refused until the first one is closed', async () => {
   const file = join(freshDir(), 'herald.db');
-  const first = new SqliteStore(file);
-  assert.throws(() => new SqliteStore(file), StoreInUse);
+  const first = openSqliteStore(file);
+  assert.throws(() => openSqliteStore(file), StoreInUse);
   await first.close();
-  const again = new SqliteStore(file);
+  const again = openSqliteStore(file);
   await again.close();
 });
 

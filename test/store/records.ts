@@ -5,7 +5,8 @@
 import { eventBody } from '../../src/domain/event-body.ts';
 import type { Decision } from '../../src/domain/retry-policy.ts';
 import type { AttemptOutcome, EventDraft, Webhook } from '../../src/domain/types.ts';
-import type { AttemptResult, ClaimedDelivery, Store } from '../../src/store/store.ts';
+import type { Store } from '../../src/store/ports.ts';
+import type { AttemptResult, ClaimedDelivery } from '../../src/store/records.ts';
 import { webhookRecord } from '../support/records.ts';
 
 export const T0 = Date.UTC(2026, 10, 21, 12, 0, 0);
@@ -18,7 +19,7 @@ export const uid = (prefix: string) => `${prefix}_conf${(++seq).toString().padSt
 export function records(store: () => Store) {
   async function instance(): Promise<string> {
     const id = uid('ins');
-    await store().createInstance({
+    await store().catalog.createInstance({
       instance_id: id,
       name: 'conformance',
       status: 'STOPPED',
@@ -30,7 +31,7 @@ export function records(store: () => Store) {
 
   async function webhook(instanceId: string, over: Partial<Webhook> = {}): Promise<Webhook> {
     const w = webhookRecord({ webhook_id: uid('whk'), instance_id: instanceId, ...over }, T0);
-    await store().createWebhook(w);
+    await store().webhooks.createWebhook(w);
     return w;
   }
 

@@ -5,7 +5,8 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
 import { route } from '../../src/domain/routing.ts';
-import { InstanceMissing, type Store } from '../../src/store/store.ts';
+import { InstanceMissing } from '../../src/store/errors.ts';
+import type { Store } from '../../src/store/ports.ts';
 import { records, T0 } from './records.ts';
 
 export function routingConformance(name: string, open: () => Promise<Store>): void {
@@ -22,8 +23,8 @@ export function routingConformance(name: string, open: () => Promise<Store>): vo
       /** The webhooks the next event of this instance is delivered to. */
       const routed = async () => {
         const e = draft(ins);
-        await store.ingest(ins, [e], route, T0);
-        const { deliveries } = await store.listDeliveries(ins, { limit: 100, event_id: e.event_id });
+        await store.events.ingest(ins, [e], route, T0);
+        const { deliveries } = await store.log.listDeliveries(ins, { limit: 100, event_id: e.event_id });
         return deliveries.map((d) => d.webhook_id).sort();
       };
       const a = await webhook(ins);
@@ -39,28 +40,30 @@ export function routingConformance(name: string, open: () => Promise<Store>): vo
         headers_sealed: null,
         rate_limit: null,
       };
-      await store.updateWebhook(ins, b.webhook_id, config, T0);
+      await store.webhooks.updateWebhook(ins, b.webhook_id, config, T0);
       assert.deepEqual(await routed(), [a.webhook_id], 'its events changed');
-      await store.setWebhookEnabled(ins, a.webhook_id, false, T0);
+      await store.webhooks.setWebhookEnabled(ins, a.webhook_id, false, T0);
       assert.deepEqual(await routed(), [], 'disabled');
-      await store.setWebhookEnabled(ins, a.webhook_id, true, T0);
+      await store.webhooks.setWebhookEnabled(ins, a.webhook_id, true, T0);
       assert.deepEqual(await routed(), [a.webhook_id], 'enabled again');
-      await store.deleteWebhook(ins, a.webhook_id);
+      await store.webhooks.deleteWebhook(ins, a.webhook_id);
       assert.deepEqual(await routed(), [], 'deleted');
     });
 
     test('a webhook disabled by a 410 and an instance deleted are seen by the next ingest', async () => {
       const ins = await instance();
       await webhook(ins);
-      await store.ingest(ins, [draft(ins)], route, T0);
-      const [claim] = (await store.claimDue(T0, 100, 10_000, () => 100)).filter((c) => c.instance_id === ins);
-      await store.recordAttempts(
+      await store.events.ingest(ins, [draft(ins)], route, T0);
+      const [claim] = (await store.claims.claimDue(T0, 100, 10_000, () => 100)).filter(
+        (c) => c.instance_id === ins,
+      );
+      await store.outcomes.recordAttempts(
         [result(claim, 410, { kind: 'failed', reason: 'gone', disableWebhook: true }, T0)],
         T0,
       );
-      assert.equal((await store.ingest(ins, [draft(ins)], route, T0))[0].deliveries, 0, 'gone');
-      await store.deleteInstance(ins);
-      await assert.rejects(store.ingest(ins, [draft(ins)], route, T0), InstanceMissing);
+      assert.equal((await store.events.ingest(ins, [draft(ins)], route, T0))[0].deliveries, 0, 'gone');
+      await store.catalog.deleteInstance(ins);
+      await assert.rejects(store.events.ingest(ins, [draft(ins)], route, T0), InstanceMissing);
     });
   });
 }

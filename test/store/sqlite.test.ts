@@ -1,7 +1,7 @@
 import { mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { SqliteStore } from '../../src/store/sqlite/sqlite-store.ts';
+import { openSqliteStore } from '../../src/store/sqlite/open.ts';
 import { catalogConformance } from './catalog-conformance.ts';
 import { handOffConformance } from './hand-off-conformance.ts';
 import { lidPhonesConformance } from './lid-phones-conformance.ts';
@@ -10,7 +10,7 @@ import { mediaJobsConformance } from './media-jobs-conformance.ts';
 import { queueConformance } from './queue-conformance.ts';
 import { routingConformance } from './routing-conformance.ts';
 
-const open = async () => new SqliteStore(join(mkdtempSync(join(tmpdir(), 'herald-store-')), 'herald.db'));
+const open = async () => openSqliteStore(join(mkdtempSync(join(tmpdir(), 'herald-store-')), 'herald.db'));
 catalogConformance('sqlite', open);
 queueConformance('sqlite', open);
 handOffConformance('sqlite', open);

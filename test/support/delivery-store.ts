@@ -2,6 +2,7 @@
  * For tests that drive a dispatcher directly: a SQLite store on a fresh file with webhooks and deliveries due, and a
  * real sender (its delivery thread) allowed to reach 127.0.0.1.
  */
+
 import { randomBytes } from 'node:crypto';
 import { mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -12,7 +13,8 @@ import { eventBody } from '../../src/domain/event-body.ts';
 import { route } from '../../src/domain/routing.ts';
 import { SecretBox } from '../../src/domain/secret-box.ts';
 import type { Webhook } from '../../src/domain/types.ts';
-import { SqliteStore } from '../../src/store/sqlite/sqlite-store.ts';
+import type { Store } from '../../src/store/ports.ts';
+import { openSqliteStore } from '../../src/store/sqlite/open.ts';
 import { webhookRecord } from './records.ts';
 
 export const INSTANCE = 'ins_ahead000000000000001';
@@ -26,9 +28,9 @@ export async function storeWithDeliveries(
   n: number,
   now: number,
   webhooks: Partial<Webhook>[] = [{}],
-): Promise<SqliteStore> {
-  const store = new SqliteStore(join(mkdtempSync(join(tmpdir(), 'herald-ahead-')), 'herald.db'));
-  await store.createInstance({
+): Promise<Store> {
+  const store = openSqliteStore(join(mkdtempSync(join(tmpdir(), 'herald-ahead-')), 'herald.db'));
+  await store.catalog.createInstance({
     instance_id: INSTANCE,
     name: 'a',
     status: 'WORKING',
@@ -37,7 +39,7 @@ export async function storeWithDeliveries(
   });
   for (const [i, webhook] of webhooks.entries()) {
     const webhook_id = i === 0 ? WEBHOOK : `${WEBHOOK.slice(0, -2)}${String(i + 1).padStart(2, '0')}`;
-    await store.createWebhook(webhookRecord({ ...webhook, webhook_id, instance_id: INSTANCE }, now));
+    await store.webhooks.createWebhook(webhookRecord({ ...webhook, webhook_id, instance_id: INSTANCE }, now));
   }
   const drafts = Array.from({ length: n }, (_, i) => {
     const e = {
@@ -49,7 +51,7 @@ export async function storeWithDeliveries(
     };
     return { ...e, body: eventBody(e) };
   });
-  await store.ingest(INSTANCE, drafts, route, now);
+  await store.events.ingest(INSTANCE, drafts, route, now);
   return store;
 }
 

@@ -6,7 +6,7 @@
 import { type LaneJob, Lanes } from '../../src/delivery/lanes.ts';
 import type { Handed, SenderPort, Sent } from '../../src/delivery/sender.ts';
 import type { AttemptOutcome } from '../../src/domain/types.ts';
-import type { ClaimedDelivery } from '../../src/store/store.ts';
+import type { ClaimedDelivery } from '../../src/store/records.ts';
 
 export class LaneSender implements SenderPort {
   readonly #lanes: Lanes<ClaimedDelivery>;

@@ -79,7 +79,7 @@ export function deliveryRoutes(app: FastifyInstance, ctx: ApiContext): void {
       if (q.event !== undefined && !isEventKind(q.event)) {
         throw HttpError.invalid([{ field: 'event', message: `unknown event kind ${quote(q.event)}` }]);
       }
-      const page = await ctx.store.listDeliveries(instance.instance_id, {
+      const page = await ctx.store.log.listDeliveries(instance.instance_id, {
         status: q.status,
         webhook_id: q.webhook_id,
         event: q.event,
@@ -111,7 +111,7 @@ export function deliveryRoutes(app: FastifyInstance, ctx: ApiContext): void {
     async (request) => {
       const instance = await loadInstance(ctx, request);
       const { delivery_id } = request.params as Static<typeof DeliveryParams>;
-      const detail = await ctx.store.getDelivery(instance.instance_id, delivery_id);
+      const detail = await ctx.store.log.getDelivery(instance.instance_id, delivery_id);
       if (!detail) throw HttpError.notFound('delivery', delivery_id);
       return {
         success: true,
@@ -147,7 +147,7 @@ export function deliveryRoutes(app: FastifyInstance, ctx: ApiContext): void {
       const instance = await loadInstance(ctx, request);
       const { delivery_id } = request.params as Static<typeof DeliveryParams>;
       const now = ctx.clock();
-      const result = await ctx.store.redeliver(instance.instance_id, delivery_id, now);
+      const result = await ctx.store.log.redeliver(instance.instance_id, delivery_id, now);
       if (!result) throw HttpError.notFound('delivery', delivery_id);
       if (!result.ok) throw new HttpError('conflict', result.conflict);
       const warnings = await expiredMediaWarning(instance.instance_id, delivery_id, now);
@@ -181,11 +181,11 @@ export function deliveryRoutes(app: FastifyInstance, ctx: ApiContext): void {
       const instance = await loadInstance(ctx, request);
       const body = request.body as Static<typeof RedeliverBody>;
       if (body.webhook_id !== undefined) {
-        const webhook = await ctx.store.getWebhook(instance.instance_id, body.webhook_id);
+        const webhook = await ctx.store.webhooks.getWebhook(instance.instance_id, body.webhook_id);
         if (!webhook) throw HttpError.notFound('webhook', body.webhook_id);
         if (!webhook.enabled) throw new HttpError('conflict', webhookDisabledConflict(webhook.webhook_id));
       }
-      const redelivered = await ctx.store.redeliverFailed(
+      const redelivered = await ctx.store.log.redeliverFailed(
         instance.instance_id,
         {
           webhook_id: body.webhook_id,
@@ -200,7 +200,7 @@ export function deliveryRoutes(app: FastifyInstance, ctx: ApiContext): void {
 
   /** The body is sent unchanged, so a media link that has expired stays expired: say so. */
   async function expiredMediaWarning(instanceId: string, deliveryId: string, now: number): Promise<string[]> {
-    const detail = await ctx.store.getDelivery(instanceId, deliveryId);
+    const detail = await ctx.store.log.getDelivery(instanceId, deliveryId);
     const expiry = detail ? mediaLinkExpiry(detail.request_body) : null;
     if (expiry === null || expiry > now) return [];
     return [

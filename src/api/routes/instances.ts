@@ -3,7 +3,7 @@ import { type Static, Type } from '@sinclair/typebox';
 import type { FastifyInstance, FastifyRequest } from 'fastify';
 import { newId, randomToken } from '../../domain/ids.ts';
 import type { Instance } from '../../domain/types.ts';
-import type { InstanceChange } from '../../store/store.ts';
+import type { InstanceChange } from '../../store/records.ts';
 import { hashKey, requireAdmin, requireInstanceAccess } from '../auth.ts';
 import type { ApiContext } from '../context.ts';
 import type { ErrorName } from '../error-catalog.ts';
@@ -44,7 +44,7 @@ const ADMIN_INSTANCE_ERRORS: ErrorName[] = ['admin_only', 'instance_not_found'];
 export async function loadInstance(ctx: ApiContext, request: FastifyRequest): Promise<Instance> {
   const { instance_id } = request.params as Params;
   requireInstanceAccess(request, instance_id);
-  const instance = await ctx.store.getInstance(instance_id);
+  const instance = await ctx.store.catalog.getInstance(instance_id);
   if (!instance) throw HttpError.notFound('instance', instance_id);
   return instance;
 }
@@ -67,7 +67,7 @@ export function instanceRoutes(app: FastifyInstance, ctx: ApiContext): void {
       const body = request.body as Static<typeof CreateInstance>;
       const now = ctx.clock();
       const instance_id = newId('ins', now);
-      await ctx.store.createInstance({
+      await ctx.store.catalog.createInstance({
         instance_id,
         name: body.name ?? '',
         status: 'STOPPED',
@@ -92,11 +92,11 @@ export function instanceRoutes(app: FastifyInstance, ctx: ApiContext): void {
       },
     },
     async (request) => {
-      const all = await ctx.store.listInstances();
+      const all = await ctx.store.catalog.listInstances();
       const p = request.principal;
       // An instance key sees its own instance only.
       const visible = p.kind === 'admin' ? all : all.filter((i) => i.instance_id === p.instance_id);
-      const counts = await ctx.store.instanceCounts(p.kind === 'admin' ? undefined : p.instance_id);
+      const counts = await ctx.store.log.instanceCounts(p.kind === 'admin' ? undefined : p.instance_id);
       return { success: true, instances: visible.map((i) => instanceView(i, counts)) };
     },
   );
@@ -113,7 +113,7 @@ export function instanceRoutes(app: FastifyInstance, ctx: ApiContext): void {
     },
     async (request) => {
       const instance = await loadInstance(ctx, request);
-      const counts = await ctx.store.instanceCounts(instance.instance_id);
+      const counts = await ctx.store.log.instanceCounts(instance.instance_id);
       return { success: true, instance: instanceView(instance, counts) };
     },
   );
@@ -134,9 +134,9 @@ export function instanceRoutes(app: FastifyInstance, ctx: ApiContext): void {
       const { name, engine_hmac_key: key } = request.body as Static<typeof PatchInstance>;
       const change: InstanceChange = { name };
       if (key !== undefined) change.engine_hmac_sealed = key === null ? null : ctx.secretBox.seal(key);
-      const updated = await ctx.store.updateInstance(instance.instance_id, change);
+      const updated = await ctx.store.catalog.updateInstance(instance.instance_id, change);
       if (!updated) throw HttpError.notFound('instance', instance.instance_id);
-      const counts = await ctx.store.instanceCounts(instance.instance_id);
+      const counts = await ctx.store.log.instanceCounts(instance.instance_id);
       return { success: true, instance: instanceView(updated, counts) };
     },
   );
@@ -154,7 +154,8 @@ export function instanceRoutes(app: FastifyInstance, ctx: ApiContext): void {
     async (request) => {
       requireAdmin(request);
       const { instance_id } = request.params as Params;
-      if (!(await ctx.store.deleteInstance(instance_id))) throw HttpError.notFound('instance', instance_id);
+      if (!(await ctx.store.catalog.deleteInstance(instance_id)))
+        throw HttpError.notFound('instance', instance_id);
       return { success: true };
     },
   );
@@ -184,7 +185,7 @@ export function instanceRoutes(app: FastifyInstance, ctx: ApiContext): void {
       const key_id = newId('key', now);
       // Shown once; only its hash is kept.
       const key = `hk_${randomToken(32)}`;
-      await ctx.store.createKey({
+      await ctx.store.catalog.createKey({
         key_id,
         instance_id: instance.instance_id,
         key_hash: hashKey(key),
@@ -212,7 +213,7 @@ export function instanceRoutes(app: FastifyInstance, ctx: ApiContext): void {
     async (request) => {
       requireAdmin(request);
       const instance = await loadInstance(ctx, request);
-      const keys = await ctx.store.listKeys(instance.instance_id);
+      const keys = await ctx.store.catalog.listKeys(instance.instance_id);
       return {
         success: true,
         keys: keys.map((k) => ({
@@ -238,7 +239,8 @@ export function instanceRoutes(app: FastifyInstance, ctx: ApiContext): void {
       requireAdmin(request);
       const instance = await loadInstance(ctx, request);
       const { key_id } = request.params as Static<typeof KeyParams>;
-      if (!(await ctx.store.deleteKey(instance.instance_id, key_id))) throw HttpError.notFound('key', key_id);
+      if (!(await ctx.store.catalog.deleteKey(instance.instance_id, key_id)))
+        throw HttpError.notFound('key', key_id);
       return { success: true };
     },
   );

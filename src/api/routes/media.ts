@@ -119,7 +119,8 @@ async function download(ctx: ApiContext, request: FastifyRequest, reply: Fastify
   if (check === 'expired') throw linkErrors.expired(Number(expires));
   const meta = await ctx.media.store.get(media_id);
   // A deleted instance takes its media with it at once; the sweeper removes the bytes at their expiry.
-  if (!meta || !(await ctx.store.getInstance(meta.instance_id))) throw HttpError.notFound('media', media_id);
+  if (!meta || !(await ctx.store.catalog.getInstance(meta.instance_id)))
+    throw HttpError.notFound('media', media_id);
   const etag = `"${meta.sha256}"`;
   setHeaders(reply, meta, etag, Number(expires) * 1000 - now);
   if (matches(request.headers['if-none-match'], etag)) return reply.status(304).send();

@@ -65,7 +65,7 @@ export function testDeliveryRoutes(app: FastifyInstance, ctx: ApiContext): void 
       const instance = await loadInstance(ctx, request);
       const { webhook_id } = request.params as Static<typeof Params>;
       const { event } = request.body as Static<typeof Body>;
-      const webhook = await ctx.store.getWebhook(instance.instance_id, webhook_id);
+      const webhook = await ctx.store.webhooks.getWebhook(instance.instance_id, webhook_id);
       if (!webhook) throw HttpError.notFound('webhook', webhook_id);
       if (!isEventKind(event))
         throw HttpError.invalid([{ field: 'event', message: `unknown event kind "${event}"` }]);
@@ -92,7 +92,7 @@ export function testDeliveryRoutes(app: FastifyInstance, ctx: ApiContext): void 
         timestamp: now,
         payload: testPayload(event, instance),
       };
-      const [result] = await ctx.store.ingest(
+      const [result] = await ctx.store.events.ingest(
         instance.instance_id,
         [{ ...draft, body: eventBody(draft) }],
         // Only this webhook, and only while it is enabled inside the ingest transaction.
@@ -102,7 +102,7 @@ export function testDeliveryRoutes(app: FastifyInstance, ctx: ApiContext): void 
       );
       if (result.deliveries === 0) throw disabled(); // disabled between the check and the ingest
       ctx.metrics?.eventsIngested([event]);
-      const { deliveries } = await ctx.store.listDeliveries(instance.instance_id, {
+      const { deliveries } = await ctx.store.log.listDeliveries(instance.instance_id, {
         event_id: draft.event_id,
         limit: 1,
       });

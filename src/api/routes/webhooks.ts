@@ -51,7 +51,7 @@ export function webhookRoutes(app: FastifyInstance, ctx: ApiContext): void {
   async function loadWebhook(request: FastifyRequest): Promise<Webhook> {
     const instance = await loadInstance(ctx, request);
     const { webhook_id } = request.params as Static<typeof WebhookParams>;
-    const webhook = await ctx.store.getWebhook(instance.instance_id, webhook_id);
+    const webhook = await ctx.store.webhooks.getWebhook(instance.instance_id, webhook_id);
     if (!webhook) throw HttpError.notFound('webhook', webhook_id);
     return webhook;
   }
@@ -59,7 +59,7 @@ export function webhookRoutes(app: FastifyInstance, ctx: ApiContext): void {
   /** Views of webhooks of one instance, with their health and their headers opened. */
   async function views(instanceId: string, webhooks: Webhook[]) {
     const now = ctx.clock();
-    const health = await ctx.store.webhookHealth(instanceId, now);
+    const health = await ctx.store.health.webhookHealth(instanceId, now);
     return webhooks.map((w) =>
       webhookView(w, {
         health: health.get(w.webhook_id),
@@ -87,7 +87,7 @@ export function webhookRoutes(app: FastifyInstance, ctx: ApiContext): void {
     },
     async (request) => {
       const instance = await loadInstance(ctx, request);
-      const webhooks = await ctx.store.listWebhooks(instance.instance_id);
+      const webhooks = await ctx.store.webhooks.listWebhooks(instance.instance_id);
       return { success: true, webhooks: await views(instance.instance_id, webhooks) };
     },
   );
@@ -111,7 +111,7 @@ export function webhookRoutes(app: FastifyInstance, ctx: ApiContext): void {
       const max = ctx.config.maxWebhooksPerInstance;
       const now = ctx.clock();
       const webhook_id = newId('whk', now);
-      const created = await ctx.store.createWebhook(
+      const created = await ctx.store.webhooks.createWebhook(
         {
           webhook_id,
           instance_id: instance.instance_id,
@@ -167,7 +167,7 @@ export function webhookRoutes(app: FastifyInstance, ctx: ApiContext): void {
     async (request) => {
       const current = await loadWebhook(request);
       const config = await webhookConfig(ctx, request.body as WebhookBodyType, 'patch');
-      const webhook = await ctx.store.updateWebhook(
+      const webhook = await ctx.store.webhooks.updateWebhook(
         current.instance_id,
         current.webhook_id,
         config,
@@ -192,7 +192,7 @@ export function webhookRoutes(app: FastifyInstance, ctx: ApiContext): void {
     async (request) => {
       const current = await loadWebhook(request);
       const { enabled } = request.body as Static<typeof EnabledBody>;
-      const webhook = await ctx.store.setWebhookEnabled(
+      const webhook = await ctx.store.webhooks.setWebhookEnabled(
         current.instance_id,
         current.webhook_id,
         enabled,
@@ -228,7 +228,7 @@ export function webhookRoutes(app: FastifyInstance, ctx: ApiContext): void {
       const secret = body.client_sign_secret ?? `whsec_${randomToken(24)}`;
       const now = ctx.clock();
       const graceS = body.grace_s ?? 86_400;
-      const webhook = await ctx.store.rotateSecret(
+      const webhook = await ctx.store.webhooks.rotateSecret(
         current.instance_id,
         current.webhook_id,
         ctx.secretBox.seal(secret),
@@ -255,7 +255,7 @@ export function webhookRoutes(app: FastifyInstance, ctx: ApiContext): void {
     },
     async (request) => {
       const current = await loadWebhook(request);
-      await ctx.store.deleteWebhook(current.instance_id, current.webhook_id);
+      await ctx.store.webhooks.deleteWebhook(current.instance_id, current.webhook_id);
       return { success: true };
     },
   );

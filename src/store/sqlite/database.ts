@@ -5,7 +5,7 @@
 import { dirname } from 'node:path';
 import { DatabaseSync, type StatementSync } from 'node:sqlite';
 import { createPrivateFile, makePrivateDir } from '../../private-files.ts';
-import type { Work } from '../store.ts';
+import type { Work } from '../records.ts';
 import { Checkpointer } from './checkpointer.ts';
 import { MIGRATIONS } from './migrations.ts';
 import { ProcessLock } from './process-lock.ts';

@@ -2,12 +2,14 @@
  * Engine media jobs on SQLite. Claims are held in memory, as delivery leases are (leases.ts): one process owns the
  * database, and a restart finds every unsettled job due again.
  */
+
 import { withSettledMedia } from '../../domain/event-body.ts';
 import { randomToken } from '../../domain/ids.ts';
-import type { MediaJob } from '../store.ts';
-import type { SqliteDatabase } from './database.ts';
+import type { MediaJobs } from '../ports.ts';
+import type { MediaJob } from '../records.ts';
+import type { SqliteDatabase } from '../sqlite/database.ts';
 
-export class SqliteMediaJobs {
+export class SqliteMediaJobs implements MediaJobs {
   readonly #db: SqliteDatabase;
   /** event_id → the lease of the claim that holds it. */
   readonly #held = new Map<string, { token: string; until: number }>();
@@ -16,7 +18,7 @@ export class SqliteMediaJobs {
     this.#db = db;
   }
 
-  async claim(now: number, limit: number, leaseMs: number): Promise<MediaJob[]> {
+  async claimMediaJobs(now: number, limit: number, leaseMs: number): Promise<MediaJob[]> {
     const rows = this.#db
       .q(
         `SELECT j.event_id, e.instance_id, j.url, j.mimetype, j.filename, j.engine_error, j.tries
@@ -37,7 +39,7 @@ export class SqliteMediaJobs {
   }
 
   /** Its flush is shared with the commits around it: one fsync per download held the media path near 200/s. */
-  async settle(
+  async settleMediaJob(
     job: MediaJob,
     media: Record<string, unknown>,
     now: number,
@@ -63,7 +65,7 @@ export class SqliteMediaJobs {
     });
   }
 
-  async retry(job: MediaJob, at: number): Promise<void> {
+  async retryMediaJob(job: MediaJob, at: number): Promise<void> {
     if (!this.#release(job)) return;
     this.#db
       .q('UPDATE media_jobs SET tries = tries + 1, next_try_at = ? WHERE event_id = ?')

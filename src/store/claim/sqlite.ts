@@ -3,12 +3,14 @@
  * time; and the queue's depth for /metrics. Only reads: leases are held in memory (leases.ts), one process owning
  * the database.
  */
+
 import type { LeaseTokens } from '../../domain/ids.ts';
 import { PACE_HORIZON_MS, takeSlots } from '../../domain/pacing.ts';
+import type { Claims } from '../ports.ts';
+import type { ClaimedDelivery, QueueStats } from '../records.ts';
 import { type ClaimTarget, claimOf } from '../rows.ts';
-import type { ClaimedDelivery, QueueStats } from '../store.ts';
-import type { SqliteDatabase } from './database.ts';
-import type { Leases } from './leases.ts';
+import type { SqliteDatabase } from '../sqlite/database.ts';
+import type { Leases } from '../sqlite/leases.ts';
 
 /** Enabled webhooks with a delivery due at ?1, in id order: one index step per webhook with anything pending. */
 const WEBHOOKS_DUE = `
@@ -25,7 +27,7 @@ const WEBHOOKS_DUE = `
     WHERE d.webhook_id = p.webhook_id AND d.status = 'pending' AND d.next_attempt_at <= ?1)
   ORDER BY p.webhook_id`;
 
-export class SqliteClaims {
+export class SqliteClaims implements Claims {
   readonly #db: SqliteDatabase;
   readonly #leases: Leases;
   readonly #leaseTokens: LeaseTokens;

@@ -1,14 +1,15 @@
 /** The engine's repeats on PostgreSQL: which event first reported a thing, per instance (store.ts, EngineRepeats). */
-import type { PostgresDatabase } from './database.ts';
+import type { EngineRepeats } from '../ports.ts';
+import type { PostgresDatabase } from '../postgres/database.ts';
 
-export class PostgresEngineRepeats {
+export class PostgresEngineRepeats implements EngineRepeats {
   readonly #db: PostgresDatabase;
 
   constructor(db: PostgresDatabase) {
     this.#db = db;
   }
 
-  async remember(instanceId: string, key: string, eventId: string, now: number, windowMs: number) {
+  async rememberEngineEvent(instanceId: string, key: string, eventId: string, now: number, windowMs: number) {
     // The conflicting row is locked by the upsert, so a report that loses reads the winner's id.
     return this.#db.tx(async (sql) => {
       const [won] = await sql<{ event_id: string }[]>`

@@ -7,23 +7,16 @@
 import { type LeaseTokens, newId } from '../../domain/ids.ts';
 import { repeatConflict, sessionChange } from '../../domain/store-rules.ts';
 import type { EventDraft, Webhook } from '../../domain/types.ts';
+import { InstanceMissing, StoreConflict } from '../errors.ts';
 import { HandOff, handedOffTo } from '../hand-off.ts';
+import type { Events } from '../ports.ts';
+import type { ClaimedDelivery, IngestArrival, IngestResult, Router } from '../records.ts';
 import { toWebhook } from '../rows.ts';
-import { ENDED_BY_DISABLE } from '../rules.ts';
 import { SameTurn, type Settled } from '../same-turn.ts';
-import {
-  type ClaimedDelivery,
-  type IngestArrival,
-  type IngestResult,
-  InstanceMissing,
-  type Queue,
-  type Router,
-  StoreConflict,
-} from '../store.ts';
-import type { SqliteDatabase } from './database.ts';
-import type { Lease, Leases } from './leases.ts';
+import type { SqliteDatabase } from '../sqlite/database.ts';
+import type { Lease, Leases } from '../sqlite/leases.ts';
 
-export class SqliteQueue {
+export class SqliteEvents implements Events {
   readonly #db: SqliteDatabase;
   readonly #leases: Leases;
   readonly #leaseTokens: LeaseTokens;
@@ -40,25 +33,11 @@ export class SqliteQueue {
     db.onCatalogChange(() => this.#catalog.clear());
   }
 
-  /** Disabling ends pending retries; ending the leases leaves in-flight results nothing to decide (recordAttempts). */
-  disable(webhookId: string, reason: string, now: number): void {
-    this.#db
-      .q(
-        `UPDATE webhooks SET enabled = 0, disabled_reason = ?, disabled_at = ?, updated_at = ?
-       WHERE webhook_id = ? AND enabled = 1`,
-      )
-      .run(reason, now, now, webhookId);
-    this.#db
-      .q(`UPDATE deliveries SET ${ENDED_BY_DISABLE} WHERE webhook_id = ? AND status = 'pending'`)
-      .run(webhookId);
-    this.#leases.endAll(webhookId);
-  }
-
   readonly #arrivals = new SameTurn<IngestArrival, IngestResult[]>((arrivals) =>
     this.#ingestTogether(arrivals),
   );
 
-  ingest: Queue['ingest'] = (instanceId, events, router, now, handOff) =>
+  ingest: Events['ingest'] = (instanceId, events, router, now, handOff) =>
     this.#arrivals.call({ instanceId, events, router, now, handOff });
 
   /**

@@ -3,28 +3,22 @@
  * (its lease ended by a disable or run out) only counted; a 410 disabling its webhook; health kept; and claims that
  * never started given back.
  */
-import { type HealthChange, healthChanges } from '../../domain/health.ts';
+import { healthChanges } from '../../domain/health.ts';
 import { disablesWebhook, healthInput, planOutcome } from '../../domain/store-rules.ts';
-import type { AttemptResult, ClaimedDelivery } from '../store.ts';
-import type { SqliteDatabase } from './database.ts';
-import type { Leases } from './leases.ts';
+import { applyHealth } from '../health/sqlite.ts';
+import type { Outcomes } from '../ports.ts';
+import type { AttemptResult, ClaimedDelivery } from '../records.ts';
+import type { SqliteDatabase } from '../sqlite/database.ts';
+import type { Leases } from '../sqlite/leases.ts';
+import { disableWebhook } from '../webhooks/sqlite.ts';
 
-export class SqliteOutcomes {
+export class SqliteOutcomes implements Outcomes {
   readonly #db: SqliteDatabase;
   readonly #leases: Leases;
-  readonly #applyHealth: (changes: HealthChange[]) => void;
-  readonly #disable: (webhookId: string, reason: string, now: number) => void;
 
-  constructor(
-    db: SqliteDatabase,
-    leases: Leases,
-    applyHealth: (changes: HealthChange[]) => void,
-    disable: (webhookId: string, reason: string, now: number) => void,
-  ) {
+  constructor(db: SqliteDatabase, leases: Leases) {
     this.#db = db;
     this.#leases = leases;
-    this.#applyHealth = applyHealth;
-    this.#disable = disable;
   }
 
   async recordAttempts(results: AttemptResult[], now: number): Promise<void> {
@@ -78,9 +72,9 @@ export class SqliteOutcomes {
         } else {
           late.run(d.last_attempt_at, d.last_status_code, d.last_error, claim.delivery_id);
         }
-        if (disablesWebhook(decision)) this.#disable(claim.webhook_id, 'gone', now);
+        if (disablesWebhook(decision)) disableWebhook(this.#db, this.#leases, claim.webhook_id, 'gone', now);
       }
-      this.#applyHealth(healthChanges(results.map(healthInput)));
+      applyHealth(this.#db, healthChanges(results.map(healthInput)));
     }, 'lazy');
   }
 

@@ -1,8 +1,10 @@
 /** Retention on PostgreSQL: finished deliveries (their attempts cascade) and then events nothing refers to any more. */
-import type { PurgeResult } from '../store.ts';
-import type { PostgresDatabase } from './database.ts';
 
-export class PostgresRetention {
+import type { Retention } from '../ports.ts';
+import type { PostgresDatabase } from '../postgres/database.ts';
+import type { PurgeResult } from '../records.ts';
+
+export class PostgresRetention implements Retention {
   readonly #db: PostgresDatabase;
 
   constructor(db: PostgresDatabase) {

@@ -1,20 +1,22 @@
 /** The delivery log on SQLite: pages, details with attempts, and manual redelivery. */
+
 import type { SQLInputValue } from 'node:sqlite';
 import { redeliveryConflict } from '../../domain/store-rules.ts';
-import { toAttempt, toDelivery } from '../rows.ts';
-import { redeliveryReset } from '../rules.ts';
+import type { DeliveryLog } from '../ports.ts';
 import type {
   DeliveryDetail,
   DeliveryFilter,
   InstanceCounts,
   RedeliverRange,
   RedeliverResult,
-} from '../store.ts';
-import type { SqliteDatabase } from './database.ts';
+} from '../records.ts';
+import { toAttempt, toDelivery } from '../rows.ts';
+import { redeliveryReset } from '../rules.ts';
+import type { SqliteDatabase } from '../sqlite/database.ts';
 
 type Row = Record<string, SQLInputValue>;
 
-export class SqliteDeliveryLog {
+export class SqliteDeliveryLog implements DeliveryLog {
   readonly #db: SqliteDatabase;
 
   constructor(db: SqliteDatabase) {

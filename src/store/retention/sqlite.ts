@@ -1,8 +1,9 @@
 /** Retention on SQLite: finished deliveries (their attempts cascade) and then events nothing refers to any more. */
-import type { PurgeResult } from '../store.ts';
-import type { SqliteDatabase } from './database.ts';
+import type { Retention } from '../ports.ts';
+import type { PurgeResult } from '../records.ts';
+import type { SqliteDatabase } from '../sqlite/database.ts';
 
-export class SqliteRetention {
+export class SqliteRetention implements Retention {
   readonly #db: SqliteDatabase;
 
   constructor(db: SqliteDatabase) {

@@ -1,23 +1,24 @@
-/** Webhooks on SQLite: their configuration, enablement, secret rotation and health. */
+/** Webhooks on SQLite: their configuration, enablement and secret rotation. */
 import type { SQLInputValue } from 'node:sqlite';
-import { firstCountedHour, type HealthChange, type WebhookHealth } from '../../domain/health.ts';
 import type { Webhook } from '../../domain/types.ts';
+import type { Webhooks } from '../ports.ts';
+import type { WebhookConfig } from '../records.ts';
 import { toWebhook } from '../rows.ts';
-import type { WebhookConfig } from '../store.ts';
-import type { SqliteDatabase } from './database.ts';
+import { ENDED_BY_DISABLE } from '../rules.ts';
+import type { SqliteDatabase } from '../sqlite/database.ts';
+import type { Leases } from '../sqlite/leases.ts';
 
-export class SqliteWebhooks {
+export class SqliteWebhooks implements Webhooks {
   readonly #db: SqliteDatabase;
-  /** Ends a webhook's pending work when it is disabled (queue.ts). */
-  readonly #disable: (webhookId: string, reason: string, now: number) => void;
+  readonly #leases: Leases;
 
-  constructor(db: SqliteDatabase, disable: (webhookId: string, reason: string, now: number) => void) {
+  constructor(db: SqliteDatabase, leases: Leases) {
     this.#db = db;
-    this.#disable = disable;
+    this.#leases = leases;
   }
 
   /** One synchronous write transaction: no other create can run between the count and the insert. */
-  async create(w: Webhook, maxPerInstance = Number.POSITIVE_INFINITY): Promise<boolean> {
+  async createWebhook(w: Webhook, maxPerInstance = Number.POSITIVE_INFINITY): Promise<boolean> {
     return this.#db.tx(() => {
       const row = this.#db.q('SELECT COUNT(*) AS n FROM webhooks WHERE instance_id = ?').get(w.instance_id);
       if (Number(row?.n) >= maxPerInstance) return false;
@@ -51,14 +52,14 @@ export class SqliteWebhooks {
       );
   }
 
-  async list(instanceId: string): Promise<Webhook[]> {
+  async listWebhooks(instanceId: string): Promise<Webhook[]> {
     return this.#db
       .q('SELECT * FROM webhooks WHERE instance_id = ? ORDER BY created_at, webhook_id')
       .all(instanceId)
       .map(toWebhook);
   }
 
-  async get(instanceId: string, webhookId: string): Promise<Webhook | null> {
+  async getWebhook(instanceId: string, webhookId: string): Promise<Webhook | null> {
     return this.#get(instanceId, webhookId);
   }
 
@@ -69,7 +70,7 @@ export class SqliteWebhooks {
     return row ? toWebhook(row) : null;
   }
 
-  async update(
+  async updateWebhook(
     instanceId: string,
     webhookId: string,
     c: WebhookConfig,
@@ -100,7 +101,7 @@ export class SqliteWebhooks {
     return changed ? this.#get(instanceId, webhookId) : null;
   }
 
-  async setEnabled(
+  async setWebhookEnabled(
     instanceId: string,
     webhookId: string,
     enabled: boolean,
@@ -116,13 +117,13 @@ export class SqliteWebhooks {
           )
           .run(now, webhookId);
       } else {
-        this.#disable(webhookId, reason, now);
+        disableWebhook(this.#db, this.#leases, webhookId, reason, now);
       }
       return this.#get(instanceId, webhookId);
     });
   }
 
-  async delete(instanceId: string, webhookId: string): Promise<boolean> {
+  async deleteWebhook(instanceId: string, webhookId: string): Promise<boolean> {
     return (
       this.#db.q('DELETE FROM webhooks WHERE instance_id = ? AND webhook_id = ?').run(instanceId, webhookId)
         .changes > 0
@@ -158,53 +159,22 @@ export class SqliteWebhooks {
         .run(now).changes,
     );
   }
+}
 
-  /** Called inside the outcome writer's transaction. */
-  applyHealth(changes: readonly HealthChange[]): void {
-    const hour = this.#db.q(
-      `INSERT INTO webhook_hours (webhook_id, hour, attempts, delivered) SELECT ?1, ?2, ?3, ?4
-       WHERE EXISTS (SELECT 1 FROM webhooks WHERE webhook_id = ?1)
-       ON CONFLICT (webhook_id, hour) DO UPDATE SET attempts = attempts + excluded.attempts,
-         delivered = delivered + excluded.delivered`,
-    );
-    const health = this.#db.q(
-      `INSERT INTO webhook_health (webhook_id, last_delivered_at, last_failed_at, consecutive_failures)
-       SELECT ?1, ?2, ?3, ?4 WHERE EXISTS (SELECT 1 FROM webhooks WHERE webhook_id = ?1)
-       ON CONFLICT (webhook_id) DO UPDATE SET
-         last_delivered_at = COALESCE(MAX(last_delivered_at, excluded.last_delivered_at), last_delivered_at, excluded.last_delivered_at),
-         last_failed_at = COALESCE(MAX(last_failed_at, excluded.last_failed_at), last_failed_at, excluded.last_failed_at),
-         consecutive_failures = CASE WHEN ?5 THEN excluded.consecutive_failures ELSE consecutive_failures + excluded.consecutive_failures END`,
-    );
-    // Hours no view counts any more go as the webhook's next ones come: the table stays a day's worth per webhook.
-    const old = this.#db.q('DELETE FROM webhook_hours WHERE webhook_id = ? AND hour < ?');
-    for (const c of changes) {
-      for (const h of c.hours) hour.run(c.webhook_id, h.hour, h.attempts, h.delivered);
-      health.run(c.webhook_id, c.last_delivered_at, c.last_failed_at, c.failures, c.reset ? 1 : 0);
-      old.run(c.webhook_id, firstCountedHour(Math.max(...c.hours.map((h) => h.hour))));
-    }
-  }
-
-  async health(instanceId: string | null, now: number): Promise<Map<string, WebhookHealth>> {
-    const rows = this.#db
-      .q(
-        `SELECT h.webhook_id, h.last_delivered_at, h.last_failed_at, h.consecutive_failures,
-           COALESCE((SELECT SUM(attempts) FROM webhook_hours x WHERE x.webhook_id = h.webhook_id AND x.hour >= ?1), 0) AS attempts_24h,
-           COALESCE((SELECT SUM(delivered) FROM webhook_hours x WHERE x.webhook_id = h.webhook_id AND x.hour >= ?1), 0) AS delivered_24h
-         FROM webhook_health h JOIN webhooks w ON w.webhook_id = h.webhook_id
-         WHERE ?2 IS NULL OR w.instance_id = ?2`,
-      )
-      .all(firstCountedHour(now), instanceId);
-    return new Map(
-      rows.map((r) => [
-        r.webhook_id as string,
-        {
-          last_delivered_at: r.last_delivered_at as number | null,
-          last_failed_at: r.last_failed_at as number | null,
-          consecutive_failures: Number(r.consecutive_failures),
-          attempts_24h: Number(r.attempts_24h),
-          delivered_24h: Number(r.delivered_24h),
-        },
-      ]),
-    );
-  }
+/** Disabling ends pending retries; ending the leases leaves in-flight results nothing to decide (recordAttempts). */
+export function disableWebhook(
+  db: SqliteDatabase,
+  leases: Leases,
+  webhookId: string,
+  reason: string,
+  now: number,
+): void {
+  db.q(
+    `UPDATE webhooks SET enabled = 0, disabled_reason = ?, disabled_at = ?, updated_at = ?
+     WHERE webhook_id = ? AND enabled = 1`,
+  ).run(reason, now, now, webhookId);
+  db.q(`UPDATE deliveries SET ${ENDED_BY_DISABLE} WHERE webhook_id = ? AND status = 'pending'`).run(
+    webhookId,
+  );
+  leases.endAll(webhookId);
 }

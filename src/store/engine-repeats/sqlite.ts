@@ -1,14 +1,15 @@
 /** The engine's repeats on SQLite: which event first reported a thing, per instance (store.ts, EngineRepeats). */
-import type { SqliteDatabase } from './database.ts';
+import type { EngineRepeats } from '../ports.ts';
+import type { SqliteDatabase } from '../sqlite/database.ts';
 
-export class SqliteEngineRepeats {
+export class SqliteEngineRepeats implements EngineRepeats {
   readonly #db: SqliteDatabase;
 
   constructor(db: SqliteDatabase) {
     this.#db = db;
   }
 
-  async remember(instanceId: string, key: string, eventId: string, now: number, windowMs: number) {
+  async rememberEngineEvent(instanceId: string, key: string, eventId: string, now: number, windowMs: number) {
     return this.#db.tx(() => {
       // A report older than the window gives the key up to this one.
       this.#db

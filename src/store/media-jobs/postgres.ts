@@ -2,19 +2,21 @@
  * Engine media jobs on PostgreSQL, shared by every worker: a claim leases jobs (`FOR UPDATE SKIP LOCKED`), so a
  * worker that dies mid-download leaves its jobs to the others once the lease runs out.
  */
+
 import { withSettledMedia } from '../../domain/event-body.ts';
 import { randomToken } from '../../domain/ids.ts';
-import type { MediaJob } from '../store.ts';
-import type { PostgresDatabase } from './database.ts';
+import type { MediaJobs } from '../ports.ts';
+import type { PostgresDatabase } from '../postgres/database.ts';
+import type { MediaJob } from '../records.ts';
 
-export class PostgresMediaJobs {
+export class PostgresMediaJobs implements MediaJobs {
   readonly #db: PostgresDatabase;
 
   constructor(db: PostgresDatabase) {
     this.#db = db;
   }
 
-  async claim(now: number, limit: number, leaseMs: number): Promise<MediaJob[]> {
+  async claimMediaJobs(now: number, limit: number, leaseMs: number): Promise<MediaJob[]> {
     const token = randomToken(12);
     return this.#db.tx(
       (sql) => sql<MediaJob[]>`
@@ -29,7 +31,7 @@ export class PostgresMediaJobs {
     );
   }
 
-  async settle(
+  async settleMediaJob(
     job: MediaJob,
     media: Record<string, unknown>,
     now: number,
@@ -53,7 +55,7 @@ export class PostgresMediaJobs {
     });
   }
 
-  async retry(job: MediaJob, at: number): Promise<void> {
+  async retryMediaJob(job: MediaJob, at: number): Promise<void> {
     await this.#db.sql`
       UPDATE media_jobs SET tries = tries + 1, next_try_at = ${at}::bigint, lease_token = NULL
       WHERE event_id = ${job.event_id} AND lease_token = ${job.lease_token}`;

@@ -8,18 +8,13 @@
 import { newId } from '../../domain/ids.ts';
 import { repeatConflict, sessionChange } from '../../domain/store-rules.ts';
 import type { EventDraft, Webhook } from '../../domain/types.ts';
+import { InstanceMissing, StoreConflict } from '../errors.ts';
 import { HandOff, handedOffTo } from '../hand-off.ts';
+import type { Events } from '../ports.ts';
+import type { PostgresDatabase, Tx } from '../postgres/database.ts';
+import type { ClaimedDelivery, IngestArrival, IngestResult } from '../records.ts';
 import { toWebhook } from '../rows.ts';
 import { SameTurn, type Settled } from '../same-turn.ts';
-import {
-  type ClaimedDelivery,
-  type IngestArrival,
-  type IngestResult,
-  InstanceMissing,
-  type Queue,
-  StoreConflict,
-} from '../store.ts';
-import type { PostgresDatabase, Tx } from './database.ts';
 
 /** An event to store: its draft, the webhooks it goes to, and its call's time. */
 interface Draft {
@@ -31,7 +26,7 @@ interface Draft {
 /** A conflict inside a shared turn: the turn is made again, one ingest per transaction. */
 class TurnConflict extends Error {}
 
-export class PostgresIngest {
+export class PostgresEvents implements Events {
   readonly #db: PostgresDatabase;
   readonly #arrivals = new SameTurn<IngestArrival, IngestResult[]>((arrivals) => this.#together(arrivals));
 
@@ -39,7 +34,7 @@ export class PostgresIngest {
     this.#db = db;
   }
 
-  ingest: Queue['ingest'] = (instanceId, events, router, now, handOff) =>
+  ingest: Events['ingest'] = (instanceId, events, router, now, handOff) =>
     this.#arrivals.call({ instanceId, events, router, now, handOff });
 
   async #together(arrivals: IngestArrival[]): Promise<Settled<IngestResult[]>[]> {

@@ -1,14 +1,15 @@
 /** Learned phones of hidden ids on SQLite, per instance (store.ts, LidPhones). */
-import type { SqliteDatabase } from './database.ts';
+import type { LidPhones } from '../ports.ts';
+import type { SqliteDatabase } from '../sqlite/database.ts';
 
-export class SqliteLidPhones {
+export class SqliteLidPhones implements LidPhones {
   readonly #db: SqliteDatabase;
 
   constructor(db: SqliteDatabase) {
     this.#db = db;
   }
 
-  async phonesOf(instanceId: string, lids: string[]): Promise<Map<string, string>> {
+  async phonesOfLids(instanceId: string, lids: string[]): Promise<Map<string, string>> {
     if (lids.length === 0) return new Map();
     const rows = this.#db
       .rows(
@@ -19,7 +20,7 @@ export class SqliteLidPhones {
     return new Map(rows);
   }
 
-  async learn(instanceId: string, pairs: [string, string][], now: number): Promise<void> {
+  async learnLidPhones(instanceId: string, pairs: [string, string][], now: number): Promise<void> {
     if (pairs.length === 0) return;
     // A learned pair is a hint, never worth a flush of its own: the next commit's flush or checkpoint covers it.
     this.#db.tx(() => {

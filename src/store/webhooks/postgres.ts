@@ -1,21 +1,18 @@
 /** Webhooks on PostgreSQL: their configuration, enablement, secret rotation and health. */
+
 import type { Row } from 'postgres';
-import { firstCountedHour, type HealthChange, type WebhookHealth } from '../../domain/health.ts';
 import type { Webhook } from '../../domain/types.ts';
+import type { Webhooks } from '../ports.ts';
+import type { PostgresDatabase, Tx } from '../postgres/database.ts';
+import type { WebhookConfig } from '../records.ts';
 import { toWebhook } from '../rows.ts';
-import type { WebhookConfig } from '../store.ts';
-import type { PostgresDatabase, Tx } from './database.ts';
+import { ENDED_BY_DISABLE } from '../rules.ts';
 
-/** Ends a webhook's pending work when it is disabled (queue.ts). */
-type Disable = (sql: Tx, webhookId: string, reason: string, now: number) => Promise<void>;
-
-export class PostgresWebhooks {
+export class PostgresWebhooks implements Webhooks {
   readonly #db: PostgresDatabase;
-  readonly #disable: Disable;
 
-  constructor(db: PostgresDatabase, disable: Disable) {
+  constructor(db: PostgresDatabase) {
     this.#db = db;
-    this.#disable = disable;
   }
 
   /**
@@ -23,7 +20,7 @@ export class PostgresWebhooks {
    * take turns. The count is a statement of its own, so that its snapshot is taken once the lock is held. FOR NO KEY
    * UPDATE leaves ingest alone (its foreign keys only take a key share).
    */
-  async create(w: Webhook, maxPerInstance = Number.POSITIVE_INFINITY): Promise<boolean> {
+  async createWebhook(w: Webhook, maxPerInstance = Number.POSITIVE_INFINITY): Promise<boolean> {
     return this.#db.tx(async (sql) => {
       await sql`SELECT 1 FROM instances WHERE instance_id = ${w.instance_id} FOR NO KEY UPDATE`;
       const [row] = await sql<{ n: number }[]>`
@@ -40,19 +37,19 @@ export class PostgresWebhooks {
     });
   }
 
-  async list(instanceId: string): Promise<Webhook[]> {
+  async listWebhooks(instanceId: string): Promise<Webhook[]> {
     const rows = await this.#db.sql<Row[]>`
       SELECT * FROM webhooks WHERE instance_id = ${instanceId} ORDER BY created_at, webhook_id`;
     return rows.map(toWebhook);
   }
 
-  async get(instanceId: string, webhookId: string): Promise<Webhook | null> {
+  async getWebhook(instanceId: string, webhookId: string): Promise<Webhook | null> {
     const [row] = await this.#db.sql<Row[]>`
       SELECT * FROM webhooks WHERE instance_id = ${instanceId} AND webhook_id = ${webhookId}`;
     return row ? toWebhook(row) : null;
   }
 
-  async update(
+  async updateWebhook(
     instanceId: string,
     webhookId: string,
     c: WebhookConfig,
@@ -74,7 +71,7 @@ export class PostgresWebhooks {
     return row ? toWebhook(row) : null;
   }
 
-  async setEnabled(
+  async setWebhookEnabled(
     instanceId: string,
     webhookId: string,
     enabled: boolean,
@@ -91,14 +88,14 @@ export class PostgresWebhooks {
           UPDATE webhooks SET enabled = true, disabled_reason = NULL, disabled_at = NULL, updated_at = ${now}::bigint
           WHERE webhook_id = ${webhookId}`;
       } else {
-        await this.#disable(sql, webhookId, reason, now);
+        await disableWebhook(sql, webhookId, reason, now);
       }
       const [row] = await sql<Row[]>`SELECT * FROM webhooks WHERE webhook_id = ${webhookId}`;
       return toWebhook(row);
     });
   }
 
-  async delete(instanceId: string, webhookId: string): Promise<boolean> {
+  async deleteWebhook(instanceId: string, webhookId: string): Promise<boolean> {
     const result = await this.#db.sql`
       DELETE FROM webhooks WHERE instance_id = ${instanceId} AND webhook_id = ${webhookId}`;
     return result.count > 0;
@@ -128,51 +125,15 @@ export class PostgresWebhooks {
       WHERE previous_secret_until IS NOT NULL AND previous_secret_until <= ${now}::bigint`;
     return result.count;
   }
+}
 
-  /** Inside the outcome writer's transaction; rows of their own, so ingest's lock on webhooks never waits. */
-  async applyHealth(sql: Tx, changes: readonly HealthChange[]): Promise<void> {
-    if (changes.length === 0) return;
-    const hours = changes.flatMap((c) => c.hours.map((h) => ({ webhook_id: c.webhook_id, ...h })));
-    await sql`
-      INSERT INTO webhook_hours (webhook_id, hour, attempts, delivered)
-      SELECT h.webhook_id, h.hour, h.attempts, h.delivered
-      FROM unnest(${hours.map((h) => h.webhook_id)}::text[], ${hours.map((h) => h.hour)}::bigint[],
-                  ${hours.map((h) => h.attempts)}::integer[], ${hours.map((h) => h.delivered)}::integer[])
-           AS h(webhook_id, hour, attempts, delivered)
-      WHERE EXISTS (SELECT 1 FROM webhooks w WHERE w.webhook_id = h.webhook_id)
-      ORDER BY h.webhook_id, h.hour
-      ON CONFLICT (webhook_id, hour) DO UPDATE SET attempts = webhook_hours.attempts + excluded.attempts,
-        delivered = webhook_hours.delivered + excluded.delivered`;
-    const sorted = [...changes].sort((a, b) => (a.webhook_id < b.webhook_id ? -1 : 1));
-    await sql`
-      INSERT INTO webhook_health (webhook_id, last_delivered_at, last_failed_at, consecutive_failures)
-      SELECT c.webhook_id, c.delivered_at, c.failed_at, c.failures
-      FROM unnest(${sorted.map((c) => c.webhook_id)}::text[], ${sorted.map((c) => c.last_delivered_at)}::bigint[],
-                  ${sorted.map((c) => c.last_failed_at)}::bigint[], ${sorted.map((c) => c.failures)}::integer[])
-           AS c(webhook_id, delivered_at, failed_at, failures)
-      WHERE EXISTS (SELECT 1 FROM webhooks w WHERE w.webhook_id = c.webhook_id)
-      ON CONFLICT (webhook_id) DO UPDATE SET
-        last_delivered_at = GREATEST(webhook_health.last_delivered_at, excluded.last_delivered_at),
-        last_failed_at = GREATEST(webhook_health.last_failed_at, excluded.last_failed_at),
-        -- A delivery in the batch (it set last_delivered_at) starts the failures in a row over.
-        consecutive_failures = excluded.consecutive_failures
-          + CASE WHEN excluded.last_delivered_at IS NOT NULL THEN 0 ELSE webhook_health.consecutive_failures END`;
-    // Hours no view counts any more go as the webhook's next ones come: a day's worth per webhook.
-    const oldest = sorted.map((c) => firstCountedHour(Math.max(...c.hours.map((h) => h.hour))));
-    await sql`
-      DELETE FROM webhook_hours h USING unnest(${sorted.map((c) => c.webhook_id)}::text[], ${oldest}::bigint[])
-        AS o(webhook_id, before)
-      WHERE h.webhook_id = o.webhook_id AND h.hour < o.before`;
-  }
-
-  async health(instanceId: string | null, now: number): Promise<Map<string, WebhookHealth>> {
-    const rows = await this.#db.sql<(WebhookHealth & { webhook_id: string })[]>`
-      SELECT h.webhook_id, h.last_delivered_at, h.last_failed_at, h.consecutive_failures,
-        COALESCE(sum(x.attempts), 0)::integer AS attempts_24h, COALESCE(sum(x.delivered), 0)::integer AS delivered_24h
-      FROM webhook_health h JOIN webhooks w ON w.webhook_id = h.webhook_id
-        LEFT JOIN webhook_hours x ON x.webhook_id = h.webhook_id AND x.hour >= ${firstCountedHour(now)}::bigint
-      WHERE ${instanceId}::text IS NULL OR w.instance_id = ${instanceId}::text
-      GROUP BY h.webhook_id, h.last_delivered_at, h.last_failed_at, h.consecutive_failures`;
-    return new Map(rows.map(({ webhook_id, ...health }) => [webhook_id, health]));
-  }
+/** Disabling ends pending retries; clearing the lease leaves in-flight results nothing to decide (recordAttempts). */
+export async function disableWebhook(sql: Tx, webhookId: string, reason: string, now: number): Promise<void> {
+  await sql`
+    UPDATE webhooks SET enabled = false, disabled_reason = ${reason}, disabled_at = ${now}::bigint,
+      updated_at = ${now}::bigint
+    WHERE webhook_id = ${webhookId} AND enabled`;
+  await sql`
+    UPDATE deliveries SET ${sql.unsafe(ENDED_BY_DISABLE)}, lease_token = NULL
+    WHERE webhook_id = ${webhookId} AND status = 'pending'`;
 }

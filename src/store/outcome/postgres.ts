@@ -4,30 +4,19 @@
  * its pending work, health kept, and claims that never started given back. Each call is one transaction.
  */
 import type postgres from 'postgres';
-import { type HealthChange, healthChanges } from '../../domain/health.ts';
+import { healthChanges } from '../../domain/health.ts';
 import { disablesWebhook, healthInput, planOutcome } from '../../domain/store-rules.ts';
-import { ENDED_BY_DISABLE } from '../rules.ts';
-import type { AttemptResult, ClaimedDelivery } from '../store.ts';
-import type { PostgresDatabase, Tx } from './database.ts';
+import { applyHealth } from '../health/postgres.ts';
+import type { Outcomes } from '../ports.ts';
+import type { PostgresDatabase } from '../postgres/database.ts';
+import type { AttemptResult, ClaimedDelivery } from '../records.ts';
+import { disableWebhook } from '../webhooks/postgres.ts';
 
-export class PostgresOutcomes {
+export class PostgresOutcomes implements Outcomes {
   readonly #db: PostgresDatabase;
-  readonly #applyHealth: (sql: Tx, changes: HealthChange[]) => Promise<void>;
 
-  constructor(db: PostgresDatabase, applyHealth: (sql: Tx, changes: HealthChange[]) => Promise<void>) {
+  constructor(db: PostgresDatabase) {
     this.#db = db;
-    this.#applyHealth = applyHealth;
-  }
-
-  /** Disabling ends pending retries; clearing the lease leaves in-flight results nothing to decide (recordAttempts). */
-  async disable(sql: Tx, webhookId: string, reason: string, now: number): Promise<void> {
-    await sql`
-      UPDATE webhooks SET enabled = false, disabled_reason = ${reason}, disabled_at = ${now}::bigint,
-        updated_at = ${now}::bigint
-      WHERE webhook_id = ${webhookId} AND enabled`;
-    await sql`
-      UPDATE deliveries SET ${sql.unsafe(ENDED_BY_DISABLE)}, lease_token = NULL
-      WHERE webhook_id = ${webhookId} AND status = 'pending'`;
   }
 
   async recordAttempts(results: AttemptResult[], now: number): Promise<void> {
@@ -96,8 +85,8 @@ export class PostgresOutcomes {
           SELECT r.delivery_id, r.attempt, r.trigger, r.started_at, r.duration_ms, r.status_code, r.error,
             r.response_body, r.next_attempt_at, r.next_attempt_reason
           FROM r JOIN applied a ON a.delivery_id = r.delivery_id`;
-        await this.#applyHealth(sql, healthChanges(results.map(healthInput)));
-        for (const webhookId of gone) await this.disable(sql, webhookId, 'gone', now);
+        await applyHealth(sql, healthChanges(results.map(healthInput)));
+        for (const webhookId of gone) await disableWebhook(sql, webhookId, 'gone', now);
       },
       { durable: false },
     );

@@ -3,11 +3,13 @@
  * webhook by an advisory lock, with the per-webhook cap counted across workers and rate limits paced by a slot
  * every process shares; the next due time, and the queue's depth for /metrics.
  */
+
 import { PACE_HORIZON_MS, takeSlots } from '../../domain/pacing.ts';
 import type { AttemptTrigger } from '../../domain/types.ts';
+import type { Claims } from '../ports.ts';
+import type { PostgresDatabase, Tx } from '../postgres/database.ts';
+import type { ClaimedDelivery, QueueStats } from '../records.ts';
 import { type ClaimTarget, claimOf } from '../rows.ts';
-import type { ClaimedDelivery, QueueStats } from '../store.ts';
-import type { PostgresDatabase, Tx } from './database.ts';
 
 /** A claimed delivery as its UPDATE returns it, with its webhook's columns and its event's body. */
 type ClaimRow = ClaimTarget & {
@@ -24,7 +26,7 @@ type ClaimRow = ClaimTarget & {
 /** First key of the advisory locks that serialise claims per webhook (the second is the webhook id's hash). */
 const CLAIM_LOCK = 0x48524c44; // "HRLD"
 
-export class PostgresClaims {
+export class PostgresClaims implements Claims {
   readonly #db: PostgresDatabase;
   /** The webhook that led the previous claim; the next one starts after it, so a small batch is shared fairly. */
   #lastLead = '';

@@ -1,18 +1,20 @@
 /** The delivery log on PostgreSQL: pages, details with attempts, and manual redelivery (which wakes workers). */
+
 import type { Row } from 'postgres';
 import { redeliveryConflict } from '../../domain/store-rules.ts';
-import { toAttempt, toDelivery } from '../rows.ts';
-import { redeliveryReset } from '../rules.ts';
+import type { DeliveryLog } from '../ports.ts';
+import type { PostgresDatabase } from '../postgres/database.ts';
 import type {
   DeliveryDetail,
   DeliveryFilter,
   InstanceCounts,
   RedeliverRange,
   RedeliverResult,
-} from '../store.ts';
-import type { PostgresDatabase } from './database.ts';
+} from '../records.ts';
+import { toAttempt, toDelivery } from '../rows.ts';
+import { redeliveryReset } from '../rules.ts';
 
-export class PostgresDeliveryLog {
+export class PostgresDeliveryLog implements DeliveryLog {
   readonly #db: PostgresDatabase;
 
   constructor(db: PostgresDatabase) {

@@ -1,21 +1,22 @@
 /** Learned phones of hidden ids on PostgreSQL, per instance (store.ts, LidPhones). */
-import type { PostgresDatabase } from './database.ts';
+import type { LidPhones } from '../ports.ts';
+import type { PostgresDatabase } from '../postgres/database.ts';
 
-export class PostgresLidPhones {
+export class PostgresLidPhones implements LidPhones {
   readonly #db: PostgresDatabase;
 
   constructor(db: PostgresDatabase) {
     this.#db = db;
   }
 
-  async phonesOf(instanceId: string, lids: string[]): Promise<Map<string, string>> {
+  async phonesOfLids(instanceId: string, lids: string[]): Promise<Map<string, string>> {
     if (lids.length === 0) return new Map();
     const rows = await this.#db.sql<{ lid: string; phone: string }[]>`
       SELECT lid, phone FROM lid_phones WHERE instance_id = ${instanceId} AND lid = ANY(${lids}::text[])`;
     return new Map(rows.map((r) => [r.lid, r.phone]));
   }
 
-  async learn(instanceId: string, pairs: [string, string][], now: number): Promise<void> {
+  async learnLidPhones(instanceId: string, pairs: [string, string][], now: number): Promise<void> {
     // One row per hidden id: an upsert may not touch the same row twice.
     const unique = new Map(pairs);
     if (unique.size === 0) return;

@@ -1,0 +1,59 @@
+/** Webhook health on PostgreSQL: kept as outcomes are recorded (outcome/postgres.ts), read for the API and the page. */
+import { firstCountedHour, type HealthChange, type WebhookHealth } from '../../domain/health.ts';
+import type { Health } from '../ports.ts';
+import type { PostgresDatabase, Tx } from '../postgres/database.ts';
+
+export class PostgresHealth implements Health {
+  readonly #db: PostgresDatabase;
+
+  constructor(db: PostgresDatabase) {
+    this.#db = db;
+  }
+
+  async webhookHealth(instanceId: string | null, now: number): Promise<Map<string, WebhookHealth>> {
+    const rows = await this.#db.sql<(WebhookHealth & { webhook_id: string })[]>`
+      SELECT h.webhook_id, h.last_delivered_at, h.last_failed_at, h.consecutive_failures,
+        COALESCE(sum(x.attempts), 0)::integer AS attempts_24h, COALESCE(sum(x.delivered), 0)::integer AS delivered_24h
+      FROM webhook_health h JOIN webhooks w ON w.webhook_id = h.webhook_id
+        LEFT JOIN webhook_hours x ON x.webhook_id = h.webhook_id AND x.hour >= ${firstCountedHour(now)}::bigint
+      WHERE ${instanceId}::text IS NULL OR w.instance_id = ${instanceId}::text
+      GROUP BY h.webhook_id, h.last_delivered_at, h.last_failed_at, h.consecutive_failures`;
+    return new Map(rows.map(({ webhook_id, ...health }) => [webhook_id, health]));
+  }
+}
+
+/** Inside the outcome writer's transaction; rows of their own, so ingest's lock on webhooks never waits. */
+export async function applyHealth(sql: Tx, changes: readonly HealthChange[]): Promise<void> {
+  if (changes.length === 0) return;
+  const hours = changes.flatMap((c) => c.hours.map((h) => ({ webhook_id: c.webhook_id, ...h })));
+  await sql`
+    INSERT INTO webhook_hours (webhook_id, hour, attempts, delivered)
+    SELECT h.webhook_id, h.hour, h.attempts, h.delivered
+    FROM unnest(${hours.map((h) => h.webhook_id)}::text[], ${hours.map((h) => h.hour)}::bigint[],
+                ${hours.map((h) => h.attempts)}::integer[], ${hours.map((h) => h.delivered)}::integer[])
+         AS h(webhook_id, hour, attempts, delivered)
+    WHERE EXISTS (SELECT 1 FROM webhooks w WHERE w.webhook_id = h.webhook_id)
+    ORDER BY h.webhook_id, h.hour
+    ON CONFLICT (webhook_id, hour) DO UPDATE SET attempts = webhook_hours.attempts + excluded.attempts,
+      delivered = webhook_hours.delivered + excluded.delivered`;
+  const sorted = [...changes].sort((a, b) => (a.webhook_id < b.webhook_id ? -1 : 1));
+  await sql`
+    INSERT INTO webhook_health (webhook_id, last_delivered_at, last_failed_at, consecutive_failures)
+    SELECT c.webhook_id, c.delivered_at, c.failed_at, c.failures
+    FROM unnest(${sorted.map((c) => c.webhook_id)}::text[], ${sorted.map((c) => c.last_delivered_at)}::bigint[],
+                ${sorted.map((c) => c.last_failed_at)}::bigint[], ${sorted.map((c) => c.failures)}::integer[])
+         AS c(webhook_id, delivered_at, failed_at, failures)
+    WHERE EXISTS (SELECT 1 FROM webhooks w WHERE w.webhook_id = c.webhook_id)
+    ON CONFLICT (webhook_id) DO UPDATE SET
+      last_delivered_at = GREATEST(webhook_health.last_delivered_at, excluded.last_delivered_at),
+      last_failed_at = GREATEST(webhook_health.last_failed_at, excluded.last_failed_at),
+      -- A delivery in the batch (it set last_delivered_at) starts the failures in a row over.
+      consecutive_failures = excluded.consecutive_failures
+        + CASE WHEN excluded.last_delivered_at IS NOT NULL THEN 0 ELSE webhook_health.consecutive_failures END`;
+  // Hours no view counts any more go as the webhook's next ones come: a day's worth per webhook.
+  const oldest = sorted.map((c) => firstCountedHour(Math.max(...c.hours.map((h) => h.hour))));
+  await sql`
+    DELETE FROM webhook_hours h USING unnest(${sorted.map((c) => c.webhook_id)}::text[], ${oldest}::bigint[])
+      AS o(webhook_id, before)
+    WHERE h.webhook_id = o.webhook_id AND h.hour < o.before`;
+}

@@ -1,0 +1,43 @@
+/**
+ * The scale-out store: PostgreSQL, shared by any number of API and worker processes on any number of machines.
+ * Opening it connects, migrates (safe when several processes start at once) and gives each part of the store
+ * (ports.ts).
+ */
+import { PostgresCatalog, writeSetting } from '../catalog/postgres.ts';
+import { PostgresClaims } from '../claim/postgres.ts';
+import { PostgresEngineRepeats } from '../engine-repeats/postgres.ts';
+import { PostgresHealth } from '../health/postgres.ts';
+import { PostgresEvents } from '../ingest/postgres.ts';
+import { PostgresLidPhones } from '../lid-phones/postgres.ts';
+import { PostgresDeliveryLog } from '../log/postgres.ts';
+import { PostgresMediaJobs } from '../media-jobs/postgres.ts';
+import { PostgresOutcomes } from '../outcome/postgres.ts';
+import type { Store } from '../ports.ts';
+import { PostgresRetention } from '../retention/postgres.ts';
+import { PostgresWebhooks } from '../webhooks/postgres.ts';
+import { PostgresDatabase } from './database.ts';
+
+export { postgresUnavailable } from './connection.ts';
+
+export async function openPostgresStore(url: string): Promise<Store> {
+  const db = await PostgresDatabase.open(url);
+  return {
+    catalog: new PostgresCatalog(db),
+    webhooks: new PostgresWebhooks(db),
+    health: new PostgresHealth(db),
+    events: new PostgresEvents(db),
+    claims: new PostgresClaims(db),
+    outcomes: new PostgresOutcomes(db),
+    mediaJobs: new PostgresMediaJobs(db),
+    retention: new PostgresRetention(db),
+    log: new PostgresDeliveryLog(db),
+    engineRepeats: new PostgresEngineRepeats(db),
+    lidPhones: new PostgresLidPhones(db),
+    listenForWork: (wake) => db.listen(wake),
+    close: () => db.close(),
+    async ping({ write = false } = {}) {
+      if (write) await writeSetting(db.sql, 'write_probe', String(Date.now()));
+      else await db.sql`SELECT 1`;
+    },
+  };
+}

@@ -1,0 +1,174 @@
+import type { Decision } from '../domain/retry-policy.ts';
+import type {
+  Attempt,
+  AttemptOutcome,
+  AttemptTrigger,
+  Delivery,
+  DeliveryStatus,
+  EventDraft,
+  Filter,
+  Webhook,
+} from '../domain/types.ts';
+
+export interface ApiKey {
+  key_id: string;
+  instance_id: string;
+  key_hash: string;
+  created_at: number;
+}
+
+/** How PATCH treats the stored signing secret. */
+export type SecretChange = { kind: 'keep' } | { kind: 'set'; sealed: string } | { kind: 'clear' };
+
+export interface WebhookConfig {
+  destination_url: string;
+  events: string[];
+  ignore_status: boolean;
+  secret: SecretChange;
+  filter: Filter | null;
+  headers_sealed: string | null;
+  rate_limit: number | null;
+}
+
+export type Router = (event: EventDraft, webhooks: readonly Webhook[]) => Webhook[];
+
+/** One ingest call, as the adapters gather the calls of one event-loop turn (same-turn.ts). */
+export interface IngestArrival {
+  instanceId: string;
+  events: EventDraft[];
+  router: Router;
+  now: number;
+  handOff?: HandOffRoom;
+}
+
+export interface IngestResult {
+  event_id: string;
+  deliveries: number;
+  duplicate: boolean;
+  /** The event's fresh deliveries leased to the hand-off (ingest's `handOff`), committed; absent when none. */
+  handedOff?: ClaimedDelivery[];
+}
+
+/**
+ * What the dispatcher of the calling process can take of fresh deliveries as ingest stores them, so that an event to
+ * a webhook with nothing waiting goes out at once, with no wake-up and no claim: per webhook, how many (only what a
+ * claim would have taken), leased for `leaseMs` as a claim leases. Data the caller passes in; the store never calls
+ * the dispatcher.
+ */
+export interface HandOffRoom {
+  leaseMs: number;
+  room: ReadonlyMap<string, number>;
+  /**
+   * The caller's continuation for this call: given the call's handed-off claims right after the commit, before the
+   * flush that the result waits for (SQLite), so that their attempts need not wait for the disk. Each claim is also in
+   * its event's result.
+   */
+  committed?: (claims: ClaimedDelivery[]) => void;
+}
+
+/** A change to an instance; a field left undefined stays as it is. */
+export interface InstanceChange {
+  name?: string;
+  /** The sealed engine HMAC key, or null to remove it. */
+  engine_hmac_sealed?: string | null;
+}
+
+/** An engine's media file to download for an event, leased to one process while it does. */
+export interface MediaJob {
+  event_id: string;
+  instance_id: string;
+  url: string;
+  mimetype: string | null;
+  filename: string | null;
+  /** The engine could not get the file itself (its own `error`, in words): nothing to download. */
+  engine_error: string | null;
+  /** Tries before this one that ended in a fault of Herald's own (the media store unreachable, say). */
+  tries: number;
+  lease_token: string;
+}
+
+/** A delivery leased to one sender: everything needed to make the attempt without another query. */
+export interface ClaimedDelivery {
+  delivery_id: string;
+  event_id: string;
+  instance_id: string;
+  webhook_id: string;
+  destination_url: string;
+  secret_sealed: string | null;
+  /** A rotated-out secret still in its grace: signed with too. */
+  previous_secret_sealed: string | null;
+  headers_sealed: string | null;
+  body: string;
+  /** Not before (a rate limit's slot); 0 when it may start at once. */
+  start_at: number;
+  /** The webhook's rate limit, per second: its lane keeps its starts that far apart. */
+  rate_limit: number | null;
+  /** 1-based number of this attempt in the current cycle (for the retry policy). */
+  cycle_attempt: number;
+  /** 1-based number of this attempt over the delivery's whole life (for the log). */
+  attempt: number;
+  trigger: AttemptTrigger;
+  lease_token: string;
+}
+
+export interface AttemptResult {
+  claim: ClaimedDelivery;
+  outcome: AttemptOutcome;
+  decision: Decision;
+}
+
+export interface DeliveryFilter {
+  status?: DeliveryStatus;
+  webhook_id?: string;
+  event?: string;
+  /** The deliveries of one event (one per webhook it was routed to). */
+  event_id?: string;
+  /** Created at or after (epoch ms). */
+  since?: number;
+  /** Created before (epoch ms). */
+  until?: number;
+  limit: number;
+  cursor?: string;
+}
+
+export interface DeliveryDetail extends Delivery {
+  request_body: string;
+  attempts_log: Attempt[];
+  /** Why the event's engine media was not stored (settleMediaJob), or null. */
+  media_failure: string | null;
+}
+
+export type RedeliverResult = { ok: true; delivery: Delivery } | { ok: false; conflict: string } | null;
+
+/** What the instance list and "Redeliver all failed" show before anyone acts. */
+export interface InstanceCounts {
+  webhooks: number;
+  failed_deliveries: number;
+  /** Failed deliveries of enabled webhooks: exactly what redeliverFailed(instance, {}) would restart now. */
+  redeliverable_deliveries: number;
+}
+
+export interface RedeliverRange {
+  webhook_id?: string;
+  since?: number;
+  until?: number;
+}
+
+/** The queue at a glance, for /metrics. */
+export interface QueueStats {
+  /** Deliveries not finished: queued, waiting for a retry, or in flight. */
+  pending: number;
+  /** Of those, due at `now` and not leased: waiting for a sender. */
+  due: number;
+  /** Earliest due time among the due ones, or null when none is due. */
+  oldest_due_at: number | null;
+}
+
+/** What one retention batch removed. */
+export interface PurgeResult {
+  deliveries: number;
+  events: number;
+}
+
+/** The kinds of queued work a wake-up may name. */
+export type Work = 'deliveries' | 'media';

@@ -1,0 +1,45 @@
+/**
+ * The embedded store: one SQLite file, owned by one process. Opening it gives each part of the store (ports.ts), the
+ * queue's three parts sharing this process's leases (leases.ts), as only this process ever holds one.
+ */
+import { LeaseTokens } from '../../domain/ids.ts';
+import { SqliteCatalog, writeSetting } from '../catalog/sqlite.ts';
+import { SqliteClaims } from '../claim/sqlite.ts';
+import { SqliteEngineRepeats } from '../engine-repeats/sqlite.ts';
+import { SqliteHealth } from '../health/sqlite.ts';
+import { SqliteEvents } from '../ingest/sqlite.ts';
+import { SqliteLidPhones } from '../lid-phones/sqlite.ts';
+import { SqliteDeliveryLog } from '../log/sqlite.ts';
+import { SqliteMediaJobs } from '../media-jobs/sqlite.ts';
+import { SqliteOutcomes } from '../outcome/sqlite.ts';
+import type { Store } from '../ports.ts';
+import { SqliteRetention } from '../retention/sqlite.ts';
+import { SqliteWebhooks } from '../webhooks/sqlite.ts';
+import { SqliteDatabase } from './database.ts';
+import { Leases } from './leases.ts';
+
+export function openSqliteStore(file: string): Store {
+  const db = new SqliteDatabase(file);
+  const leases = new Leases();
+  const tokens = new LeaseTokens();
+  return {
+    catalog: new SqliteCatalog(db),
+    webhooks: new SqliteWebhooks(db, leases),
+    health: new SqliteHealth(db),
+    events: new SqliteEvents(db, leases, tokens),
+    claims: new SqliteClaims(db, leases, tokens),
+    outcomes: new SqliteOutcomes(db, leases),
+    mediaJobs: new SqliteMediaJobs(db),
+    retention: new SqliteRetention(db),
+    log: new SqliteDeliveryLog(db),
+    engineRepeats: new SqliteEngineRepeats(db),
+    lidPhones: new SqliteLidPhones(db),
+    listenForWork: async (wake) => db.listen(wake),
+    close: () => db.close(),
+    async ping({ write = false } = {}) {
+      db.q('SELECT 1').get();
+      // A row rewritten and flushed: a full disk fails it as it fails every other write.
+      if (write) await db.durableTx(() => writeSetting(db, 'write_probe', String(Date.now())));
+    },
+  };
+}

@@ -19,10 +19,9 @@ export interface WebhookHealth {
 export interface HealthChange {
   webhook_id: string;
   hours: { hour: number; attempts: number; delivered: number }[];
+  /** Set when the batch has a delivery: the failures in a row then start over from `failures`. */
   last_delivered_at: number | null;
   last_failed_at: number | null;
-  /** A delivery in the batch: the failures in a row start over from `failures`. */
-  reset: boolean;
   /** Failures in the batch after its last delivery (all of them, without one). */
   failures: number;
 }
@@ -35,7 +34,7 @@ export function healthChanges(
   for (const { webhook_id, outcome, delivered } of ordered) {
     let c = byWebhook.get(webhook_id);
     if (!c) {
-      c = { webhook_id, hours: [], last_delivered_at: null, last_failed_at: null, reset: false, failures: 0 };
+      c = { webhook_id, hours: [], last_delivered_at: null, last_failed_at: null, failures: 0 };
       byWebhook.set(webhook_id, c);
     }
     const at = endOf(outcome);
@@ -49,7 +48,6 @@ export function healthChanges(
     if (delivered) {
       bucket.delivered++;
       c.last_delivered_at = at;
-      c.reset = true;
       c.failures = 0;
     } else {
       c.last_failed_at = at;

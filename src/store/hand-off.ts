@@ -4,7 +4,8 @@
  * writes, SQLite in memory once committed) and returns them with their event's result.
  */
 import type { EventDraft, Webhook } from '../domain/types.ts';
-import type { ClaimedDelivery, HandOffRoom, IngestArrival, IngestResult } from './records.ts';
+import type { IngestArrival } from './ingest/batch.ts';
+import type { ClaimedDelivery, HandOffRoom, IngestResult } from './records.ts';
 import { claimOf } from './rows.ts';
 import type { Settled } from './same-turn.ts';
 

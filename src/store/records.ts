@@ -32,15 +32,6 @@ export interface WebhookConfig {
 
 export type Router = (event: EventDraft, webhooks: readonly Webhook[]) => Webhook[];
 
-/** One ingest call, as the adapters gather the calls of one event-loop turn (same-turn.ts). */
-export interface IngestArrival {
-  instanceId: string;
-  events: EventDraft[];
-  router: Router;
-  now: number;
-  handOff?: HandOffRoom;
-}
-
 export interface IngestResult {
   event_id: string;
   deliveries: number;

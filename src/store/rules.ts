@@ -1,10 +1,31 @@
 /**
- * Store rules that both SQL dialects write alike, written once: each a fragment of an UPDATE's SET list that the
- * SQLite and PostgreSQL adapters complete with their own WHERE, parameters and lease bookkeeping.
+ * Store rules that both SQL dialects write alike, written once: each a fragment of an UPDATE's (or upsert's) SET list
+ * that the SQLite and PostgreSQL adapters complete with their own WHERE, parameters and lease bookkeeping.
  */
 
 /** Disabling a webhook: its pending deliveries end as failed, for the reason that they cannot be sent any more. */
 export const ENDED_BY_DISABLE = `status = 'failed', failure_reason = 'webhook_disabled', next_attempt_at = NULL`;
+
+/**
+ * An attempt's result becomes its delivery's last result when none later is recorded: a late one (its lease lost)
+ * older than the last leaves it as it is. `latest` is the dialect's condition (isLatest, and more), `r` names the
+ * result's started_at, status_code and error in the statement.
+ */
+export const lastResult = (latest: string, r: { started_at: string; status_code: string; error: string }) =>
+  `last_attempt_at = CASE WHEN ${latest} THEN ${r.started_at} ELSE last_attempt_at END,
+  last_status_code = CASE WHEN ${latest} THEN ${r.status_code} ELSE last_status_code END,
+  last_error = CASE WHEN ${latest} THEN ${r.error} ELSE last_error END`;
+
+/** A result started at `startedAt` is at least as recent as the delivery's last one. */
+export const isLatest = (startedAt: string): string =>
+  `(last_attempt_at IS NULL OR last_attempt_at <= ${startedAt})`;
+
+/**
+ * A webhook's failures in a row, in the upsert of one batch's health change (domain/health.ts): a batch with a
+ * delivery starts them over from its own failures after it; one without adds its failures to them.
+ */
+export const FAILURES_IN_A_ROW = `consecutive_failures = excluded.consecutive_failures
+  + CASE WHEN excluded.last_delivered_at IS NOT NULL THEN 0 ELSE webhook_health.consecutive_failures END`;
 
 /**
  * A manual redelivery: a fresh cycle of attempts, the first at `due` (the dialect's placeholder for now) and marked

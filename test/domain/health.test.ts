@@ -30,7 +30,6 @@ test('per webhook: attempts and deliveries per hour, the last of each, and the f
       ],
       last_delivered_at: H + 110,
       last_failed_at: H + HOUR_MS + 15,
-      reset: true,
       failures: 2,
     },
     {
@@ -38,7 +37,6 @@ test('per webhook: attempts and deliveries per hour, the last of each, and the f
       hours: [{ hour: H, attempts: 1, delivered: 0 }],
       last_delivered_at: null,
       last_failed_at: H + 60,
-      reset: false,
       failures: 1,
     },
   ]);

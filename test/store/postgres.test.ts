@@ -15,6 +15,7 @@ import { dropSchema, postgresSkip, scratchSchema } from '../support/postgres.ts'
 import { webhookRecord } from '../support/records.ts';
 import { catalogConformance } from './catalog-conformance.ts';
 import { handOffConformance } from './hand-off-conformance.ts';
+import { outcomeConformance } from './outcome-conformance.ts';
 import { lidPhonesConformance } from './lid-phones-conformance.ts';
 import { deliveryLogConformance } from './log-conformance.ts';
 import { mediaJobsConformance } from './media-jobs-conformance.ts';
@@ -39,6 +40,7 @@ if (postgresSkip) {
   catalogConformance('postgres', open);
   queueConformance('postgres', open);
   handOffConformance('postgres', open);
+  outcomeConformance('postgres', open);
   routingConformance('postgres', open);
   deliveryLogConformance('postgres', open);
   mediaJobsConformance('postgres', open);

@@ -4,6 +4,7 @@ import { join } from 'node:path';
 import { openSqliteStore } from '../../src/store/sqlite/open.ts';
 import { catalogConformance } from './catalog-conformance.ts';
 import { handOffConformance } from './hand-off-conformance.ts';
+import { outcomeConformance } from './outcome-conformance.ts';
 import { lidPhonesConformance } from './lid-phones-conformance.ts';
 import { deliveryLogConformance } from './log-conformance.ts';
 import { mediaJobsConformance } from './media-jobs-conformance.ts';
@@ -14,6 +15,7 @@ const open = async () => openSqliteStore(join(mkdtempSync(join(tmpdir(), 'herald
 catalogConformance('sqlite', open);
 queueConformance('sqlite', open);
 handOffConformance('sqlite', open);
+outcomeConformance('sqlite', open);
 routingConformance('sqlite', open);
 deliveryLogConformance('sqlite', open);
 mediaJobsConformance('sqlite', open);

@@ -2,6 +2,7 @@
 import { firstCountedHour, type HealthChange, type WebhookHealth } from '../../domain/health.ts';
 import type { Health } from '../ports.ts';
 import type { PostgresDatabase, Tx } from '../postgres/database.ts';
+import { FAILURES_IN_A_ROW } from '../rules.ts';
 
 export class PostgresHealth implements Health {
   readonly #db: PostgresDatabase;
@@ -47,9 +48,7 @@ export async function applyHealth(sql: Tx, changes: readonly HealthChange[]): Pr
     ON CONFLICT (webhook_id) DO UPDATE SET
       last_delivered_at = GREATEST(webhook_health.last_delivered_at, excluded.last_delivered_at),
       last_failed_at = GREATEST(webhook_health.last_failed_at, excluded.last_failed_at),
-      -- A delivery in the batch (it set last_delivered_at) starts the failures in a row over.
-      consecutive_failures = excluded.consecutive_failures
-        + CASE WHEN excluded.last_delivered_at IS NOT NULL THEN 0 ELSE webhook_health.consecutive_failures END`;
+      ${sql.unsafe(FAILURES_IN_A_ROW)}`;
   // Hours no view counts any more go as the webhook's next ones come: a day's worth per webhook.
   const oldest = sorted.map((c) => firstCountedHour(Math.max(...c.hours.map((h) => h.hour))));
   await sql`

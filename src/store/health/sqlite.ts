@@ -1,6 +1,7 @@
 /** Webhook health on SQLite: kept as outcomes are recorded (outcome/sqlite.ts), read for the API and the page. */
 import { firstCountedHour, type HealthChange, type WebhookHealth } from '../../domain/health.ts';
 import type { Health } from '../ports.ts';
+import { FAILURES_IN_A_ROW } from '../rules.ts';
 import type { SqliteDatabase } from '../sqlite/database.ts';
 
 export class SqliteHealth implements Health {
@@ -49,13 +50,13 @@ export function applyHealth(db: SqliteDatabase, changes: readonly HealthChange[]
      ON CONFLICT (webhook_id) DO UPDATE SET
        last_delivered_at = COALESCE(MAX(last_delivered_at, excluded.last_delivered_at), last_delivered_at, excluded.last_delivered_at),
        last_failed_at = COALESCE(MAX(last_failed_at, excluded.last_failed_at), last_failed_at, excluded.last_failed_at),
-       consecutive_failures = CASE WHEN ?5 THEN excluded.consecutive_failures ELSE consecutive_failures + excluded.consecutive_failures END`,
+       ${FAILURES_IN_A_ROW}`,
   );
   // Hours no view counts any more go as the webhook's next ones come: the table stays a day's worth per webhook.
   const old = db.q('DELETE FROM webhook_hours WHERE webhook_id = ? AND hour < ?');
   for (const c of changes) {
     for (const h of c.hours) hour.run(c.webhook_id, h.hour, h.attempts, h.delivered);
-    health.run(c.webhook_id, c.last_delivered_at, c.last_failed_at, c.failures, c.reset ? 1 : 0);
+    health.run(c.webhook_id, c.last_delivered_at, c.last_failed_at, c.failures);
     old.run(c.webhook_id, firstCountedHour(Math.max(...c.hours.map((h) => h.hour))));
   }
 }

@@ -1,9 +1,6 @@
 /**
- * Ingest on PostgreSQL. The ingests of one event-loop turn share one transaction and one durable commit: an engine
- * sends one request per event, and a transaction per event cost six statements and a WAL flush each. Together they
- * cost the same six statements for the whole turn. One that fails for its own reason must fail alone: a missing
- * instance is found before anything is written and answered apart; a repeated event_id of another instance is
- * found after, so then the turn is rolled back and each ingest is made again, in order, in a transaction of its own.
+ * Ingest on PostgreSQL: the ingests of one event-loop turn in one transaction and one durable commit (batch.ts), the
+ * same six statements for the whole turn; a missing instance is found before anything is written and answered apart.
  */
 import { newId } from '../../domain/ids.ts';
 import { repeatConflict, sessionChange } from '../../domain/store-rules.ts';
@@ -12,9 +9,10 @@ import { InstanceMissing, StoreConflict } from '../errors.ts';
 import { HandOff, handedOffTo } from '../hand-off.ts';
 import type { Events } from '../ports.ts';
 import type { PostgresDatabase, Tx } from '../postgres/database.ts';
-import type { ClaimedDelivery, IngestArrival, IngestResult } from '../records.ts';
+import type { ClaimedDelivery, IngestResult } from '../records.ts';
 import { toWebhook } from '../rows.ts';
-import { SameTurn, type Settled } from '../same-turn.ts';
+import type { Settled } from '../same-turn.ts';
+import { type IngestArrival, ingestByTurn } from './batch.ts';
 
 /** An event to store: its draft, the webhooks it goes to, and its call's time. */
 interface Draft {
@@ -28,32 +26,15 @@ class TurnConflict extends Error {}
 
 export class PostgresEvents implements Events {
   readonly #db: PostgresDatabase;
-  readonly #arrivals = new SameTurn<IngestArrival, IngestResult[]>((arrivals) => this.#together(arrivals));
 
   constructor(db: PostgresDatabase) {
     this.#db = db;
   }
 
-  ingest: Events['ingest'] = (instanceId, events, router, now, handOff) =>
-    this.#arrivals.call({ instanceId, events, router, now, handOff });
-
-  async #together(arrivals: IngestArrival[]): Promise<Settled<IngestResult[]>[]> {
-    try {
-      return await this.#commit(arrivals);
-    } catch (err) {
-      if (!(err instanceof TurnConflict)) throw err;
-      // In the order they came, as one transaction would have taken them: the first to use an event_id keeps it.
-      const settled: Settled<IngestResult[]>[] = [];
-      for (const a of arrivals) {
-        try {
-          settled.push(...(await this.#commit([a])));
-        } catch (error) {
-          settled.push({ error });
-        }
-      }
-      return settled;
-    }
-  }
+  ingest: Events['ingest'] = ingestByTurn(
+    (arrivals) => this.#commit(arrivals),
+    (err) => err instanceof TurnConflict,
+  );
 
   /**
    * One transaction; the deliveries handed off are written leased. The ingests of one turn come from one process's

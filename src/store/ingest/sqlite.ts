@@ -1,7 +1,6 @@
 /**
- * The delivery queue on SQLite, its ingest side: events and their deliveries stored in one durable transaction per
- * turn, the fresh deliveries it hands off leased, and ending a disabled webhook's work. Claims are claims.ts's,
- * outcomes outcomes.ts's; the three share this process's leases (leases.ts).
+ * Ingest on SQLite: events and their deliveries stored in one durable transaction per turn (batch.ts), the fresh
+ * deliveries it hands off leased in this process's leases (sqlite/leases.ts), which claims and outcomes share.
  */
 
 import { type LeaseTokens, newId } from '../../domain/ids.ts';
@@ -10,11 +9,12 @@ import type { EventDraft, Webhook } from '../../domain/types.ts';
 import { InstanceMissing, StoreConflict } from '../errors.ts';
 import { HandOff, handedOffTo } from '../hand-off.ts';
 import type { Events } from '../ports.ts';
-import type { ClaimedDelivery, IngestArrival, IngestResult, Router } from '../records.ts';
+import type { ClaimedDelivery, IngestResult, Router } from '../records.ts';
 import { toWebhook } from '../rows.ts';
-import { SameTurn, type Settled } from '../same-turn.ts';
+import type { Settled } from '../same-turn.ts';
 import type { SqliteDatabase } from '../sqlite/database.ts';
 import type { Lease, Leases } from '../sqlite/leases.ts';
+import { type IngestArrival, ingestByTurn } from './batch.ts';
 
 export class SqliteEvents implements Events {
   readonly #db: SqliteDatabase;
@@ -33,38 +33,11 @@ export class SqliteEvents implements Events {
     db.onCatalogChange(() => this.#catalog.clear());
   }
 
-  readonly #arrivals = new SameTurn<IngestArrival, IngestResult[]>((arrivals) =>
-    this.#ingestTogether(arrivals),
+  /** The ingests of one turn in one transaction and one flush: the 202 means durable, flushed off the event loop. */
+  ingest: Events['ingest'] = ingestByTurn(
+    (arrivals) => this.#commit(arrivals),
+    (err) => err instanceof StoreConflict,
   );
-
-  ingest: Events['ingest'] = (instanceId, events, router, now, handOff) =>
-    this.#arrivals.call({ instanceId, events, router, now, handOff });
-
-  /**
-   * The ingests of one turn in one transaction and one flush: the 202 means durable, and the flush is awaited off
-   * the event loop. One that fails for its own reason fails alone: a missing instance is answered apart before
-   * anything of it is written; a repeated event_id of another instance is found while writing, so then the turn is
-   * rolled back and each ingest made again, in order, in a transaction of its own. No savepoint per call: SQLite
-   * copies every page a savepoint changes into a journal (a temp file past 64 KiB), which every turn would pay for a
-   * failure that almost never comes.
-   */
-  async #ingestTogether(arrivals: IngestArrival[]): Promise<Settled<IngestResult[]>[]> {
-    try {
-      return await this.#commit(arrivals);
-    } catch (err) {
-      if (!(err instanceof StoreConflict) || arrivals.length === 1) throw err;
-      // In the order they came, as one transaction would have taken them: the first to use an event_id keeps it.
-      const settled: Settled<IngestResult[]>[] = [];
-      for (const a of arrivals) {
-        try {
-          settled.push(...(await this.#commit([a])));
-        } catch (error) {
-          settled.push({ error });
-        }
-      }
-      return settled;
-    }
-  }
 
   /**
    * One transaction; the deliveries handed off are leased in memory once it has committed. The ingests of one turn

@@ -10,6 +10,7 @@ import { applyHealth } from '../health/postgres.ts';
 import type { Outcomes } from '../ports.ts';
 import type { PostgresDatabase } from '../postgres/database.ts';
 import type { AttemptResult, ClaimedDelivery } from '../records.ts';
+import { isLatest, lastResult } from '../rules.ts';
 import { disableWebhook } from '../webhooks/postgres.ts';
 
 export class PostgresOutcomes implements Outcomes {
@@ -69,9 +70,7 @@ export class PostgresOutcomes implements Outcomes {
             UPDATE deliveries d SET attempts = d.attempts + 1,
               cycle_attempts = CASE WHEN ${sql.unsafe(HELD)} THEN d.cycle_attempts + 1 ELSE d.cycle_attempts END,
               next_trigger = CASE WHEN ${sql.unsafe(HELD)} THEN 'scheduled' ELSE d.next_trigger END,
-              last_attempt_at = CASE WHEN ${sql.unsafe(LATEST)} THEN r.started_at ELSE d.last_attempt_at END,
-              last_status_code = CASE WHEN ${sql.unsafe(LATEST)} THEN r.status_code ELSE d.last_status_code END,
-              last_error = CASE WHEN ${sql.unsafe(LATEST)} THEN r.error ELSE d.last_error END,
+              ${sql.unsafe(LAST_RESULT)},
               status = CASE WHEN ${sql.unsafe(HELD)} THEN r.status ELSE d.status END,
               next_attempt_at = CASE WHEN ${sql.unsafe(HELD)} THEN r.next_attempt_at ELSE d.next_attempt_at END,
               failure_reason = CASE WHEN ${sql.unsafe(HELD)} THEN r.failure_reason ELSE d.failure_reason END,
@@ -110,8 +109,12 @@ export class PostgresOutcomes implements Outcomes {
 
 /** The result's lease still holds the delivery: its decision applies. */
 const HELD = 'COALESCE(d.lease_token = r.lease_token, false)';
-/** The result is the delivery's latest: its last result becomes this one. */
-const LATEST = `${HELD} OR d.last_attempt_at IS NULL OR d.last_attempt_at <= r.started_at`;
+/** The result's lease holds, or it is the latest: the delivery's last result becomes this one. */
+const LAST_RESULT = lastResult(`${HELD} OR ${isLatest('r.started_at')}`, {
+  started_at: 'r.started_at',
+  status_code: 'r.status_code',
+  error: 'r.error',
+});
 
 const RECORD_COLUMNS = `delivery_id text, lease_token text, attempt integer, trigger text, started_at bigint,
   duration_ms integer, status_code integer, error text, response_body text, next_attempt_at bigint,

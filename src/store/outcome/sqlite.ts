@@ -8,6 +8,7 @@ import { disablesWebhook, healthInput, planOutcome } from '../../domain/store-ru
 import { applyHealth } from '../health/sqlite.ts';
 import type { Outcomes } from '../ports.ts';
 import type { AttemptResult, ClaimedDelivery } from '../records.ts';
+import { isLatest, lastResult } from '../rules.ts';
 import type { SqliteDatabase } from '../sqlite/database.ts';
 import type { Leases } from '../sqlite/leases.ts';
 import { disableWebhook } from '../webhooks/sqlite.ts';
@@ -33,9 +34,7 @@ export class SqliteOutcomes implements Outcomes {
       // A result whose lease was lost is counted, and is the last result if it is the latest, but decides nothing.
       const late = this.#db.q(
         `UPDATE deliveries SET attempts = attempts + 1,
-           last_status_code = CASE WHEN last_attempt_at IS NULL OR last_attempt_at <= ?1 THEN ?2 ELSE last_status_code END,
-           last_error = CASE WHEN last_attempt_at IS NULL OR last_attempt_at <= ?1 THEN ?3 ELSE last_error END,
-           last_attempt_at = CASE WHEN last_attempt_at IS NULL OR last_attempt_at <= ?1 THEN ?1 ELSE last_attempt_at END
+           ${lastResult(isLatest('?1'), { started_at: '?1', status_code: '?2', error: '?3' })}
          WHERE delivery_id = ?4`,
       );
       const apply = this.#db.q(

@@ -21,7 +21,7 @@ export interface ApiContext {
   media: Media;
   /**
    * The dispatcher of this process, when it delivers too: ingest hands it the fresh deliveries it has room for
-   * (store.ts, HandOffRoom), and they go out without a claim.
+   * (store/records.ts, HandOffRoom), and they go out without a claim.
    */
   handOff?: Pick<Dispatcher, 'handOffRoom' | 'takeHandOff'>;
   /** Counts what ingest stored, and serves /metrics when it is a HeraldMetrics. */

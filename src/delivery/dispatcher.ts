@@ -82,7 +82,7 @@ export class Dispatcher {
   }
 
   /**
-   * What it can take of fresh deliveries at ingest (store.ts, HandOffRoom), for the caller to pass to ingest: only
+   * What it can take of fresh deliveries at ingest (store/records.ts, HandOffRoom), for the caller to pass to ingest: only
    * for webhooks whose last claim found nothing more due and that no other process holds, so that they go out in the
    * order they came; as many as a claim would take. Undefined when there is none.
    */
@@ -178,7 +178,8 @@ export class Dispatcher {
       this.#claims.set(claim.delivery_id, claim);
       // A rate limit's slot (claim.start_at) is within a second: the claim may wait for it, then HOLD_MS more.
       handed.push({
-        claim,
+        webhookId: claim.webhook_id,
+        item: claim,
         limit: this.#tracks.limit(t),
         startAt: claim.start_at,
         startBy: Math.max(now, claim.start_at) + HOLD_MS,

@@ -5,6 +5,11 @@
  * own ends; lanes held back by the process-wide cap take turns. A job past its window goes back unstarted. Pure.
  */
 
+/**
+ * A claim on its way to its attempt, one shape from the dispatcher to the lane: the dispatcher hands over
+ * LaneJob<ClaimedDelivery> (sender.ts), the sender passes LaneJob<Request> to its thread with the times counted from
+ * the handing over (thread.ts), and the thread's lanes run it.
+ */
 export interface LaneJob<T> {
   webhookId: string;
   item: T;
@@ -30,13 +35,13 @@ interface Lane<T> {
 
 export class Lanes<T> {
   readonly #maxRunning: number;
-  readonly #start: (item: T) => void;
+  readonly #start: (item: T, webhookId: string) => void;
   readonly #lanes = new Map<string, Lane<T>>();
   /** Lanes with a job that could start but for the process-wide cap, in the order they were held back. */
   readonly #held = new Set<Lane<T>>();
   #running = 0;
 
-  constructor(maxRunning: number, start: (item: T) => void) {
+  constructor(maxRunning: number, start: (item: T, webhookId: string) => void) {
     this.#maxRunning = maxRunning;
     this.#start = start;
   }
@@ -132,7 +137,7 @@ export class Lanes<T> {
         lane.running++;
         this.#running++;
         lane.nextStart = now + job.gapMs;
-        this.#start(job.item);
+        this.#start(job.item, job.webhookId);
       }
       lane.jobs[lane.head++] = undefined as never;
     }

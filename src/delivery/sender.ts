@@ -10,20 +10,11 @@ import type { SecretBox } from '../domain/secret-box.ts';
 import type { AttemptOutcome } from '../domain/types.ts';
 import type { DestinationPolicy } from '../net/destination.ts';
 import type { ClaimedDelivery } from '../store/records.ts';
-import type { FromThread, Submitted, ThreadSetup, ToThread } from './thread.ts';
+import type { LaneJob } from './lanes.ts';
+import type { FromThread, Request, ThreadSetup, ToThread } from './thread.ts';
 
 /** A claim handed over, with the window in which its attempt may start, on the caller's clock. */
-export interface Handed {
-  claim: ClaimedDelivery;
-  /** The webhook's attempts that may run at once (its cap, less what other processes hold). */
-  limit: number;
-  /** Not before (a rate limit's slot). */
-  startAt: number;
-  /** Not after: past it the claim comes back unstarted. */
-  startBy: number;
-  /** The least time between two starts of its webhook (a rate limit); 0 for none. */
-  gapMs: number;
-}
+export type Handed = LaneJob<ClaimedDelivery>;
 
 /** What came of a handed claim: its attempt's outcome, or null when it never started. */
 export interface Sent {
@@ -74,9 +65,9 @@ export class Sender implements SenderPort {
 
   submit(handed: readonly Handed[]): void {
     const now = this.#o.clock();
-    const batch: Submitted[] = [];
+    const batch: LaneJob<Request>[] = [];
     const faulty: Sent[] = [];
-    for (const { claim, limit, startAt, startBy, gapMs } of handed) {
+    for (const { item: claim, webhookId, limit, startAt, startBy, gapMs } of handed) {
       const id = this.#next++;
       let secrets: string[];
       let headers: Record<string, string> | null;
@@ -94,19 +85,22 @@ export class Sender implements SenderPort {
       }
       this.#pending.set(id, { claim, handedAt: now });
       batch.push({
-        id,
-        webhook_id: claim.webhook_id,
+        webhookId,
+        item: {
+          id,
+          destination_url: claim.destination_url,
+          event_id: claim.event_id,
+          body: claim.body,
+          // Signed when handed over: within a second or two of its start, well within a receiver's tolerance.
+          timestamp: String(Math.floor(now / 1000)),
+          secrets,
+          headers,
+        },
         limit,
-        startIn: Math.max(0, startAt - now),
-        startWithin: startBy - now,
+        // Counted from now: the thread's clock is another.
+        startAt: Math.max(0, startAt - now),
+        startBy: startBy - now,
         gapMs,
-        destination_url: claim.destination_url,
-        event_id: claim.event_id,
-        body: claim.body,
-        // Signed when handed over: within a second or two of its start, well within a receiver's tolerance.
-        timestamp: String(Math.floor(now / 1000)),
-        secrets,
-        headers,
       });
     }
     // When it was sent, on the clock both threads share: the thread takes its time in transit off every window.

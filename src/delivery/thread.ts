@@ -20,18 +20,13 @@ export interface ThreadSetup {
   maxRunning: number;
 }
 
-/** A claim as handed over: when it may start, as milliseconds from when the message is read. */
-export interface Submitted extends PostRequest {
+/** A claim's request, as the sender hands it over (in a LaneJob whose times count from the handing over). */
+export interface Request extends PostRequest {
   id: number;
-  webhook_id: string;
-  limit: number;
-  startIn: number;
-  startWithin: number;
-  gapMs: number;
 }
 
 export type ToThread =
-  | { kind: 'submit'; batch: Submitted[]; sentAt: number }
+  | { kind: 'submit'; batch: LaneJob<Request>[]; sentAt: number }
   | { kind: 'drop' }
   | { kind: 'resolved'; id: number; addresses?: string[]; error?: { message: string; code?: string } };
 
@@ -75,11 +70,11 @@ function serve(port: NonNullable<typeof parentPort>, setup: ThreadSetup): void {
       results = [];
     });
   };
-  const unstarted = (requests: Submitted[]) => {
+  const unstarted = (requests: Request[]) => {
     for (const r of requests) report([r.id]);
   };
 
-  const lanes = new Lanes<Submitted>(setup.maxRunning, (request) => {
+  const lanes = new Lanes<Request>(setup.maxRunning, (request, webhookId) => {
     poster
       .post(request)
       .then(
@@ -89,7 +84,7 @@ function serve(port: NonNullable<typeof parentPort>, setup: ThreadSetup): void {
       )
       .then((result) => {
         report(result);
-        unstarted(lanes.finished(request.webhook_id, performance.now()));
+        unstarted(lanes.finished(webhookId, performance.now()));
         schedule();
       });
   });
@@ -120,17 +115,11 @@ function serve(port: NonNullable<typeof parentPort>, setup: ThreadSetup): void {
       const now = performance.now();
       // Windows count from when the claims were handed over, not from when this busy-or-not thread read them.
       const sent = now - Math.max(0, performance.timeOrigin + now - m.sentAt);
-      const jobs = m.batch.map(
-        (r): LaneJob<Submitted> => ({
-          webhookId: r.webhook_id,
-          item: r,
-          limit: r.limit,
-          startAt: sent + r.startIn,
-          startBy: sent + r.startWithin,
-          gapMs: r.gapMs,
-        }),
-      );
-      unstarted(lanes.submit(jobs, now));
+      for (const job of m.batch) {
+        job.startAt += sent;
+        job.startBy += sent;
+      }
+      unstarted(lanes.submit(m.batch, now));
       schedule();
     } else if (m.kind === 'drop') {
       unstarted(lanes.drain());

@@ -1,5 +1,5 @@
 /**
- * The hand-off at ingest (store.ts, HandOffRoom), decided the same way by both adapters: one per ingest transaction,
+ * The hand-off at ingest (records.ts, HandOffRoom), decided the same way by both adapters: one per ingest transaction,
  * asked about each delivery as it is written, so that the adapter leases the ones taken (PostgreSQL in the row it
  * writes, SQLite in memory once committed) and returns them with their event's result.
  */

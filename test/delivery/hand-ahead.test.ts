@@ -39,7 +39,7 @@ async function setUp(
   // The real sender, watched: every claim handed over, and how many were out at once, in all and per webhook.
   const watched: SenderPort = {
     submit(batch) {
-      for (const { claim } of batch) {
+      for (const { item: claim } of batch) {
         claims.push(claim);
         const w = claim.webhook_id;
         handed.most = Math.max(handed.most, ++handed.now);

@@ -34,17 +34,7 @@ export class LaneSender implements SenderPort {
   }
 
   submit(handed: readonly Handed[]): void {
-    const jobs = handed.map(
-      (h): LaneJob<ClaimedDelivery> => ({
-        webhookId: h.claim.webhook_id,
-        item: h.claim,
-        limit: h.limit,
-        startAt: h.startAt,
-        startBy: h.startBy,
-        gapMs: h.gapMs,
-      }),
-    );
-    this.#unstarted(this.#lanes.submit(jobs, this.#clock()));
+    this.#unstarted(this.#lanes.submit(handed, this.#clock()));
   }
 
   drop(): void {
@@ -72,6 +62,15 @@ export function attempter(sender: SenderPort): (claim: ClaimedDelivery) => Promi
   return (claim) =>
     new Promise((resolve) => {
       waiting.set(claim.delivery_id, resolve);
-      sender.submit([{ claim, limit: 1, startAt: 0, startBy: Date.now() + 1000, gapMs: 0 }]);
+      sender.submit([
+        {
+          webhookId: claim.webhook_id,
+          item: claim,
+          limit: 1,
+          startAt: 0,
+          startBy: Date.now() + 1000,
+          gapMs: 0,
+        },
+      ]);
     });
 }

@@ -1,4 +1,4 @@
-/** The engine's repeats on SQLite: which event first reported a thing, per instance (store.ts, EngineRepeats). */
+/** The engine's repeats on SQLite: which event first reported a thing, per instance (ports.ts, EngineRepeats). */
 import type { EngineRepeats } from '../ports.ts';
 import type { SqliteDatabase } from '../sqlite/database.ts';
 

@@ -153,7 +153,7 @@ export class PostgresEvents implements Events {
   }
 
   /**
-   * Deliveries of an event whose media is still to be downloaded wait for it (media-jobs.ts settles them); those
+   * Deliveries of an event whose media is still to be downloaded wait for it (media-jobs/ settles them); those
    * handed off are written leased, due when the lease runs out, as a claim leaves them. Returns those, by event.
    */
   async #insertDeliveries(

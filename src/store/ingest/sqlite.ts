@@ -105,7 +105,7 @@ export class SqliteEvents implements Events {
        VALUES (?, ?, ?, ?, ?, 'pending', ?, ?)`,
     );
     let handedOff: ClaimedDelivery[] | undefined;
-    // Deliveries of an event whose media is still to be downloaded wait for it (media-jobs.ts settles them).
+    // Deliveries of an event whose media is still to be downloaded wait for it (media-jobs/ settles them).
     const held = e.download != null && targets.length > 0;
     for (const w of targets) {
       const delivery_id = newId('dlv', now);

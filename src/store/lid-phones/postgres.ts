@@ -1,4 +1,4 @@
-/** Learned phones of hidden ids on PostgreSQL, per instance (store.ts, LidPhones). */
+/** Learned phones of hidden ids on PostgreSQL, per instance (ports.ts, LidPhones). */
 import type { LidPhones } from '../ports.ts';
 import type { PostgresDatabase } from '../postgres/database.ts';
 

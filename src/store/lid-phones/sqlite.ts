@@ -1,4 +1,4 @@
-/** Learned phones of hidden ids on SQLite, per instance (store.ts, LidPhones). */
+/** Learned phones of hidden ids on SQLite, per instance (ports.ts, LidPhones). */
 import type { LidPhones } from '../ports.ts';
 import type { SqliteDatabase } from '../sqlite/database.ts';
 

@@ -44,7 +44,7 @@ export class PostgresDatabase {
   readonly #relaxed: Pool;
   /** NOTIFY channel of this schema, so that two Heralds in two schemas of one database do not wake each other. */
   readonly channel: string;
-  /** This process's lease tokens: a claim counts only the leases of tokens with another prefix (claims.ts). */
+  /** This process's lease tokens: a claim counts only the leases of tokens with another prefix (claim/postgres.ts). */
   readonly leaseTokens = new LeaseTokens();
 
   readonly #url: string;

@@ -40,7 +40,7 @@ const MAX_SLEEP_MS = 1000;
 export const HOLD_MS = 1000;
 
 export class Dispatcher {
-  readonly #o: Required<DispatcherOptions>;
+  readonly #options: Required<DispatcherOptions>;
   readonly #tracks: Tracks;
   /** Every claim out, by delivery: a stop releases those it cannot wait for. */
   readonly #claims = new Map<string, ClaimedDelivery>();
@@ -53,7 +53,7 @@ export class Dispatcher {
   #allBack: (() => void) | null = null;
 
   constructor(options: DispatcherOptions) {
-    this.#o = {
+    this.#options = {
       maxInFlight: 512,
       maxInFlightPerWebhook: 64,
       ahead: 8,
@@ -61,11 +61,14 @@ export class Dispatcher {
       observer: { attemptFinished() {} },
       ...options,
     };
-    this.#tracks = new Tracks({ ...this.#o, holdMs: HOLD_MS });
-    this.#outcomes = new OutcomeWriter(this.#o.store.outcomes, this.#o.clock, this.#o.logger, () =>
-      this.#wakeup.wake(),
+    this.#tracks = new Tracks({ ...this.#options, holdMs: HOLD_MS });
+    this.#outcomes = new OutcomeWriter(
+      this.#options.store.outcomes,
+      this.#options.clock,
+      this.#options.logger,
+      () => this.#wakeup.wake(),
     );
-    this.#o.sender.onResults((sent) => this.#received(sent));
+    this.#options.sender.onResults((sent) => this.#received(sent));
   }
 
   start(): void {
@@ -78,7 +81,7 @@ export class Dispatcher {
   }
 
   get leaseMs(): number {
-    return this.#o.leaseMs;
+    return this.#options.leaseMs;
   }
 
   /**
@@ -89,7 +92,7 @@ export class Dispatcher {
   handOffRoom(now: number): HandOffRoom | undefined {
     if (!this.#loop || this.#stopping) return undefined;
     const room = this.#tracks.handOffRoom(now);
-    return room ? { leaseMs: this.#o.leaseMs, room } : undefined;
+    return room ? { leaseMs: this.#options.leaseMs, room } : undefined;
   }
 
   /** What ingest handed off, once committed: handed to the sender as claims are. */
@@ -100,7 +103,7 @@ export class Dispatcher {
     const later: ClaimedDelivery[] = [];
     for (const c of claims) (!this.#stopping && this.#tracks.drained(c.webhook_id) ? now : later).push(c);
     if (later.length > 0) this.#release(later);
-    if (now.length > 0) this.#handOver(now, this.#o.clock());
+    if (now.length > 0) this.#handOver(now, this.#options.clock());
   }
 
   /** Called after ingest or redelivery: there may be work due now, for any webhook. */
@@ -117,7 +120,7 @@ export class Dispatcher {
     this.#stopping = true;
     this.#wakeup.wake();
     await this.#loop;
-    this.#o.sender.drop();
+    this.#options.sender.drop();
     let timer: NodeJS.Timeout | undefined;
     await Promise.race([
       new Promise<void>((resolve) => {
@@ -136,8 +139,8 @@ export class Dispatcher {
     const left = [...this.#claims.values()];
     this.#claims.clear();
     if (left.length === 0) return;
-    const released = await this.#o.store.outcomes.releaseClaims(left, this.#o.clock());
-    this.#o.logger.warn({ released }, 'dispatcher: attempts still running at stop; leases released');
+    const released = await this.#options.store.outcomes.releaseClaims(left, this.#options.clock());
+    this.#options.logger.warn({ released }, 'dispatcher: attempts still running at stop; leases released');
   }
 
   async #run(): Promise<void> {
@@ -145,25 +148,30 @@ export class Dispatcher {
       this.#wakeup.begin();
       let full = false;
       try {
-        const now = this.#o.clock();
+        const now = this.#options.clock();
         this.#tracks.forget(now);
-        const free = this.#o.ahead * this.#o.maxInFlight - this.#claims.size;
+        const free = this.#options.ahead * this.#options.maxInFlight - this.#claims.size;
         if (free > 0) {
-          const want = Math.min(this.#o.batchSize, free);
+          const want = Math.min(this.#options.batchSize, free);
           const asked = new Map<string, number>();
           this.#outcomes.claiming();
-          const claims = await this.#o.store.claims.claimDue(now, want, this.#o.leaseMs, (w, others) => {
-            const room = this.#tracks.claimRoom(w, others, now);
-            asked.set(w, room);
-            return room;
-          });
+          const claims = await this.#options.store.claims.claimDue(
+            now,
+            want,
+            this.#options.leaseMs,
+            (w, others) => {
+              const room = this.#tracks.claimRoom(w, others, now);
+              asked.set(w, room);
+              return room;
+            },
+          );
           full = claims.length === want;
           this.#handOver(claims, now);
           this.#tracks.noteClaim(claims, asked, full);
         }
         if (!full && !this.#stopping) await this.#wakeup.sleep(await this.#delayUntilDue(now));
       } catch (err) {
-        this.#o.logger.error({ err }, 'dispatcher: claim failed; retrying shortly');
+        this.#options.logger.error({ err }, 'dispatcher: claim failed; retrying shortly');
         if (!this.#stopping) await this.#wakeup.sleep(MAX_SLEEP_MS);
       }
     }
@@ -186,14 +194,14 @@ export class Dispatcher {
         gapMs: claim.rate_limit ? 1000 / claim.rate_limit : 0,
       });
     }
-    if (handed.length > 0) this.#o.sender.submit(handed);
+    if (handed.length > 0) this.#options.sender.submit(handed);
   }
 
   /** Results of the sender: outcomes decided and written, claims that never started given back. */
   #received(sent: Sent[]): void {
     const unstarted: ClaimedDelivery[] = [];
     let claimMore = false;
-    const now = this.#o.clock();
+    const now = this.#options.clock();
     for (const { claim, outcome } of sent) {
       if (!this.#claims.delete(claim.delivery_id)) continue; // released at stop: the next process has it
       const t = this.#tracks.get(claim.webhook_id);
@@ -207,9 +215,9 @@ export class Dispatcher {
         outcome,
         claim.cycle_attempt,
         outcome.started_at + outcome.duration_ms,
-        this.#o.rules,
+        this.#options.rules,
       );
-      this.#o.observer.attemptFinished(outcome, decision);
+      this.#options.observer.attemptFinished(outcome, decision);
       this.#outcomes.add({ claim, outcome, decision });
       // Claim more once half of what may run ahead is gone, so that claims come in batches.
       const waiting = Math.max(0, t.out - this.#tracks.limit(t));
@@ -224,9 +232,9 @@ export class Dispatcher {
   /** Gives back claims whose time to start passed: due again at once, for this process or another. */
   #release(claims: ClaimedDelivery[]): void {
     if (this.#stopped) return;
-    this.#o.store.outcomes.releaseClaims(claims, this.#o.clock()).catch((err: unknown) => {
+    this.#options.store.outcomes.releaseClaims(claims, this.#options.clock()).catch((err: unknown) => {
       // Their leases run out on their own: the deliveries are only late.
-      this.#o.logger.error({ err, count: claims.length }, 'dispatcher: could not release claims');
+      this.#options.logger.error({ err, count: claims.length }, 'dispatcher: could not release claims');
     });
   }
 
@@ -235,8 +243,8 @@ export class Dispatcher {
    * for room, which a finishing attempt makes (and wakes the loop for).
    */
   async #delayUntilDue(claimedAt: number): Promise<number> {
-    const due = await this.#o.store.claims.nextDueAt(claimedAt);
+    const due = await this.#options.store.claims.nextDueAt(claimedAt);
     if (due === null) return MAX_SLEEP_MS;
-    return Math.min(Math.max(due - this.#o.clock(), 0), MAX_SLEEP_MS);
+    return Math.min(Math.max(due - this.#options.clock(), 0), MAX_SLEEP_MS);
   }
 }

@@ -42,7 +42,7 @@ export interface SenderOptions {
 }
 
 export class Sender implements SenderPort {
-  readonly #o: SenderOptions;
+  readonly #options: SenderOptions;
   readonly #pending = new Map<number, { claim: ClaimedDelivery; handedAt: number }>();
   /** Opened secrets and headers by sealed form (decrypting each time cost half of a send); bounded by the webhooks. */
   readonly #secrets = new Map<string, string>();
@@ -51,7 +51,7 @@ export class Sender implements SenderPort {
   #next = 1;
 
   constructor(options: SenderOptions) {
-    this.#o = options;
+    this.#options = options;
   }
 
   onResults(handler: (sent: Sent[]) => void): void {
@@ -64,7 +64,7 @@ export class Sender implements SenderPort {
   }
 
   submit(handed: readonly Handed[]): void {
-    const now = this.#o.clock();
+    const now = this.#options.clock();
     const batch: LaneJob<Request>[] = [];
     const faulty: Sent[] = [];
     for (const { item: claim, webhookId, limit, startAt, startBy, gapMs } of handed) {
@@ -79,7 +79,10 @@ export class Sender implements SenderPort {
         headers = claim.headers_sealed === null ? null : JSON.parse(this.#open(claim.headers_sealed));
       } catch (err) {
         // A fault of ours (an unreadable sealed secret): logged as an attempt error, never lost.
-        this.#o.logger.error({ err, delivery_id: claim.delivery_id }, 'sender: attempt could not be made');
+        this.#options.logger.error(
+          { err, delivery_id: claim.delivery_id },
+          'sender: attempt could not be made',
+        );
         faulty.push({ claim, outcome: internalError(now) });
         continue;
       }
@@ -125,7 +128,7 @@ export class Sender implements SenderPort {
     let plain = this.#secrets.get(sealed);
     if (plain === undefined) {
       if (this.#secrets.size >= 10_000) this.#secrets.clear();
-      plain = this.#o.secretBox.open(sealed);
+      plain = this.#options.secretBox.open(sealed);
       this.#secrets.set(sealed, plain);
     }
     return plain;
@@ -133,7 +136,7 @@ export class Sender implements SenderPort {
 
   #thread(): Worker {
     if (this.#worker) return this.#worker;
-    const { timeoutMs, userAgent, destinations, maxRunning } = this.#o;
+    const { timeoutMs, userAgent, destinations, maxRunning } = this.#options;
     const setup: ThreadSetup = {
       timeoutMs,
       userAgent,
@@ -153,8 +156,8 @@ export class Sender implements SenderPort {
     const lost = (err: Error) => {
       if (this.#worker !== worker) return;
       this.#worker = null;
-      this.#o.logger.error({ err }, 'sender: the delivery thread died');
-      const now = this.#o.clock();
+      this.#options.logger.error({ err }, 'sender: the delivery thread died');
+      const now = this.#options.clock();
       const sent = [...this.#pending.values()].map(({ claim }) => ({ claim, outcome: internalError(now) }));
       this.#pending.clear();
       if (sent.length > 0) this.#handler(sent);
@@ -167,7 +170,7 @@ export class Sender implements SenderPort {
 
   #receive(worker: Worker, m: FromThread): void {
     if (m.kind === 'lookup') {
-      this.#o.destinations.lookup?.(m.host).then(
+      this.#options.destinations.lookup?.(m.host).then(
         (addresses) => worker.postMessage({ kind: 'resolved', id: m.id, addresses } satisfies ToThread),
         (err: Error & { code?: string }) =>
           worker.postMessage({
@@ -179,7 +182,7 @@ export class Sender implements SenderPort {
       return;
     }
     // The attempts end now on this clock; each started when the thread sent it, `took` before.
-    const ended = this.#o.clock();
+    const ended = this.#options.clock();
     const sent: Sent[] = [];
     for (const r of m.batch) {
       const pending = this.#pending.get(r[0]);

@@ -24,13 +24,13 @@ export interface RetentionOptions {
 const DAY_MS = 86_400_000;
 
 export class RetentionSweeper {
-  readonly #o: Required<RetentionOptions>;
+  readonly #options: Required<RetentionOptions>;
   #timer: NodeJS.Timeout | null = null;
   #sweeping: Promise<PurgeResult> | null = null;
   #stopping = false;
 
   constructor(options: RetentionOptions) {
-    this.#o = { batchSize: 500, pauseMs: 20, intervalMs: 10 * 60_000, ...options };
+    this.#options = { batchSize: 500, pauseMs: 20, intervalMs: 10 * 60_000, ...options };
   }
 
   start(): void {
@@ -60,14 +60,14 @@ export class RetentionSweeper {
       try {
         await this.sweep();
       } catch (err) {
-        this.#o.logger.error({ err }, 'retention: sweep failed; trying again at the next one');
+        this.#options.logger.error({ err }, 'retention: sweep failed; trying again at the next one');
       }
-      this.#schedule(this.#o.intervalMs);
+      this.#schedule(this.#options.intervalMs);
     }, delayMs);
   }
 
   async #sweep(): Promise<PurgeResult> {
-    const { store, clock, retentionDays, batchSize, pauseMs, logger } = this.#o;
+    const { store, clock, retentionDays, batchSize, pauseMs, logger } = this.#options;
     const before = clock() - retentionDays * DAY_MS;
     // Rotated-out signing secrets are forgotten once their grace ends (they are not signed with after it anyway).
     await store.webhooks.forgetRotatedSecrets(clock());

@@ -36,11 +36,11 @@ const refusal = (message: string) =>
   refused(message.replace(/^destination_url: /, '').replace('to send to it', 'to download from it'));
 
 export class EngineFetch {
-  readonly #o: EngineFetchOptions;
+  readonly #options: EngineFetchOptions;
   readonly #agent: Agent;
 
   constructor(options: EngineFetchOptions) {
-    this.#o = options;
+    this.#options = options;
     const { destinations } = options;
     this.#agent = new Agent({
       keepAliveTimeout: 10_000,
@@ -49,40 +49,40 @@ export class EngineFetch {
   }
 
   async fetch(url: string): Promise<Fetched> {
-    const problem = await checkDestination(url, this.#o.destinations);
+    const problem = await checkDestination(url, this.#options.destinations);
     if (problem) return failed(refusal(problem.message));
     // The whole answer, body included, within the timeout; the timer ends with the download, so an abort can never
     // reach a stream nobody reads any more.
     const abort = new AbortController();
-    const timer = setTimeout(() => abort.abort(), this.#o.timeoutMs);
+    const timer = setTimeout(() => abort.abort(), this.#options.timeoutMs);
     const { signal } = abort;
     try {
-      const res = await request(url, { dispatcher: this.#agent, headers: this.#o.headers, signal });
+      const res = await request(url, { dispatcher: this.#agent, headers: this.#options.headers, signal });
       // Errors after the body is given up (destroyed below) are expected: never an unhandled 'error' event.
       res.body.on('error', () => {});
       if (res.statusCode < 200 || res.statusCode > 299) {
         res.body.destroy();
-        return failed(statusFailure(res.statusCode, Object.keys(this.#o.headers)));
+        return failed(statusFailure(res.statusCode, Object.keys(this.#options.headers)));
       }
       const declared = Number(res.headers['content-length']);
-      if (declared > this.#o.maxBytes) {
+      if (declared > this.#options.maxBytes) {
         res.body.destroy();
-        return failed(tooLarge(this.#o.maxBytes));
+        return failed(tooLarge(this.#options.maxBytes));
       }
       const type = res.headers['content-type'];
       try {
-        const file = await spool(res.body, this.#o.spoolDir, this.#o.maxBytes);
+        const file = await spool(res.body, this.#options.spoolDir, this.#options.maxBytes);
         return { kind: 'file', file, contentType: typeof type === 'string' ? type : null };
       } catch (err) {
         res.body.destroy();
-        if (err instanceof TooLarge) return failed(tooLarge(this.#o.maxBytes));
+        if (err instanceof TooLarge) return failed(tooLarge(this.#options.maxBytes));
         throw err;
       }
     } catch (err) {
       const e = err as Error & { code?: string; cause?: { code?: string; message?: string } };
       // A disk of Herald's own that fails is no fault of the engine's: the job is tried again, not settled.
       if (DISK_ERRORS.has(e.code ?? '')) throw err;
-      if (signal.aborted) return failed(timedOut(this.#o.timeoutMs));
+      if (signal.aborted) return failed(timedOut(this.#options.timeoutMs));
       // The guard refuses again at the connection, should the name resolve elsewhere by then.
       if (e.code === 'destination_not_allowed') return failed(refusal(e.message));
       if (e.cause?.code === 'destination_not_allowed') return failed(refusal(e.cause.message ?? ''));

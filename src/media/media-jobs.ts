@@ -34,14 +34,14 @@ const RETRY_MS = 5000;
 const MAX_TRIES = 12;
 
 export class MediaJobs {
-  readonly #o: Required<MediaJobsOptions>;
+  readonly #options: Required<MediaJobsOptions>;
   readonly #running = new Set<Promise<void>>();
   #loop: Promise<void> | null = null;
   #stopping = false;
   readonly #wakeup = new Wakeup();
 
   constructor(options: MediaJobsOptions) {
-    this.#o = { concurrency: 4, observer: null, ...options };
+    this.#options = { concurrency: 4, observer: null, ...options };
   }
 
   start(): void {
@@ -64,15 +64,19 @@ export class MediaJobs {
   async #run(): Promise<void> {
     while (!this.#stopping) {
       this.#wakeup.begin();
-      const free = this.#o.concurrency - this.#running.size;
+      const free = this.#options.concurrency - this.#running.size;
       try {
         if (free > 0) {
-          const jobs = await this.#o.store.mediaJobs.claimMediaJobs(this.#o.clock(), free, this.#o.leaseMs);
+          const jobs = await this.#options.store.mediaJobs.claimMediaJobs(
+            this.#options.clock(),
+            free,
+            this.#options.leaseMs,
+          );
           for (const job of jobs) this.#track(this.#settle(job));
           if (jobs.length === free) continue;
         }
       } catch (err) {
-        this.#o.logger.error({ err }, 'media jobs: claim failed; retrying shortly');
+        this.#options.logger.error({ err }, 'media jobs: claim failed; retrying shortly');
       }
       if (!this.#stopping) await this.#wakeup.sleep(MAX_SLEEP_MS);
     }
@@ -87,7 +91,7 @@ export class MediaJobs {
   }
 
   async #settle(job: MediaJob): Promise<void> {
-    const { store, media, clock, logger } = this.#o;
+    const { store, media, clock, logger } = this.#options;
     try {
       const { media: settled, failure } = await media.fetchEngineMedia(job.instance_id, job);
       const done = await store.mediaJobs.settleMediaJob(job, settled, clock(), failure?.detail ?? null);
@@ -115,7 +119,7 @@ export class MediaJobs {
 
   /** Says why, once the failure is stored: in the log (the url without its query's values) and in /metrics. */
   #failed(job: MediaJob, failure: MediaFailure): void {
-    this.#o.logger.warn(
+    this.#options.logger.warn(
       {
         instance_id: job.instance_id,
         event_id: job.event_id,
@@ -125,6 +129,6 @@ export class MediaJobs {
       },
       `engine media not stored: ${failure.detail}`,
     );
-    this.#o.observer?.engineMediaFailed(failure.reason);
+    this.#options.observer?.engineMediaFailed(failure.reason);
   }
 }

@@ -43,15 +43,15 @@ const MEDIA_TYPE =
 
 export class Media {
   readonly store: MediaStore;
-  readonly #o: MediaOptions;
+  readonly #options: MediaOptions;
 
   constructor(options: MediaOptions) {
-    this.#o = options;
+    this.#options = options;
     this.store = options.store;
   }
 
   get linkKey(): Buffer {
-    return this.#o.linkKey;
+    return this.#options.linkKey;
   }
 
   /** The rule a Content-Type breaks, or null. Absent means application/octet-stream. */
@@ -71,7 +71,7 @@ export class Media {
     mimetype: string,
     stop?: AbortSignal,
   ): Promise<MediaMeta> {
-    const spooled = await spool(source, this.#o.spoolDir, this.#o.maxBytes, stop);
+    const spooled = await spool(source, this.#options.spoolDir, this.#options.maxBytes, stop);
     // Until an event refers to it, an upload lives one TTL; each event that does keeps it one TTL past itself.
     return this.#keep(spooled, instanceId, mimetype);
   }
@@ -84,7 +84,7 @@ export class Media {
   async fetchEngineMedia(instanceId: string, download: MediaDownload): Promise<SettledMedia> {
     const got = download.engine_error
       ? ({ kind: 'failed', failure: engineError(download.engine_error) } as const)
-      : await this.#o.engineFetch.fetch(download.url);
+      : await this.#options.engineFetch.fetch(download.url);
     if (got.kind !== 'file') {
       return { media: fileless(failedStatus(got.failure), download.mimetype), failure: got.failure };
     }
@@ -95,7 +95,7 @@ export class Media {
       Media.checkType(type) ? 'application/octet-stream' : type,
       download.filename,
     );
-    const link = signLink(this.#o.linkKey, this.#o.baseUrl(), meta.media_id, meta.expires_at);
+    const link = signLink(this.#options.linkKey, this.#options.baseUrl(), meta.media_id, meta.expires_at);
     return { media: readyMedia({ ...meta, ...link }, download.filename), failure: null };
   }
 
@@ -106,7 +106,7 @@ export class Media {
     mimetype: string,
     filename: string | null = null,
   ): Promise<MediaMeta> {
-    const now = this.#o.clock();
+    const now = this.#options.clock();
     const meta: MediaMeta = {
       media_id: newId('med', now),
       instance_id: instanceId,
@@ -114,7 +114,7 @@ export class Media {
       size: spooled.size,
       sha256: spooled.sha256,
       created_at: now,
-      expires_at: now + this.#o.ttlMs,
+      expires_at: now + this.#options.ttlMs,
       ...(filename === null ? {} : { filename }),
     };
     // A store that fails (S3 unreachable) leaves no temporary file behind either.
@@ -148,7 +148,7 @@ export class Media {
     if (meta.expires_at <= now) {
       return { error: { field, message: `media ${id} has expired; upload the file again` } };
     }
-    const link = signLink(this.#o.linkKey, this.#o.baseUrl(), id, now + this.#o.ttlMs);
+    const link = signLink(this.#options.linkKey, this.#options.baseUrl(), id, now + this.#options.ttlMs);
     await this.store.extend(meta, Date.parse(link.expires_at));
     return { payload: completeMedia(payload, { ...meta, ...link }) };
   }

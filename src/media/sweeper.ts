@@ -20,16 +20,16 @@ export interface MediaSweeperOptions {
 const SPOOL_MAX_AGE_MS = 3600_000;
 
 export class MediaSweeper {
-  readonly #o: Required<MediaSweeperOptions>;
+  readonly #options: Required<MediaSweeperOptions>;
   #timer: NodeJS.Timeout | null = null;
   #running: Promise<number> | null = null;
 
   constructor(options: MediaSweeperOptions) {
-    this.#o = { intervalMs: 60_000, batch: 100, ...options };
+    this.#options = { intervalMs: 60_000, batch: 100, ...options };
   }
 
   start(): void {
-    this.#timer ??= setInterval(() => void this.sweep(), this.#o.intervalMs);
+    this.#timer ??= setInterval(() => void this.sweep(), this.#options.intervalMs);
     this.#timer.unref();
   }
 
@@ -48,7 +48,7 @@ export class MediaSweeper {
   }
 
   async #round(): Promise<number> {
-    const { media, clock, batch, logger } = this.#o;
+    const { media, clock, batch, logger } = this.#options;
     let deleted = 0;
     try {
       for (;;) {
@@ -58,7 +58,7 @@ export class MediaSweeper {
         await new Promise((resolve) => setImmediate(resolve)); // let requests in between batches
       }
       // File times are wall-clock times, so this one comparison uses the wall clock, not the injected one.
-      await cleanSpool(this.#o.spoolDir, Date.now(), SPOOL_MAX_AGE_MS);
+      await cleanSpool(this.#options.spoolDir, Date.now(), SPOOL_MAX_AGE_MS);
       if (deleted > 0) logger.info({ deleted }, 'media sweeper: expired files deleted');
     } catch (err) {
       logger.error({ err }, 'media sweeper: round failed; trying again next round');

@@ -115,7 +115,7 @@ export class Poster {
 
 type Answer = Pick<AttemptOutcome, 'status_code' | 'error' | 'response_body' | 'retry_after'>;
 /** What the exchange settles with: the answer, what went wrong on the way, or the deadline. */
-type Settled =
+type Exchanged =
   | { status_code: number; response_body: string | null; retry_after: string | null }
   | { error: unknown };
 
@@ -132,7 +132,7 @@ const failed = (error: string): Answer => ({
   retry_after: null,
 });
 
-function answerOf(s: Settled): Answer {
+function answerOf(s: Exchanged): Answer {
   return 'error' in s ? failed(errorCode(s.error)) : { ...s, error: null };
 }
 
@@ -169,7 +169,7 @@ const timeoutError = () => new DOMException('the delivery timeout elapsed', 'Tim
  * deadline. Not undici's `request()`: it adds a stream, an abort listener and an async resource to every answer.
  */
 class Exchange implements Dispatcher.DispatchHandler, Expiring {
-  readonly #settle: (s: Settled | 'timeout') => void;
+  readonly #settle: (s: Exchanged | 'timeout') => void;
   #controller: Dispatcher.DispatchController | null = null;
   #settled = false;
   #status = 0;
@@ -177,7 +177,7 @@ class Exchange implements Dispatcher.DispatchHandler, Expiring {
   #kept: Buffer[] = [];
   #size = 0;
 
-  constructor(settle: (s: Settled | 'timeout') => void) {
+  constructor(settle: (s: Exchanged | 'timeout') => void) {
     this.#settle = settle;
   }
 
@@ -221,7 +221,7 @@ class Exchange implements Dispatcher.DispatchHandler, Expiring {
     this.#done({ error });
   }
 
-  #done(s: Settled | 'timeout'): void {
+  #done(s: Exchanged | 'timeout'): void {
     if (this.#settled) return;
     this.#settled = true;
     this.#kept = [];

@@ -68,13 +68,13 @@ export class PostgresOutcomes implements Outcomes {
             SELECT * FROM jsonb_to_recordset(${json}) AS r(${sql.unsafe(RECORD_COLUMNS)})
           ), applied AS (
             UPDATE deliveries d SET attempts = d.attempts + 1,
-              cycle_attempts = CASE WHEN ${sql.unsafe(HELD)} THEN d.cycle_attempts + 1 ELSE d.cycle_attempts END,
-              next_trigger = CASE WHEN ${sql.unsafe(HELD)} THEN 'scheduled' ELSE d.next_trigger END,
+              cycle_attempts = CASE WHEN ${sql.unsafe(LEASE_HOLDS)} THEN d.cycle_attempts + 1 ELSE d.cycle_attempts END,
+              next_trigger = CASE WHEN ${sql.unsafe(LEASE_HOLDS)} THEN 'scheduled' ELSE d.next_trigger END,
               ${sql.unsafe(LAST_RESULT)},
-              status = CASE WHEN ${sql.unsafe(HELD)} THEN r.status ELSE d.status END,
-              next_attempt_at = CASE WHEN ${sql.unsafe(HELD)} THEN r.next_attempt_at ELSE d.next_attempt_at END,
-              failure_reason = CASE WHEN ${sql.unsafe(HELD)} THEN r.failure_reason ELSE d.failure_reason END,
-              lease_token = CASE WHEN ${sql.unsafe(HELD)} THEN NULL ELSE d.lease_token END
+              status = CASE WHEN ${sql.unsafe(LEASE_HOLDS)} THEN r.status ELSE d.status END,
+              next_attempt_at = CASE WHEN ${sql.unsafe(LEASE_HOLDS)} THEN r.next_attempt_at ELSE d.next_attempt_at END,
+              failure_reason = CASE WHEN ${sql.unsafe(LEASE_HOLDS)} THEN r.failure_reason ELSE d.failure_reason END,
+              lease_token = CASE WHEN ${sql.unsafe(LEASE_HOLDS)} THEN NULL ELSE d.lease_token END
             FROM r
             WHERE d.delivery_id = ANY(${ids}::text[]) AND d.delivery_id = r.delivery_id
             RETURNING d.delivery_id
@@ -108,9 +108,9 @@ export class PostgresOutcomes implements Outcomes {
 }
 
 /** The result's lease still holds the delivery: its decision applies. */
-const HELD = 'COALESCE(d.lease_token = r.lease_token, false)';
+const LEASE_HOLDS = 'COALESCE(d.lease_token = r.lease_token, false)';
 /** The result's lease holds, or it is the latest: the delivery's last result becomes this one. */
-const LAST_RESULT = lastResult(`${HELD} OR ${isLatest('r.started_at')}`, {
+const LAST_RESULT = lastResult(`${LEASE_HOLDS} OR ${isLatest('r.started_at')}`, {
   started_at: 'r.started_at',
   status_code: 'r.status_code',
   error: 'r.error',

@@ -4,10 +4,10 @@ import { join } from 'node:path';
 import { openSqliteStore } from '../../src/store/sqlite/open.ts';
 import { catalogConformance } from './catalog-conformance.ts';
 import { handOffConformance } from './hand-off-conformance.ts';
-import { outcomeConformance } from './outcome-conformance.ts';
 import { lidPhonesConformance } from './lid-phones-conformance.ts';
 import { deliveryLogConformance } from './log-conformance.ts';
 import { mediaJobsConformance } from './media-jobs-conformance.ts';
+import { outcomeConformance } from './outcome-conformance.ts';
 import { queueConformance } from './queue-conformance.ts';
 import { routingConformance } from './routing-conformance.ts';
 

@@ -3,7 +3,7 @@
  * each attempt on the test's clock, and `attempt` makes it. Waiting claims whose window closed come back unstarted,
  * as in the delivery thread.
  */
-import { type LaneJob, Lanes } from '../../src/delivery/lanes.ts';
+import { Lanes } from '../../src/delivery/lanes.ts';
 import type { Handed, SenderPort, Sent } from '../../src/delivery/sender.ts';
 import type { AttemptOutcome } from '../../src/domain/types.ts';
 import type { ClaimedDelivery } from '../../src/store/records.ts';

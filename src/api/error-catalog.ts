@@ -59,7 +59,7 @@ const judgeWebhook = (destination_url: string, events: string[]) =>
     webhookConfig(
       { destinations: { allowPrivate: false }, secretBox: undefined as never },
       { destination_url, events },
-      'create',
+      null,
     ),
   );
 
@@ -190,7 +190,9 @@ export const ERROR_CAUSES = {
   },
   invalid_rotation: {
     status: 400,
-    when: 'a field breaks its rule: grace_s 0 to 604800, client_sign_secret 1 to 1024 characters',
+    when:
+      'a field breaks its rule: grace_s 0 to 604800, client_sign_secret 1 to 1024 characters (on a webhook with ' +
+      'standard_webhooks, whsec_ and the base64 of 24 to 64 bytes)',
     example: () => invalid('grace_s', 'must be at most 604800'),
   },
   invalid_test_event: {

@@ -70,6 +70,10 @@ export const Webhook = Type.Object(
       Type.Record(Type.String(), Type.String(), { description: 'its own headers, sent with every attempt' }),
     ),
     rate_limit: Nullable(Type.Object({ per_second: Type.Integer() })),
+    standard_webhooks: Type.Boolean({
+      description:
+        "Standard Webhooks' headers (webhook-id, webhook-timestamp, webhook-signature) beside Herald's",
+    }),
     health: Type.Object(
       {
         last_delivered_at: Nullable(Time),
@@ -102,6 +106,7 @@ export const Webhook = Type.Object(
         filter: { 'payload.fromMe': false },
         headers: { Authorization: 'Bearer rcv_live_5f2c' },
         rate_limit: { per_second: 20 },
+        standard_webhooks: false,
         health: {
           last_delivered_at: '2026-11-21T10:02:11.000Z',
           last_failed_at: '2026-11-21T08:40:02.000Z',

@@ -1,5 +1,6 @@
 /** Domain records as the API shows them: ISO 8601 UTC times, secrets reduced to whether one is set. */
 import type { WebhookHealth } from '../domain/health.ts';
+import { secretInGrace } from '../domain/store-rules.ts';
 import type { Attempt, Delivery, Instance, Webhook } from '../domain/types.ts';
 import type { InstanceCounts } from '../store/records.ts';
 
@@ -35,8 +36,7 @@ export interface WebhookExtras {
 
 export const webhookView = (w: Webhook, x: WebhookExtras) => {
   const health = x.health ?? NO_HEALTH;
-  const graceUntil =
-    w.previous_secret_sealed && (w.previous_secret_until ?? 0) > x.now ? w.previous_secret_until : null;
+  const graceUntil = secretInGrace(w, x.now) ? w.previous_secret_until : null;
   return {
     webhook_id: w.webhook_id,
     instance_id: w.instance_id,
@@ -49,6 +49,7 @@ export const webhookView = (w: Webhook, x: WebhookExtras) => {
     filter: w.filter ?? null,
     headers: x.headers,
     rate_limit: w.rate_limit ? { per_second: w.rate_limit } : null,
+    standard_webhooks: w.standard_webhooks ?? false,
     health: {
       ...health,
       last_delivered_at: isoOrNull(health.last_delivered_at),

@@ -7,7 +7,8 @@ import { checkHeaders } from '../domain/custom-headers.ts';
 import { isEventKind } from '../domain/events.ts';
 import { checkFilter } from '../domain/filter.ts';
 import { quote } from '../domain/quote.ts';
-import type { FieldError, Filter } from '../domain/types.ts';
+import { standardKey } from '../domain/signature.ts';
+import type { FieldError, Filter, Webhook } from '../domain/types.ts';
 import { checkDestination } from '../net/destination.ts';
 import type { SecretChange, WebhookConfig } from '../store/records.ts';
 import type { ApiContext } from './context.ts';
@@ -50,6 +51,13 @@ export const WebhookBody = Type.Object(
       }),
     ),
     rate_limit: Type.Optional(Type.Union([RateLimit, Type.Null()])),
+    standard_webhooks: Type.Optional(
+      Type.Boolean({
+        description:
+          "Standard Webhooks' headers too (webhook-id, webhook-timestamp, webhook-signature); the secret must then " +
+          'be whsec_ and the base64 of 24 to 64 bytes',
+      }),
+    ),
   },
   {
     additionalProperties: false,
@@ -63,18 +71,23 @@ export const WebhookBody = Type.Object(
         filter: { 'payload.fromMe': false },
         headers: { Authorization: 'Bearer rcv_live_5f2c' },
         rate_limit: { per_second: 20 },
+        standard_webhooks: false,
       },
     ],
   },
 );
 export type WebhookBodyType = Static<typeof WebhookBody>;
 
-/** The configuration a valid body asks for; a 400 naming each field that breaks a rule, or a 422 for the address. */
+/**
+ * The configuration a valid body asks for; a 400 naming each field that breaks a rule, or a 422 for the address.
+ * On PATCH, `current` is the webhook as it is (a secret kept must suit standard_webhooks too).
+ */
 export async function webhookConfig(
   ctx: Pick<ApiContext, 'destinations' | 'secretBox'>,
   body: WebhookBodyType,
-  mode: 'create' | 'patch',
+  current: Webhook | null,
 ): Promise<WebhookConfig> {
+  const mode = current ? 'patch' : 'create';
   const errors: FieldError[] = [];
   if (body.enabled !== undefined) {
     errors.push({
@@ -92,6 +105,7 @@ export async function webhookConfig(
     });
   }
   errors.push(...eventListErrors(body.events));
+  if (body.standard_webhooks) errors.push(...standardSecretErrors(ctx, body, current));
   if (body.filter != null) errors.push(...checkFilter(body.filter));
   if (body.headers != null) errors.push(...checkHeaders(body.headers));
   const problem = await checkDestination(body.destination_url, ctx.destinations);
@@ -118,8 +132,32 @@ export async function webhookConfig(
     filter: body.filter && Object.keys(body.filter).length > 0 ? (body.filter as Filter) : null,
     headers_sealed: headers ? ctx.secretBox.seal(JSON.stringify(headers)) : null,
     rate_limit: body.rate_limit?.per_second ?? null,
+    standard_webhooks: body.standard_webhooks ?? false,
   };
 }
+
+/** A Standard Webhooks secret is `whsec_` and base64: the one given, or the one kept. */
+function standardSecretErrors(
+  ctx: Pick<ApiContext, 'secretBox'>,
+  body: WebhookBodyType,
+  current: Webhook | null,
+): FieldError[] {
+  const kept = !body.client_sign_secret && !body.clear_client_sign ? current?.secret_sealed : null;
+  const secret = body.client_sign_secret || (kept ? ctx.secretBox.open(kept) : null);
+  if (secret === null || standardKey(secret)) return [];
+  return [
+    {
+      field: 'client_sign_secret',
+      message: body.client_sign_secret
+        ? STANDARD_SECRET_RULE
+        : `${STANDARD_SECRET_RULE}; the webhook's current secret is not: set a new one, or rotate it`,
+    },
+  ];
+}
+
+/** Said alike wherever a Standard Webhooks secret is refused. */
+export const STANDARD_SECRET_RULE =
+  'must be whsec_ followed by the base64 of 24 to 64 bytes when standard_webhooks is true';
 
 function eventListErrors(events: string[]): FieldError[] {
   if (events.includes('*')) {

@@ -98,6 +98,7 @@ export class Sender implements SenderPort {
           timestamp: String(Math.floor(now / 1000)),
           secrets,
           headers,
+          standard: claim.standard_webhooks,
         },
         limit,
         // Counted from now: the thread's clock is another.

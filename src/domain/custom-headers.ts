@@ -1,6 +1,7 @@
 /**
  * A webhook's own headers, sent with every attempt (tokens a receiver expects, a tenant id…). They never replace
- * what Herald itself sends: its X-Service-* headers and the ones that describe the request.
+ * what Herald itself sends: its X-Service-* headers, Standard Webhooks' webhook-* ones, and the ones that describe
+ * the request.
  */
 import type { FieldError } from './types.ts';
 
@@ -14,6 +15,9 @@ const RESERVED = new Set([
   'user-agent',
   'connection',
   'transfer-encoding',
+  'webhook-id',
+  'webhook-timestamp',
+  'webhook-signature',
 ]);
 
 /** The rules the headers break, each naming the header under `field` (e.g. `headers.X-Token`). */

@@ -42,6 +42,11 @@ export function randomToken(bytes = 32): string {
   return randomBytes(bytes).toString('base64url');
 }
 
+/** A generated signing secret: `whsec_` and the base64 of 24 random bytes, as Standard Webhooks' libraries read it. */
+export function newSigningSecret(): string {
+  return `whsec_${randomBytes(24).toString('base64')}`;
+}
+
 /**
  * Lease tokens of one process: a random prefix of its own and a count. Unique among every process's leases, which is
  * all a lease token is for (a result is applied only under the lease it was made with), without a call to the

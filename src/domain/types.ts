@@ -32,6 +32,8 @@ export interface Webhook {
   headers_sealed?: string | null;
   /** Deliveries started per second at most, across every process, or null for no limit. */
   rate_limit?: number | null;
+  /** Standard Webhooks' headers beside Herald's; its secret is then a `whsec_` one. */
+  standard_webhooks?: boolean;
   disabled_reason: string | null;
   disabled_at: number | null;
   created_at: number;

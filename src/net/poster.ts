@@ -4,7 +4,7 @@
  */
 import { isIP } from 'node:net';
 import { Agent, type Dispatcher } from 'undici';
-import { HEADERS, signWith } from '../domain/signature.ts';
+import { HEADERS, STANDARD_HEADERS, signStandard, signWith } from '../domain/signature.ts';
 import type { AttemptOutcome } from '../domain/types.ts';
 import { Deadlines, type Expiring } from './deadlines.ts';
 import { createGuardedLookup, type DestinationPolicy, isAllowedAddress } from './destination.ts';
@@ -22,6 +22,8 @@ export interface PostRequest {
   secrets: readonly string[];
   /** The webhook's own headers; never the ones Herald sets. */
   headers: Readonly<Record<string, string>> | null;
+  /** Standard Webhooks' headers too (webhook-id, webhook-timestamp, webhook-signature). */
+  standard: boolean;
 }
 
 export interface PosterOptions {
@@ -75,6 +77,12 @@ export class Poster {
       [HEADERS.timestamp]: req.timestamp,
     };
     if (req.secrets.length > 0) headers[HEADERS.signature] = signWith(req.secrets, req.timestamp, req.body);
+    if (req.standard) {
+      headers[STANDARD_HEADERS.id] = req.event_id;
+      headers[STANDARD_HEADERS.timestamp] = req.timestamp;
+      const signature = signStandard(req.secrets, req.event_id, req.timestamp, req.body);
+      if (signature) headers[STANDARD_HEADERS.signature] = signature;
+    }
     const target = this.#target(req.destination_url);
     if (!target.allowed) return Promise.resolve(outcome(failed('destination_not_allowed'), started));
     return new Promise((resolve) => {

@@ -28,6 +28,7 @@ export interface WebhookConfig {
   filter: Filter | null;
   headers_sealed: string | null;
   rate_limit: number | null;
+  standard_webhooks: boolean;
 }
 
 export type Router = (event: EventDraft, webhooks: readonly Webhook[]) => Webhook[];
@@ -89,6 +90,8 @@ export interface ClaimedDelivery {
   /** A rotated-out secret still in its grace: signed with too. */
   previous_secret_sealed: string | null;
   headers_sealed: string | null;
+  /** Standard Webhooks' headers too. */
+  standard_webhooks: boolean;
   body: string;
   /** Not before (a rate limit's slot); 0 when it may start at once. */
   start_at: number;

@@ -34,6 +34,7 @@ export const toWebhook = (r: Row): Webhook => ({
   filter: r.filter ? JSON.parse(r.filter as string) : null,
   headers_sealed: (r.headers_sealed as string | null) ?? null,
   rate_limit: (r.rate_limit as number | null) ?? null,
+  standard_webhooks: Boolean(r.standard_webhooks),
   disabled_reason: r.disabled_reason as string | null,
   disabled_at: r.disabled_at as number | null,
   created_at: r.created_at as number,
@@ -81,6 +82,7 @@ export type ClaimTarget = Pick<
   | 'previous_secret_until'
   | 'headers_sealed'
   | 'rate_limit'
+  | 'standard_webhooks'
 >;
 
 /**
@@ -110,6 +112,8 @@ export function claimOf(
     secret_sealed: to.secret_sealed,
     previous_secret_sealed: secretInGrace(to, now),
     headers_sealed: to.headers_sealed ?? null,
+    // SQLite's claim reads 0 or 1.
+    standard_webhooks: Boolean(to.standard_webhooks),
     body,
     start_at,
     rate_limit: to.rate_limit ?? null,

@@ -53,6 +53,7 @@ test('a 32 MiB answer: 4 KiB kept, the rest discarded while streaming', async ()
       timestamp: String(Math.floor(Date.now() / 1000)),
       secrets: [],
       headers: null,
+      standard: false,
     });
     assert.equal(outcome.status_code, 200);
     assert.equal(outcome.error, null);

@@ -92,6 +92,7 @@ const claimFor = (destination_url: string): ClaimedDelivery => ({
   secret_sealed: null,
   previous_secret_sealed: null,
   headers_sealed: null,
+  standard_webhooks: false,
   body: '{}',
   start_at: 0,
   rate_limit: null,

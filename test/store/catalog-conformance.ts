@@ -5,7 +5,7 @@ import { route } from '../../src/domain/routing.ts';
 import type { Webhook } from '../../src/domain/types.ts';
 import type { Store } from '../../src/store/ports.ts';
 import { webhookRecord } from '../support/records.ts';
-import { records, T0, uid } from './records.ts';
+import { LEASE, records, T0, uid, unlimited } from './records.ts';
 
 export function catalogConformance(name: string, open: () => Promise<Store>): void {
   describe(`store conformance, the catalog: ${name}`, () => {
@@ -26,6 +26,7 @@ export function catalogConformance(name: string, open: () => Promise<Store>): vo
         filter: null,
         headers_sealed: null,
         rate_limit: null,
+        standard_webhooks: false,
       };
       assert.equal(
         (await store.webhooks.updateWebhook(ins, w.webhook_id, { ...config, secret: { kind: 'keep' } }, T0))
@@ -52,6 +53,38 @@ export function catalogConformance(name: string, open: () => Promise<Store>): vo
       assert.deepEqual(
         [cleared?.secret_sealed, cleared?.destination_url, cleared?.updated_at],
         [null, 'https://example.org/x', T0 + 1],
+      );
+    });
+
+    test('standard_webhooks is kept on create and PATCH, and every claim of the webhook carries it', async () => {
+      const ins = await instance();
+      const w = await webhook(ins, { standard_webhooks: true });
+      assert.equal((await store.webhooks.getWebhook(ins, w.webhook_id))?.standard_webhooks, true);
+      await store.events.ingest(ins, [draft(ins)], route, T0);
+      const mine = async (at: number) =>
+        (await store.claims.claimDue(at, 100, LEASE, unlimited)).filter((c) => c.webhook_id === w.webhook_id);
+      assert.deepEqual(
+        (await mine(T0)).map((c) => c.standard_webhooks),
+        [true],
+      );
+      const config = {
+        destination_url: w.destination_url,
+        events: w.events,
+        ignore_status: true,
+        filter: null,
+        headers_sealed: null,
+        rate_limit: null,
+        standard_webhooks: false,
+        secret: { kind: 'keep' } as const,
+      };
+      assert.equal(
+        (await store.webhooks.updateWebhook(ins, w.webhook_id, config, T0))?.standard_webhooks,
+        false,
+      );
+      // The lease has run out: claimed again, now without.
+      assert.deepEqual(
+        (await mine(T0 + LEASE)).map((c) => c.standard_webhooks),
+        [false],
       );
     });
 

@@ -39,6 +39,7 @@ export function routingConformance(name: string, open: () => Promise<Store>): vo
         filter: null,
         headers_sealed: null,
         rate_limit: null,
+        standard_webhooks: false,
       };
       await store.webhooks.updateWebhook(ins, b.webhook_id, config, T0);
       assert.deepEqual(await routed(), [a.webhook_id], 'its events changed');

@@ -6,6 +6,7 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import type { Browser, Locator, Page } from 'playwright-core';
+import { Webhook as StandardWebhook } from 'standardwebhooks';
 import { sign } from '../../src/domain/signature.ts';
 import { ADMIN_KEY, messagePayload, startTestHerald, type TestHerald } from '../support/herald.ts';
 import { TestReceiver } from '../support/receiver.ts';
@@ -168,6 +169,27 @@ for (const width of [1280, 390]) {
         sign(secret, ts, second.rawBody),
         sign('whsec_first', ts, second.rawBody),
       ]);
+    });
+
+    it('turns on Standard Webhooks with a generated secret: the delivery verifies with the standardwebhooks library', async () => {
+      await card().getByRole('button', { name: 'Edit' }).click();
+      const dialog = page.getByRole('dialog', { name: 'Edit webhook' });
+      await dialog.getByRole('checkbox', { name: 'Standard Webhooks headers too' }).check();
+      await dialog.getByLabel('Replace at once').check();
+      await dialog.getByRole('button', { name: 'Generate' }).click();
+      const secret = await dialog.getByLabel('New secret', { exact: true }).inputValue();
+      await shot('04-standard-webhooks');
+      await dialog.getByRole('button', { name: 'Save' }).click();
+      await dialog.waitFor({ state: 'hidden' });
+      await card()
+        .getByText(/Signed · Standard Webhooks · /)
+        .waitFor();
+      assert.equal((await webhook()).standard_webhooks, true);
+      const before = receiver.received.length;
+      await h.publish(ins, { event: 'message', payload: messagePayload() });
+      const [got] = (await receiver.waitFor(before + 1)).slice(before);
+      const headers = Object.fromEntries(Object.entries(got.headers).map(([k, v]) => [k, String(v)]));
+      assert.doesNotThrow(() => new StandardWebhook(secret).verify(got.rawBody.toString('utf8'), headers));
     });
   });
 }

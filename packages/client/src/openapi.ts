@@ -2451,6 +2451,7 @@ export interface paths {
                          *           "rate_limit": {
                          *             "per_second": 20
                          *           },
+                         *           "standard_webhooks": false,
                          *           "health": {
                          *             "last_delivered_at": "2026-11-21T10:02:11.000Z",
                          *             "last_failed_at": "2026-11-21T08:40:02.000Z",
@@ -2577,7 +2578,8 @@ export interface paths {
                      *       },
                      *       "rate_limit": {
                      *         "per_second": 20
-                     *       }
+                     *       },
+                     *       "standard_webhooks": false
                      *     }
                      */
                     "application/json": {
@@ -2616,6 +2618,8 @@ export interface paths {
                             /** @description deliveries started per second at most */
                             per_second: number;
                         } | null;
+                        /** @description Standard Webhooks' headers too (webhook-id, webhook-timestamp, webhook-signature); the secret must then be whsec_ and the base64 of 24 to 64 bytes */
+                        standard_webhooks?: boolean;
                     };
                 };
             };
@@ -2810,6 +2814,7 @@ export interface paths {
                          *         "rate_limit": {
                          *           "per_second": 20
                          *         },
+                         *         "standard_webhooks": false,
                          *         "health": {
                          *           "last_delivered_at": "2026-11-21T10:02:11.000Z",
                          *           "last_failed_at": "2026-11-21T08:40:02.000Z",
@@ -3043,7 +3048,8 @@ export interface paths {
                      *       },
                      *       "rate_limit": {
                      *         "per_second": 20
-                     *       }
+                     *       },
+                     *       "standard_webhooks": false
                      *     }
                      */
                     "application/json": {
@@ -3082,6 +3088,8 @@ export interface paths {
                             /** @description deliveries started per second at most */
                             per_second: number;
                         } | null;
+                        /** @description Standard Webhooks' headers too (webhook-id, webhook-timestamp, webhook-signature); the secret must then be whsec_ and the base64 of 24 to 64 bytes */
+                        standard_webhooks?: boolean;
                     };
                 };
             };
@@ -3117,6 +3125,7 @@ export interface paths {
                          *         "rate_limit": {
                          *           "per_second": 20
                          *         },
+                         *         "standard_webhooks": false,
                          *         "health": {
                          *           "last_delivered_at": "2026-11-21T10:02:11.000Z",
                          *           "last_failed_at": "2026-11-21T08:40:02.000Z",
@@ -3308,6 +3317,7 @@ export interface paths {
                          *         "rate_limit": {
                          *           "per_second": 20
                          *         },
+                         *         "standard_webhooks": false,
                          *         "health": {
                          *           "last_delivered_at": "2026-11-21T10:02:11.000Z",
                          *           "last_failed_at": "2026-11-21T08:40:02.000Z",
@@ -3497,6 +3507,7 @@ export interface paths {
                          *         "rate_limit": {
                          *           "per_second": 20
                          *         },
+                         *         "standard_webhooks": false,
                          *         "health": {
                          *           "last_delivered_at": "2026-11-21T10:02:11.000Z",
                          *           "last_failed_at": "2026-11-21T08:40:02.000Z",
@@ -3524,7 +3535,7 @@ export interface paths {
                 /**
                  * @description - An id in the path is not in its form (ins_…, whk_…, dlv_…, key_…).
                  *     - The body is not valid JSON.
-                 *     - A field breaks its rule: grace_s 0 to 604800, client_sign_secret 1 to 1024 characters.
+                 *     - A field breaks its rule: grace_s 0 to 604800, client_sign_secret 1 to 1024 characters (on a webhook with standard_webhooks, whsec_ and the base64 of 24 to 64 bytes).
                  */
                 400: {
                     headers: {
@@ -7864,6 +7875,7 @@ export interface components {
          *       "rate_limit": {
          *         "per_second": 20
          *       },
+         *       "standard_webhooks": false,
          *       "health": {
          *         "last_delivered_at": "2026-11-21T10:02:11.000Z",
          *         "last_failed_at": "2026-11-21T08:40:02.000Z",
@@ -7908,6 +7920,8 @@ export interface components {
             rate_limit: {
                 per_second: number;
             } | null;
+            /** @description Standard Webhooks' headers (webhook-id, webhook-timestamp, webhook-signature) beside Herald's */
+            standard_webhooks: boolean;
             /** Format: date-time */
             updated_at: string;
             webhook_id: string;

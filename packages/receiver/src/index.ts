@@ -12,5 +12,12 @@ export type { Checked, HeraldDelivery, Receipt, ReceiveOptions } from './receive
 export { checkDelivery, receiveDelivery } from './receive.ts';
 export { createReferenceReceiver, type ReferenceReceiverOptions } from './reference-server.ts';
 export { HEADERS, SIGNATURE_VERSION, sign } from './signature.ts';
+export {
+  STANDARD_HEADERS,
+  type StandardVerifyOptions,
+  signStandard,
+  standardKey,
+  verifyStandard,
+} from './standard.ts';
 export type { HeaderInput, VerifyFailure, VerifyOptions, VerifyResult } from './verify.ts';
 export { verify } from './verify.ts';

@@ -53,7 +53,8 @@ function headerValues(headers: HeaderInput, name: string): string[] {
   return values;
 }
 
-function firstValue(headers: HeaderInput, name: string): string | undefined {
+/** The first value of a header, trimmed, or undefined when absent or empty. */
+export function firstHeader(headers: HeaderInput, name: string): string | undefined {
   const value = headerValues(headers, name)[0]?.trim();
   return value ? value : undefined;
 }
@@ -74,8 +75,8 @@ export function verify(opts: VerifyOptions): VerifyResult {
     throw new RangeError('verify: toleranceSeconds must be a non-negative finite number');
   }
 
-  const eventId = firstValue(headers, EVENT_ID_HEADER);
-  const timestampRaw = firstValue(headers, TIMESTAMP_HEADER);
+  const eventId = firstHeader(headers, EVENT_ID_HEADER);
+  const timestampRaw = firstHeader(headers, TIMESTAMP_HEADER);
   const signatureRaw = headerValues(headers, SIGNATURE_HEADER).join(' ').trim();
   if (eventId === undefined) return fail('missing_header', 'X-Service-Event-Id header is missing');
   if (timestampRaw === undefined) return fail('missing_header', 'X-Service-Timestamp header is missing');

@@ -1,14 +1,15 @@
 /** Webhooks of an instance: create, read, replace, enable, delete, and rotate the signing secret. */
 import { type Static, Type } from '@sinclair/typebox';
 import type { FastifyInstance, FastifyRequest } from 'fastify';
-import { newId, randomToken } from '../../domain/ids.ts';
+import { newId, newSigningSecret } from '../../domain/ids.ts';
+import { standardKey } from '../../domain/signature.ts';
 import type { Webhook } from '../../domain/types.ts';
 import type { ApiContext } from '../context.ts';
 import type { ErrorName } from '../error-catalog.ts';
 import { HttpError } from '../errors.ts';
 import { Answer, IdParam, Ok } from '../schemas.ts';
 import { webhookView } from '../views.ts';
-import { WebhookBody, type WebhookBodyType, webhookConfig } from '../webhook-config.ts';
+import { STANDARD_SECRET_RULE, WebhookBody, type WebhookBodyType, webhookConfig } from '../webhook-config.ts';
 import { INSTANCE_ERRORS, loadInstance } from './instances.ts';
 
 const WebhookParams = Type.Object({
@@ -107,7 +108,7 @@ export function webhookRoutes(app: FastifyInstance, ctx: ApiContext): void {
     },
     async (request, reply) => {
       const instance = await loadInstance(ctx, request);
-      const config = await webhookConfig(ctx, request.body as WebhookBodyType, 'create');
+      const config = await webhookConfig(ctx, request.body as WebhookBodyType, null);
       const max = ctx.config.maxWebhooksPerInstance;
       const now = ctx.clock();
       const webhook_id = newId('whk', now);
@@ -123,6 +124,7 @@ export function webhookRoutes(app: FastifyInstance, ctx: ApiContext): void {
           filter: config.filter,
           headers_sealed: config.headers_sealed,
           rate_limit: config.rate_limit,
+          standard_webhooks: config.standard_webhooks,
           disabled_reason: null,
           disabled_at: null,
           created_at: now,
@@ -166,7 +168,7 @@ export function webhookRoutes(app: FastifyInstance, ctx: ApiContext): void {
     },
     async (request) => {
       const current = await loadWebhook(request);
-      const config = await webhookConfig(ctx, request.body as WebhookBodyType, 'patch');
+      const config = await webhookConfig(ctx, request.body as WebhookBodyType, current);
       const webhook = await ctx.store.webhooks.updateWebhook(
         current.instance_id,
         current.webhook_id,
@@ -225,7 +227,10 @@ export function webhookRoutes(app: FastifyInstance, ctx: ApiContext): void {
     async (request) => {
       const current = await loadWebhook(request);
       const body = request.body as Static<typeof RotateBody>;
-      const secret = body.client_sign_secret ?? `whsec_${randomToken(24)}`;
+      const secret = body.client_sign_secret ?? newSigningSecret();
+      if (current.standard_webhooks && !standardKey(secret)) {
+        throw HttpError.invalid([{ field: 'client_sign_secret', message: STANDARD_SECRET_RULE }]);
+      }
       const now = ctx.clock();
       const graceS = body.grace_s ?? 86_400;
       const webhook = await ctx.store.webhooks.rotateSecret(

@@ -196,6 +196,10 @@ export const MIGRATIONS: string[] = [
   ALTER TABLE events ADD COLUMN media_failure text;
   ALTER TABLE media_jobs ADD COLUMN engine_error text;
   `,
+  // Standard Webhooks' headers beside Herald's, per webhook.
+  `
+  ALTER TABLE webhooks ADD COLUMN standard_webhooks boolean NOT NULL DEFAULT false;
+  `,
 ];
 
 /** Brings the connection's schema up to date; safe when many processes start at once. */

@@ -156,4 +156,8 @@ export const MIGRATIONS: string[] = [
   ALTER TABLE events ADD COLUMN media_failure TEXT;
   ALTER TABLE media_jobs ADD COLUMN engine_error TEXT;
   `,
+  // Standard Webhooks' headers beside Herald's, per webhook.
+  `
+  ALTER TABLE webhooks ADD COLUMN standard_webhooks INTEGER NOT NULL DEFAULT 0;
+  `,
 ];

@@ -28,11 +28,11 @@ export class PostgresWebhooks implements Webhooks {
       if ((row?.n ?? 0) >= maxPerInstance) return false;
       await sql`
         INSERT INTO webhooks (webhook_id, instance_id, destination_url, events, ignore_status, enabled, secret_sealed,
-          disabled_reason, disabled_at, created_at, updated_at, filter, headers_sealed, rate_limit)
+          disabled_reason, disabled_at, created_at, updated_at, filter, headers_sealed, rate_limit, standard_webhooks)
         VALUES (${w.webhook_id}, ${w.instance_id}, ${w.destination_url}, ${JSON.stringify(w.events)},
           ${w.ignore_status}, ${w.enabled}, ${w.secret_sealed}, ${w.disabled_reason}, ${w.disabled_at}::bigint,
           ${w.created_at}::bigint, ${w.updated_at}::bigint, ${w.filter ? JSON.stringify(w.filter) : null},
-          ${w.headers_sealed ?? null}, ${w.rate_limit ?? null}::integer)`;
+          ${w.headers_sealed ?? null}, ${w.rate_limit ?? null}::integer, ${w.standard_webhooks ?? false})`;
       return true;
     });
   }
@@ -62,7 +62,7 @@ export class PostgresWebhooks implements Webhooks {
       UPDATE webhooks SET destination_url = ${c.destination_url}, events = ${JSON.stringify(c.events)},
         ignore_status = ${c.ignore_status}, updated_at = ${now}::bigint,
         filter = ${c.filter ? JSON.stringify(c.filter) : null}, headers_sealed = ${c.headers_sealed},
-        rate_limit = ${c.rate_limit}::integer,
+        rate_limit = ${c.rate_limit}::integer, standard_webhooks = ${c.standard_webhooks},
         secret_sealed = CASE WHEN ${keep}::boolean THEN secret_sealed ELSE ${sealed}::text END,
         previous_secret_sealed = CASE WHEN ${keep}::boolean THEN previous_secret_sealed END,
         previous_secret_until = CASE WHEN ${keep}::boolean THEN previous_secret_until END

@@ -31,8 +31,8 @@ export class SqliteWebhooks implements Webhooks {
     this.#db
       .q(
         `INSERT INTO webhooks (webhook_id, instance_id, destination_url, events, ignore_status, enabled, secret_sealed,
-          disabled_reason, disabled_at, created_at, updated_at, filter, headers_sealed, rate_limit)
-         VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+          disabled_reason, disabled_at, created_at, updated_at, filter, headers_sealed, rate_limit, standard_webhooks)
+         VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
       )
       .run(
         w.webhook_id,
@@ -49,6 +49,7 @@ export class SqliteWebhooks implements Webhooks {
         w.filter ? JSON.stringify(w.filter) : null,
         w.headers_sealed ?? null,
         w.rate_limit ?? null,
+        w.standard_webhooks ? 1 : 0,
       );
   }
 
@@ -89,12 +90,13 @@ export class SqliteWebhooks implements Webhooks {
       c.filter ? JSON.stringify(c.filter) : null,
       c.headers_sealed,
       c.rate_limit,
+      c.standard_webhooks ? 1 : 0,
     ];
     if (c.secret.kind !== 'keep') params.push(c.secret.kind === 'set' ? c.secret.sealed : null);
     const changed = this.#db
       .q(
         `UPDATE webhooks SET destination_url = ?, events = ?, ignore_status = ?, updated_at = ?, filter = ?,
-           headers_sealed = ?, rate_limit = ?, secret_sealed = ${secretSql}
+           headers_sealed = ?, rate_limit = ?, standard_webhooks = ?, secret_sealed = ${secretSql}
          WHERE instance_id = ? AND webhook_id = ?`,
       )
       .run(...params, instanceId, webhookId).changes;

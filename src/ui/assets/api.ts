@@ -27,6 +27,7 @@ export interface Webhook {
   filter: Record<string, unknown> | null;
   headers: Record<string, string> | null;
   rate_limit: { per_second: number } | null;
+  standard_webhooks: boolean;
   health: WebhookHealth;
   disabled_reason: string | null;
   disabled_at: string | null;

@@ -24,10 +24,13 @@ const GRACES: [number, string][] = [
   [0, 'none: the old secret stops now'],
 ];
 
-/** A random signing secret, generated in the browser: the person copies it to the receiver before saving. */
+/**
+ * A random signing secret, generated in the browser: the person copies it to the receiver before saving. The form
+ * of the server's (whsec_ and the base64 of 24 bytes), which Standard Webhooks' libraries read.
+ */
 function newSecret(): string {
   const bytes = crypto.getRandomValues(new Uint8Array(24));
-  return `whsec_${Array.from(bytes, (b) => b.toString(16).padStart(2, '0')).join('')}`;
+  return `whsec_${btoa(String.fromCharCode(...bytes))}`;
 }
 
 function choices(current: Webhook | null): [SecretChoice, string][] {

@@ -1,6 +1,7 @@
 /**
  * Add or edit a webhook. An edit is a PATCH that replaces the whole configuration, so the form always shows and
- * sends every part of it: the destination, the events, ignore_status, the filter, the headers and the rate limit.
+ * sends every part of it: the destination, the events, ignore_status, Standard Webhooks, the filter, the headers
+ * and the rate limit.
  * The signing secret is an explicit choice (secret-fieldset.ts); a rotation is saved after the configuration, by
  * its own call, and shows what it did.
  */
@@ -35,6 +36,12 @@ export function openWebhookForm(instanceId: string, current: Webhook | null, onS
     id: ignoreId,
     type: 'checkbox',
     checked: current ? current.ignore_status : true,
+  });
+  const standardId = uid('standard');
+  const standard = h('input', {
+    id: standardId,
+    type: 'checkbox',
+    checked: current?.standard_webhooks ?? false,
   });
 
   const more = h(
@@ -82,6 +89,22 @@ export function openWebhookForm(instanceId: string, current: Webhook | null, onS
           'delivered with the message events. (Unrelated to session.status, the session’s own state.)',
       ),
     ),
+    h(
+      'div',
+      { class: 'field', 'data-field': 'standard_webhooks' },
+      h(
+        'label',
+        { class: 'check', for: standardId },
+        standard,
+        h('span', {}, 'Standard Webhooks headers too'),
+      ),
+      h(
+        'p',
+        { class: 'help' },
+        'Adds webhook-id, webhook-timestamp and webhook-signature, so the receiver can verify with the ' +
+          'standardwebhooks or svix libraries. The secret must then start with whsec_ (a generated one does).',
+      ),
+    ),
     more,
     h(
       'div',
@@ -111,6 +134,7 @@ export function openWebhookForm(instanceId: string, current: Webhook | null, onS
       destination_url: url.value.trim(),
       events: events.value(),
       ignore_status: ignore.checked,
+      standard_webhooks: standard.checked,
       filter: limited.filter,
       headers: headers.value(),
       rate_limit: limited.rate_limit,

@@ -97,6 +97,7 @@ export function webhooksPanel(instanceId: string, refresh: () => Promise<void>):
             { class: 'meta muted small' },
             [
               w.client_sign_secret_set ? 'Signed' : 'Unsigned',
+              ...(w.standard_webhooks ? ['Standard Webhooks'] : []),
               w.ignore_status ? 'Skips stories (status@broadcast)' : 'Includes stories (status@broadcast)',
               ...controlsSummary(w),
             ].join(' · '),

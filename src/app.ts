@@ -133,7 +133,7 @@ export async function startHerald(config: Config, options: HeraldOptions = {}): 
   // A worker serves /healthz, /readyz and /metrics, so that orchestrators can probe and scrape it like any other process.
   const server =
     role === 'worker'
-      ? await buildHealthServer({ store, availability, metrics }, logger, adminKeyHash)
+      ? await buildHealthServer({ store, availability, metrics, clock }, logger, adminKeyHash)
       : await buildServer(
           {
             config,
@@ -146,6 +146,7 @@ export async function startHerald(config: Config, options: HeraldOptions = {}): 
             metrics,
             // Fresh deliveries it can take at once go to it from ingest, without a claim.
             handOff: role === 'all' ? dispatcher : undefined,
+            publicUrl: () => publicUrl,
           },
           logger,
           adminKeyHash,

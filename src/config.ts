@@ -36,6 +36,17 @@ export interface Config {
   engineMaxBodyBytes: number;
   /** How long an engine's repeat of a message is dropped at ingest (ENGINE_DEDUPE_S, in ms); 0 keeps every one. */
   engineDedupeMs: number;
+  portal: PortalConfig;
+}
+
+/** The session page that portal links hand out: who may frame it, and its branding. */
+export interface PortalConfig {
+  /** Origins that may show /portal in a frame (PORTAL_FRAME_ANCESTORS); none when empty. */
+  frameAncestors: string[];
+  /** Its title (PORTAL_TITLE). */
+  title: string;
+  /** Its accent colour, #rrggbb (PORTAL_ACCENT), or null for Herald's. */
+  accent: string | null;
 }
 
 /** Where media files live: DATA_DIR/media, or an S3-compatible bucket (endpoint and credentials: AWS_* variables). */
@@ -94,6 +105,11 @@ export function loadConfig(env: Env): Config {
     engineMediaHeaders: headerList('ENGINE_MEDIA_HEADERS', get('ENGINE_MEDIA_HEADERS')),
     engineMaxBodyBytes: integer('ENGINE_MAX_BODY_BYTES', 4 * 1024 * 1024, 1024, 64 * 1024 * 1024),
     engineDedupeMs: integer('ENGINE_DEDUPE_S', 3600, 0, 30 * 86_400) * 1000,
+    portal: {
+      frameAncestors: frameAncestors(get('PORTAL_FRAME_ANCESTORS')),
+      title: portalTitle(get('PORTAL_TITLE')),
+      accent: optional(get('PORTAL_ACCENT'), portalAccent),
+    },
   };
   checkMediaTtl(config);
   return config;
@@ -196,6 +212,32 @@ function publicUrl(raw: string | undefined): string | null {
     throw new ConfigError('PUBLIC_URL: must be an absolute http or https URL');
   }
   return raw.replace(/\/+$/, '');
+}
+
+/** Origins as CSP's frame-ancestors takes them: scheme, host (a leading *. for subdomains) and port, no path. */
+function frameAncestors(raw: string | undefined): string[] {
+  if (raw === undefined) return [];
+  const origins = raw.split(/\s+/);
+  for (const origin of origins) {
+    if (!/^https?:\/\/(\*\.)?[A-Za-z0-9.-]+(:\d{1,5})?$/.test(origin)) {
+      throw new ConfigError(
+        `PORTAL_FRAME_ANCESTORS: "${origin}" is not an origin such as https://app.example.com (space-separated, no path)`,
+      );
+    }
+  }
+  return origins;
+}
+
+function portalTitle(raw: string | undefined): string {
+  if (raw === undefined) return 'Herald';
+  if (raw.length > 100) throw new ConfigError('PORTAL_TITLE: must be at most 100 characters');
+  return raw;
+}
+
+function portalAccent(raw: string): string {
+  if (!/^#[0-9a-fA-F]{6}$/.test(raw))
+    throw new ConfigError(`PORTAL_ACCENT: must be a colour such as #4f46e5, got "${raw}"`);
+  return raw.toLowerCase();
 }
 
 function cidrs(raw: string | undefined): Cidr[] {

@@ -95,6 +95,20 @@ describe('configuration (SPEC §1)', () => {
     assert.deepEqual(loadConfig({ SECRET_KEY: key.toString('base64') }).secretKey, key);
   });
 
+  test('the portal: origins that may frame it, its title and accent; none, "Herald" and none by default', () => {
+    const set = loadConfig({
+      PORTAL_FRAME_ANCESTORS: ' https://app.example.com  https://*.example.org:8443 ',
+      PORTAL_TITLE: 'Acme hooks',
+      PORTAL_ACCENT: '#0A7C59',
+    });
+    assert.deepEqual(set.portal, {
+      frameAncestors: ['https://app.example.com', 'https://*.example.org:8443'],
+      title: 'Acme hooks',
+      accent: '#0a7c59',
+    });
+    assert.deepEqual(loadConfig({}).portal, { frameAncestors: [], title: 'Herald', accent: null });
+  });
+
   test('a bad value is refused with a message naming the variable', () => {
     const cases: [string, string][] = [
       ['PORT', '80a'],
@@ -115,6 +129,10 @@ describe('configuration (SPEC §1)', () => {
       ['RATE_LIMIT_MANAGEMENT', 'fast'],
       ['MAX_WEBHOOKS_PER_INSTANCE', '0'],
       ['LOG_LEVEL', 'loud'],
+      ['PORTAL_FRAME_ANCESTORS', 'https://app.example.com/embed'],
+      ['PORTAL_FRAME_ANCESTORS', "'self'"],
+      ['PORTAL_TITLE', 'x'.repeat(101)],
+      ['PORTAL_ACCENT', 'indigo'],
     ];
     for (const [name, value] of cases) {
       assert.throws(

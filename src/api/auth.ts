@@ -1,13 +1,21 @@
 /**
  * Bearer-key authentication. Keys are high-entropy tokens stored as SHA-256 hashes; an instance key is
- * found by its hash, the admin hash is compared in constant time. A key never reaches a log line.
+ * found by its hash, the admin hash is compared in constant time. A portal link's token (`hpl_…`) acts as a key of
+ * its instance until it expires, and only reads when the link is read-only. A key never reaches a log line.
  */
 import { hash, timingSafeEqual } from 'node:crypto';
 import type { FastifyInstance, FastifyRequest } from 'fastify';
-import type { Catalog } from '../store/ports.ts';
+import type { Clock } from '../domain/clock.ts';
+import type { Catalog, PortalLinks } from '../store/ports.ts';
 import { HttpError } from './errors.ts';
 
-export type Principal = { kind: 'admin' } | { kind: 'instance'; instance_id: string; key_id: string };
+export type Principal =
+  | { kind: 'admin' }
+  | { kind: 'instance'; instance_id: string; key_id: string }
+  | { kind: 'portal'; instance_id: string; link_id: string; read_only: boolean };
+
+/** How a portal link's token starts: it is looked up among the links, not the keys. */
+export const PORTAL_TOKEN_PREFIX = 'hpl_';
 
 declare module 'fastify' {
   interface FastifyRequest {
@@ -26,8 +34,9 @@ export function hashKey(key: string): string {
 
 export function installAuth(
   app: FastifyInstance,
-  store: Pick<Catalog, 'findKeyByHash'>,
+  store: { catalog: Pick<Catalog, 'findKeyByHash'>; portalLinks: Pick<PortalLinks, 'findPortalLinkByHash'> },
   adminKeyHash: string,
+  clock: Clock,
 ): void {
   const admin = Buffer.from(adminKeyHash, 'hex');
   app.decorateRequest('principal', null as never);
@@ -40,9 +49,18 @@ export function installAuth(
       request.principal = { kind: 'admin' };
       return;
     }
-    const key = await store.findKeyByHash(hash);
-    if (!key) throw keyErrors.unknown();
-    request.principal = { kind: 'instance', instance_id: key.instance_id, key_id: key.key_id };
+    if (match[1].startsWith(PORTAL_TOKEN_PREFIX)) {
+      const link = await store.portalLinks.findPortalLinkByHash(hash);
+      if (!link) throw keyErrors.unknownLink();
+      if (link.expires_at <= clock()) throw keyErrors.expiredLink();
+      const { instance_id, link_id, read_only } = link;
+      request.principal = { kind: 'portal', instance_id, link_id, read_only };
+      if (read_only && request.method !== 'GET' && request.method !== 'HEAD') throw keyErrors.readOnlyLink();
+    } else {
+      const key = await store.catalog.findKeyByHash(hash);
+      if (!key) throw keyErrors.unknown();
+      request.principal = { kind: 'instance', instance_id: key.instance_id, key_id: key.key_id };
+    }
     // Before the body is read: another instance's key is refused without a byte of its body parsed or buffered.
     const { instance_id } = request.params as { instance_id?: unknown };
     if (typeof instance_id === 'string') requireInstanceAccess(request, instance_id);
@@ -55,6 +73,12 @@ export const keyErrors = {
   unknown: () => new HttpError('unauthorized', 'unknown or revoked API key'),
   adminOnly: () => new HttpError('forbidden', 'this operation needs the admin key'),
   otherInstance: () => new HttpError('forbidden', 'this key belongs to another instance'),
+  unknownLink: () => new HttpError('unauthorized', 'unknown or revoked portal link'),
+  expiredLink: () => new HttpError('unauthorized', 'this portal link has expired'),
+  readOnlyLink: () => new HttpError('forbidden', 'this portal link is read-only: it may only read'),
+  notByLink: () => new HttpError('forbidden', 'a portal link cannot manage portal links'),
+  onlyByLink: () =>
+    new HttpError('forbidden', "this tells a portal link's own facts: call it with a portal link"),
 };
 
 export function requireAdmin(request: FastifyRequest): void {
@@ -64,7 +88,7 @@ export function requireAdmin(request: FastifyRequest): void {
 /** An instance key acts only on its own instance; checked before existence, so ids of others do not leak. */
 export function requireInstanceAccess(request: FastifyRequest, instanceId: string): void {
   const p = request.principal;
-  if (p.kind === 'instance' && p.instance_id !== instanceId) {
+  if (p.kind !== 'admin' && p.instance_id !== instanceId) {
     throw keyErrors.otherInstance();
   }
 }

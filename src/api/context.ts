@@ -24,6 +24,8 @@ export interface ApiContext {
    * (store/records.ts, HandOffRoom), and they go out without a claim.
    */
   handOff?: Pick<Dispatcher, 'handOffRoom' | 'takeHandOff'>;
+  /** Where people reach Herald: PUBLIC_URL, or the address it listens on (known once it does). */
+  publicUrl: () => string;
   /** Counts what ingest stored, and serves /metrics when it is a HeraldMetrics. */
   metrics?: IngestObserver & { contentType(): string; text(): Promise<string> };
 }

@@ -24,6 +24,7 @@ export const EXAMPLE_IDS = {
   delivery: 'dlv_01jd5q7h3a8b2c4d6e8f0g2h4j',
   media: 'med_01jd5q7h3m5n7p9q1r3s5t7v9w',
   key: 'key_01jd5q7h2x4y6z8a0b2c4d6e8f',
+  portalLink: 'lnk_01jd5q7h4b6c8d0e2f4g6h8j0k',
 };
 /** Plain strings named like these get a value of their kind rather than "string". */
 const BY_NAME: Record<string, unknown> = {

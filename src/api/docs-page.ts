@@ -28,7 +28,7 @@ const CSP = [
 ].join('; ');
 
 export function installDocsPage(app: FastifyInstance, version: string): void {
-  const files = new AssetFiles(version);
+  const files = new AssetFiles({ HERALD_VERSION: version });
   const vendor = new Map<string, Buffer>();
   const route = { schema: { hide: true }, config: { public: true } };
 

@@ -49,6 +49,10 @@ const SUMMARIES: Record<string, string> = {
   'GET /instances/{instance_id}/deliveries/{delivery_id}': 'A delivery with its request body and every attempt',
   'POST /instances/{instance_id}/deliveries/{delivery_id}/redeliver': 'Redeliver a failed delivery',
   'POST /instances/{instance_id}/deliveries/redeliver': 'Redeliver every failed delivery in a range',
+  'POST /instances/{instance_id}/portal-links': "Make a portal link: the instance's session page for a customer",
+  'GET /instances/{instance_id}/portal-links': 'List the live portal links, without their tokens',
+  'DELETE /instances/{instance_id}/portal-links/{link_id}': 'Revoke a portal link at once',
+  'GET /portal-link': 'The portal link whose token makes this call',
 };
 
 const routes = new WeakMap<FastifyInstance, RegisteredRoute[]>();
@@ -86,6 +90,7 @@ export async function installApiDocs(app: FastifyInstance, info: { version: stri
         pathIds: schema.params !== undefined,
         // The media upload takes raw bytes (its own parser); every other body is JSON.
         jsonBody: schema.body !== undefined,
+        write: methods.some((m) => m !== 'GET'),
       }),
       ...(schema.errors ?? []),
     ];

@@ -72,8 +72,18 @@ export const ERROR_CAUSES = {
   },
   unauthorized: {
     status: 401,
-    when: 'a key Herald does not know (unknown or revoked)',
+    when: 'a key or portal link Herald does not know (unknown or revoked)',
     example: keyErrors.unknown,
+  },
+  portal_link_expired: {
+    status: 401,
+    when: 'a portal link past its expires_at',
+    example: keyErrors.expiredLink,
+  },
+  portal_read_only: {
+    status: 403,
+    when: 'a read-only portal link: it may only read',
+    example: keyErrors.readOnlyLink,
   },
   rate_limited: {
     status: 429,
@@ -122,8 +132,18 @@ export const ERROR_CAUSES = {
   },
   other_instance: {
     status: 403,
-    when: 'an instance key of another instance',
+    when: 'an instance key or portal link of another instance',
     example: keyErrors.otherInstance,
+  },
+  only_by_portal_link: {
+    status: 403,
+    when: 'a key: this tells the facts of the portal link in use',
+    example: keyErrors.onlyByLink,
+  },
+  not_by_portal_link: {
+    status: 403,
+    when: 'a portal link: links are made and revoked with the admin key or a key of the instance',
+    example: keyErrors.notByLink,
   },
   engine_hmac: {
     status: 401,
@@ -147,6 +167,11 @@ export const ERROR_CAUSES = {
     status: 404,
     when: 'the delivery does not exist on this instance',
     example: () => HttpError.notFound('delivery', ID.delivery),
+  },
+  portal_link_not_found: {
+    status: 404,
+    when: 'the portal link does not exist on this instance (or was revoked)',
+    example: () => HttpError.notFound('portal link', ID.portalLink),
   },
   key_not_found: {
     status: 404,
@@ -182,6 +207,11 @@ export const ERROR_CAUSES = {
       conflict(
         'webhooks: an instance may have at most 100 webhooks (MAX_WEBHOOKS_PER_INSTANCE); delete one first',
       ),
+  },
+  invalid_portal_link: {
+    status: 400,
+    when: 'a field breaks its rule: ttl_s 60 to 86400, read_only true or false',
+    example: () => invalid('ttl_s', 'must be at least 60'),
   },
   invalid_enabled: {
     status: 400,

@@ -12,7 +12,7 @@ import { metricsRoutes } from './routes/metrics.ts';
 import { ErrorResponse } from './schemas.ts';
 
 export async function buildHealthServer(
-  ctx: Pick<ApiContext, 'store' | 'availability' | 'metrics'>,
+  ctx: Pick<ApiContext, 'store' | 'availability' | 'metrics' | 'clock'>,
   logger: FastifyBaseLogger,
   adminKeyHash: string,
 ): Promise<FastifyInstance> {
@@ -20,7 +20,7 @@ export async function buildHealthServer(
   installRequestLog(app);
   app.addSchema(ErrorResponse);
   installErrorHandling(app);
-  installAuth(app, ctx.store.catalog, adminKeyHash);
+  installAuth(app, ctx.store, adminKeyHash, ctx.clock);
   healthRoutes(app, ctx);
   metricsRoutes(app, ctx);
   return app;

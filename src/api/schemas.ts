@@ -136,6 +136,7 @@ const DELIVERY_EXAMPLE = {
   last_status_code: 200,
   last_error: null,
   failure_reason: null,
+  chat: '14155550123@c.us',
 };
 const ATTEMPTS_EXAMPLE = [
   {
@@ -178,6 +179,14 @@ export const Delivery = Type.Object(
     last_status_code: Nullable(Type.Integer()),
     last_error: Nullable(Type.String()),
     failure_reason: Nullable(Type.String()),
+    chat: Nullable(
+      Type.String({
+        description:
+          "the chat its event concerns (a message's chat, the chat of the message an ack, edit, revoke or " +
+          'reaction concerns, a group event\'s group), or "*" for events of the whole session; null for ' +
+          'deliveries stored before Herald kept chats',
+      }),
+    ),
   },
   { $id: 'Delivery', examples: [DELIVERY_EXAMPLE] },
 );

@@ -16,6 +16,7 @@ import { healthRoutes } from './routes/health.ts';
 import { instanceRoutes } from './routes/instances.ts';
 import { mediaRoutes } from './routes/media.ts';
 import { metricsRoutes } from './routes/metrics.ts';
+import { portalLinkRoutes } from './routes/portal-links.ts';
 import { testDeliveryRoutes } from './routes/test-delivery.ts';
 import { webhookRoutes } from './routes/webhooks.ts';
 import { SHARED_SCHEMAS } from './schemas.ts';
@@ -56,7 +57,7 @@ export async function buildServer(
   installErrorHandling(app);
   for (const schema of SHARED_SCHEMAS) app.addSchema(schema);
   await installApiDocs(app, { version: VERSION });
-  installAuth(app, ctx.store.catalog, adminKeyHash);
+  installAuth(app, ctx.store, adminKeyHash, ctx.clock);
   installRateLimit(
     app,
     { ingest: ctx.config.rateLimitIngest, management: ctx.config.rateLimitManagement },
@@ -71,7 +72,8 @@ export async function buildServer(
   deliveryRoutes(app, ctx);
   mediaRoutes(app, ctx);
   testDeliveryRoutes(app, ctx);
+  portalLinkRoutes(app, ctx);
   metricsRoutes(app, ctx);
-  uiRoutes(app, VERSION);
+  uiRoutes(app, VERSION, ctx.config.portal);
   return app;
 }

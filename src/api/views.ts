@@ -75,6 +75,7 @@ export const deliveryView = (d: Delivery) => ({
   last_status_code: d.last_status_code,
   last_error: d.last_error,
   failure_reason: d.failure_reason,
+  chat: d.chat,
 });
 
 /**

@@ -88,6 +88,8 @@ export interface Delivery {
   last_status_code: number | null;
   last_error: string | null;
   failure_reason: FailureReason | null;
+  /** Its event's chat (chat-key.ts); null for deliveries stored before chats were kept. */
+  chat: string | null;
 }
 
 /** A field-level complaint about input, turned into a 400 by the API. */

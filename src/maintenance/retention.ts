@@ -9,7 +9,7 @@ import type { Store } from '../store/ports.ts';
 import type { PurgeResult } from '../store/records.ts';
 
 export interface RetentionOptions {
-  store: Pick<Store, 'retention' | 'webhooks'>;
+  store: Pick<Store, 'retention' | 'webhooks' | 'portalLinks'>;
   clock: Clock;
   retentionDays: number;
   logger: Logger;
@@ -71,6 +71,8 @@ export class RetentionSweeper {
     const before = clock() - retentionDays * DAY_MS;
     // Rotated-out signing secrets are forgotten once their grace ends (they are not signed with after it anyway).
     await store.webhooks.forgetRotatedSecrets(clock());
+    // Expired portal links are refused anyway; they go so that the table holds the live ones.
+    await store.portalLinks.forgetExpiredPortalLinks(clock());
     const total: PurgeResult = { deliveries: 0, events: 0 };
     while (!this.#stopping) {
       const batch = await store.retention.purgeFinished(before, batchSize);

@@ -112,6 +112,7 @@ export function guardStore(
     log: guard(store.log),
     engineRepeats: guard(store.engineRepeats),
     lidPhones: guard(store.lidPhones),
+    portalLinks: guard(store.portalLinks),
     listenForWork: call(store.listenForWork, store),
     ping: call(store.ping, store),
     close: () => store.close(),

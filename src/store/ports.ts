@@ -17,6 +17,7 @@ import type {
   InstanceChange,
   InstanceCounts,
   MediaJob,
+  PortalLink,
   PurgeResult,
   QueueStats,
   RedeliverRange,
@@ -227,6 +228,19 @@ export interface LidPhones {
   learnLidPhones(instanceId: string, pairs: [string, string][], now: number): Promise<void>;
 }
 
+/** Links that hand one instance's session page to someone outside, until they expire or are revoked. */
+export interface PortalLinks {
+  createPortalLink(link: PortalLink): Promise<void>;
+  /** The instance's links not expired at `now`, oldest first. */
+  listPortalLinks(instanceId: string, now: number): Promise<PortalLink[]>;
+  /** The link whose token hashes to `tokenHash`, expired or not (the caller tells an expired one apart). */
+  findPortalLinkByHash(tokenHash: string): Promise<PortalLink | null>;
+  /** Revokes at once: false when the instance has no such link. */
+  deletePortalLink(instanceId: string, linkId: string): Promise<boolean>;
+  /** Retention: removes the links expired by `now`; returns how many. */
+  forgetExpiredPortalLinks(now: number): Promise<number>;
+}
+
 /** Everything Herald keeps, part by part, on one database. */
 export interface Store {
   catalog: Catalog;
@@ -240,6 +254,7 @@ export interface Store {
   log: DeliveryLog;
   engineRepeats: EngineRepeats;
   lidPhones: LidPhones;
+  portalLinks: PortalLinks;
   /**
    * Calls `wake` whenever work is queued on this database (ingest, redelivery, released leases) once it is
    * committed: by any process on a shared database (PostgreSQL NOTIFY), by this one on the embedded store. The

@@ -17,6 +17,19 @@ export interface ApiKey {
   created_at: number;
 }
 
+/**
+ * A portal link: the session page of one instance for someone outside (a platform's customer), through a token of
+ * which only the hash is kept; `read_only` allows reads alone. Revoking deletes it.
+ */
+export interface PortalLink {
+  link_id: string;
+  instance_id: string;
+  token_hash: string;
+  read_only: boolean;
+  expires_at: number;
+  created_at: number;
+}
+
 /** How PATCH treats the stored signing secret. */
 export type SecretChange = { kind: 'keep' } | { kind: 'set'; sealed: string } | { kind: 'clear' };
 

@@ -1,7 +1,7 @@
 /** Row ⇄ domain mapping shared by the adapters (booleans as 0/1 in SQLite and as booleans in PostgreSQL, lists as JSON text). */
 import { secretInGrace } from '../domain/store-rules.ts';
 import type { Attempt, AttemptTrigger, Delivery, Instance, Webhook } from '../domain/types.ts';
-import type { ApiKey, ClaimedDelivery } from './records.ts';
+import type { ApiKey, ClaimedDelivery, PortalLink } from './records.ts';
 
 type Row = Record<string, unknown>;
 
@@ -41,6 +41,15 @@ export const toWebhook = (r: Row): Webhook => ({
   updated_at: r.updated_at as number,
 });
 
+export const toPortalLink = (r: Row): PortalLink => ({
+  link_id: r.link_id as string,
+  instance_id: r.instance_id as string,
+  token_hash: r.token_hash as string,
+  read_only: Boolean(r.read_only),
+  expires_at: Number(r.expires_at),
+  created_at: Number(r.created_at),
+});
+
 export const toDelivery = (r: Row): Delivery => ({
   delivery_id: r.delivery_id as string,
   event_id: r.event_id as string,
@@ -56,6 +65,7 @@ export const toDelivery = (r: Row): Delivery => ({
   last_status_code: r.last_status_code as number | null,
   last_error: r.last_error as string | null,
   failure_reason: r.failure_reason as Delivery['failure_reason'],
+  chat: (r.chat as string | null) ?? null,
 });
 
 export const toAttempt = (r: Row): Attempt => ({

@@ -30,11 +30,14 @@ export interface Asset {
 export class AssetFiles {
   readonly #allowed: Set<string>;
   readonly #cache = new Map<string, Asset>();
-  readonly #version: string;
+  readonly #fill: Record<string, string>;
 
-  /** `version` fills %HERALD_VERSION% in HTML (the page shows the User-Agent deliveries carry). */
-  constructor(version: string) {
-    this.#version = version;
+  /**
+   * `fill` gives the text of each %NAME% in HTML: %HERALD_VERSION% (the page shows the User-Agent deliveries carry),
+   * the portal's title and accent. Escaped here.
+   */
+  constructor(fill: Record<string, string>) {
+    this.#fill = Object.fromEntries(Object.entries(fill).map(([k, v]) => [k, escapeHtml(v)]));
     const own = readdirSync(join(SRC, ASSETS))
       .filter((f) => TYPES[extname(f)])
       .map((f) => `${ASSETS}/${f}`);
@@ -52,7 +55,7 @@ export class AssetFiles {
         ext === '.ts'
           ? strip(text)
           : ext === '.html'
-            ? text.replaceAll('%HERALD_VERSION%', this.#version)
+            ? text.replaceAll(/%([A-Z_]+)%/g, (all, name: string) => this.#fill[name] ?? all)
             : text;
       const etag = `"${createHash('sha256').update(body).digest('base64url').slice(0, 22)}"`;
       asset = { body, type: TYPES[extname(path)], etag };
@@ -79,3 +82,5 @@ function strip(code: string): string {
     process.emitWarning = emit;
   }
 }
+
+const escapeHtml = (s: string): string => s.replace(/[&<>"']/g, (c) => `&#${c.charCodeAt(0)};`);

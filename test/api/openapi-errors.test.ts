@@ -7,6 +7,7 @@
 import assert from 'node:assert/strict';
 import { connect } from 'node:net';
 import { after, before, test } from 'node:test';
+import { hashKey } from '../../src/api/auth.ts';
 import { signLink } from '../../src/domain/media-link.ts';
 import {
   ADMIN_KEY,
@@ -41,12 +42,17 @@ let keyOfB: string;
 let disabledWebhook: string;
 let narrowWebhook: string;
 let mediaId: string;
+/** Portal links' tokens of instance A: one that writes, one read-only, one expired. */
+let linkOfA: string;
+let readOnlyLinkOfA: string;
+let expiredLinkOfA: string;
 
 const UNKNOWN = {
   instance_id: 'ins_doesnotexist',
   webhook_id: 'whk_doesnotexist',
   delivery_id: 'dlv_doesnotexist',
   key_id: 'key_doesnotexist',
+  link_id: 'lnk_doesnotexist',
 };
 
 before(async () => {
@@ -82,12 +88,30 @@ before(async () => {
     contentType: 'image/png',
   });
   mediaId = upload.body.media_id;
+  const portalLink = async (body: Record<string, unknown>) => {
+    const made = await h.request('POST', `/instances/${a}/portal-links`, { body });
+    return { link_id: made.body.link_id as string, token: new URL(made.body.url).hash.slice(1) };
+  };
+  const writing = await portalLink({});
+  linkOfA = writing.token;
+  readOnlyLinkOfA = (await portalLink({ read_only: true })).token;
+  // Expired: the store's own record of a link whose time is up (no test waits a minute for one).
+  expiredLinkOfA = 'hpl_expired-link-token-of-this-test-000000';
+  await h.herald.store.portalLinks.createPortalLink({
+    link_id: 'lnk_expired',
+    instance_id: a,
+    token_hash: hashKey(expiredLinkOfA),
+    read_only: false,
+    expires_at: Date.now() - 1000,
+    created_at: Date.now() - 61_000,
+  });
   ids = {
     instance_id: a,
     webhook_id: webhook,
     delivery_id: delivered,
     key_id: keyA.body.key_id,
     media_id: mediaId,
+    link_id: writing.link_id,
   };
 });
 after(async () => {
@@ -122,6 +146,12 @@ type Provoke = (o: Operation) => Promise<Reply>;
 const ANY: Record<string, Provoke> = {
   missing_key: (o) => call(o, { key: null }),
   unauthorized: (o) => call(o, { key: 'not-a-key-of-this-herald' }),
+  portal_link_expired: (o) => call(o, { key: expiredLinkOfA }),
+  portal_read_only: (o) => call(o, { key: readOnlyLinkOfA }),
+  not_by_portal_link: (o) => call(o, { key: linkOfA }),
+  only_by_portal_link: (o) => call(o),
+  portal_link_not_found: (o) => call(o, { ids: { link_id: UNKNOWN.link_id } }),
+  invalid_portal_link: (o) => call(o, { body: { ttl_s: 59 } }),
   invalid_path: (o) => call(o, { ids: { instance_id: 'nope' } }),
   malformed_json: (o) => call(o, { rawBody: '{"name": ' }),
   not_json: (o) => call(o, { rawBody: 'name=x', contentType: 'text/plain' }),

@@ -44,6 +44,11 @@ const SPEC_ROUTES = [
   // issue 8: media uploads and their signed download links
   'POST /instances/{instance_id}/media',
   'GET /media/{media_id}',
+  // portal links: one instance's session page for a customer
+  'POST /instances/{instance_id}/portal-links',
+  'GET /instances/{instance_id}/portal-links',
+  'DELETE /instances/{instance_id}/portal-links/{link_id}',
+  'GET /portal-link',
 ];
 
 /** Endpoints beyond the SPEC's tables: the test delivery and /metrics (issue 7). */
@@ -58,6 +63,7 @@ const HIDDEN_ROUTES = [
   'GET /docs',
   'GET /docs/vendor/{file}',
   'GET /openapi.json',
+  'GET /portal',
   'GET /src',
   'GET /src/*',
   'GET /ui/instances/{instance_id}',

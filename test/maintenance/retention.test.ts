@@ -186,8 +186,9 @@ test('a large purge runs in small batches and leaves the event loop free meanwhi
     await fill(store, FINISHED, 10, T);
     let batches = 0;
     let longestBatch = 0;
-    const counting: Pick<Store, 'retention' | 'webhooks'> = {
+    const counting: Pick<Store, 'retention' | 'webhooks' | 'portalLinks'> = {
       webhooks: store.webhooks,
+      portalLinks: store.portalLinks,
       retention: {
         async purgeFinished(before, limit) {
           batches++;

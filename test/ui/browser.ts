@@ -18,7 +18,8 @@ export function missingChromium(): string | null {
   return why;
 }
 
-export function launch(): Promise<Browser> {
+/** Chromium as the tests run it; `args` adds flags (host rules, cookie blocking). */
+export function launch(args: string[] = []): Promise<Browser> {
   return chromium.launch({
     executablePath: CHROMIUM,
     args: [
@@ -28,6 +29,7 @@ export function launch(): Promise<Browser> {
       '--disable-background-networking',
       '--disable-component-update',
       '--disable-sync',
+      ...args,
     ],
   });
 }

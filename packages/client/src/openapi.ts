@@ -111,7 +111,8 @@ export interface paths {
                 };
                 /**
                  * @description - No Authorization: Bearer key.
-                 *     - A key Herald does not know (unknown or revoked).
+                 *     - A key or portal link Herald does not know (unknown or revoked).
+                 *     - A portal link past its expires_at.
                  */
                 401: {
                     headers: {
@@ -209,7 +210,8 @@ export interface paths {
                 };
                 /**
                  * @description - No Authorization: Bearer key.
-                 *     - A key Herald does not know (unknown or revoked).
+                 *     - A key or portal link Herald does not know (unknown or revoked).
+                 *     - A portal link past its expires_at.
                  */
                 401: {
                     headers: {
@@ -219,7 +221,10 @@ export interface paths {
                         "application/json": components["schemas"]["Error"];
                     };
                 };
-                /** @description An instance key: this operation needs the admin key. */
+                /**
+                 * @description - A read-only portal link: it may only read.
+                 *     - An instance key: this operation needs the admin key.
+                 */
                 403: {
                     headers: {
                         [name: string]: unknown;
@@ -343,7 +348,8 @@ export interface paths {
                 };
                 /**
                  * @description - No Authorization: Bearer key.
-                 *     - A key Herald does not know (unknown or revoked).
+                 *     - A key or portal link Herald does not know (unknown or revoked).
+                 *     - A portal link past its expires_at.
                  */
                 401: {
                     headers: {
@@ -353,7 +359,7 @@ export interface paths {
                         "application/json": components["schemas"]["Error"];
                     };
                 };
-                /** @description An instance key of another instance. */
+                /** @description An instance key or portal link of another instance. */
                 403: {
                     headers: {
                         [name: string]: unknown;
@@ -444,7 +450,8 @@ export interface paths {
                 };
                 /**
                  * @description - No Authorization: Bearer key.
-                 *     - A key Herald does not know (unknown or revoked).
+                 *     - A key or portal link Herald does not know (unknown or revoked).
+                 *     - A portal link past its expires_at.
                  */
                 401: {
                     headers: {
@@ -454,7 +461,10 @@ export interface paths {
                         "application/json": components["schemas"]["Error"];
                     };
                 };
-                /** @description An instance key: this operation needs the admin key. */
+                /**
+                 * @description - A read-only portal link: it may only read.
+                 *     - An instance key: this operation needs the admin key.
+                 */
                 403: {
                     headers: {
                         [name: string]: unknown;
@@ -576,7 +586,8 @@ export interface paths {
                 };
                 /**
                  * @description - No Authorization: Bearer key.
-                 *     - A key Herald does not know (unknown or revoked).
+                 *     - A key or portal link Herald does not know (unknown or revoked).
+                 *     - A portal link past its expires_at.
                  */
                 401: {
                     headers: {
@@ -586,7 +597,10 @@ export interface paths {
                         "application/json": components["schemas"]["Error"];
                     };
                 };
-                /** @description An instance key of another instance. */
+                /**
+                 * @description - A read-only portal link: it may only read.
+                 *     - An instance key or portal link of another instance.
+                 */
                 403: {
                     headers: {
                         [name: string]: unknown;
@@ -714,7 +728,8 @@ export interface paths {
                          *           "next_attempt_at": null,
                          *           "last_status_code": 200,
                          *           "last_error": null,
-                         *           "failure_reason": null
+                         *           "failure_reason": null,
+                         *           "chat": "14155550123@c.us"
                          *         }
                          *       ],
                          *       "next_cursor": null
@@ -743,7 +758,8 @@ export interface paths {
                 };
                 /**
                  * @description - No Authorization: Bearer key.
-                 *     - A key Herald does not know (unknown or revoked).
+                 *     - A key or portal link Herald does not know (unknown or revoked).
+                 *     - A portal link past its expires_at.
                  */
                 401: {
                     headers: {
@@ -753,7 +769,7 @@ export interface paths {
                         "application/json": components["schemas"]["Error"];
                     };
                 };
-                /** @description An instance key of another instance. */
+                /** @description An instance key or portal link of another instance. */
                 403: {
                     headers: {
                         [name: string]: unknown;
@@ -856,6 +872,7 @@ export interface paths {
                          *         "last_status_code": 200,
                          *         "last_error": null,
                          *         "failure_reason": null,
+                         *         "chat": "14155550123@c.us",
                          *         "media_failure": null,
                          *         "request_body": "{\"event_id\":\"evt_01jd5q7h2k9x4m8n3p6r0t1v2w\",\"event\":\"message\",\"instance_id\":\"ins_01jd5q7h2k9x4m8n3p6r0t1v2a\",\"timestamp\":1795341600000,\"payload\":{\"id\":\"false_15557654321@c.us_3EB0C767D26A1D8F4A2B\",\"from\":\"15557654321@c.us\",\"from_phone\":\"15557654321\",\"fromMe\":false,\"body\":\"Hi! Is my order on its way?\",\"hasMedia\":false}}",
                          *         "attempts": [
@@ -905,7 +922,8 @@ export interface paths {
                 };
                 /**
                  * @description - No Authorization: Bearer key.
-                 *     - A key Herald does not know (unknown or revoked).
+                 *     - A key or portal link Herald does not know (unknown or revoked).
+                 *     - A portal link past its expires_at.
                  */
                 401: {
                     headers: {
@@ -915,7 +933,7 @@ export interface paths {
                         "application/json": components["schemas"]["Error"];
                     };
                 };
-                /** @description An instance key of another instance. */
+                /** @description An instance key or portal link of another instance. */
                 403: {
                     headers: {
                         [name: string]: unknown;
@@ -1022,7 +1040,8 @@ export interface paths {
                          *         "next_attempt_at": null,
                          *         "last_status_code": 200,
                          *         "last_error": null,
-                         *         "failure_reason": null
+                         *         "failure_reason": null,
+                         *         "chat": "14155550123@c.us"
                          *       },
                          *       "warnings": [
                          *         "string"
@@ -1049,7 +1068,8 @@ export interface paths {
                 };
                 /**
                  * @description - No Authorization: Bearer key.
-                 *     - A key Herald does not know (unknown or revoked).
+                 *     - A key or portal link Herald does not know (unknown or revoked).
+                 *     - A portal link past its expires_at.
                  */
                 401: {
                     headers: {
@@ -1059,7 +1079,10 @@ export interface paths {
                         "application/json": components["schemas"]["Error"];
                     };
                 };
-                /** @description An instance key of another instance. */
+                /**
+                 * @description - A read-only portal link: it may only read.
+                 *     - An instance key or portal link of another instance.
+                 */
                 403: {
                     headers: {
                         [name: string]: unknown;
@@ -1207,7 +1230,8 @@ export interface paths {
                 };
                 /**
                  * @description - No Authorization: Bearer key.
-                 *     - A key Herald does not know (unknown or revoked).
+                 *     - A key or portal link Herald does not know (unknown or revoked).
+                 *     - A portal link past its expires_at.
                  */
                 401: {
                     headers: {
@@ -1217,7 +1241,10 @@ export interface paths {
                         "application/json": components["schemas"]["Error"];
                     };
                 };
-                /** @description An instance key of another instance. */
+                /**
+                 * @description - A read-only portal link: it may only read.
+                 *     - An instance key or portal link of another instance.
+                 */
                 403: {
                     headers: {
                         [name: string]: unknown;
@@ -1404,7 +1431,8 @@ export interface paths {
                 };
                 /**
                  * @description - No Authorization: Bearer key.
-                 *     - A key Herald does not know (unknown or revoked).
+                 *     - A key or portal link Herald does not know (unknown or revoked).
+                 *     - A portal link past its expires_at.
                  *     - The instance has an engine HMAC key and X-Webhook-Hmac is missing or does not match the body.
                  */
                 401: {
@@ -1415,7 +1443,10 @@ export interface paths {
                         "application/json": components["schemas"]["Error"];
                     };
                 };
-                /** @description An instance key of another instance. */
+                /**
+                 * @description - A read-only portal link: it may only read.
+                 *     - An instance key or portal link of another instance.
+                 */
                 403: {
                     headers: {
                         [name: string]: unknown;
@@ -1584,7 +1615,8 @@ export interface paths {
                 };
                 /**
                  * @description - No Authorization: Bearer key.
-                 *     - A key Herald does not know (unknown or revoked).
+                 *     - A key or portal link Herald does not know (unknown or revoked).
+                 *     - A portal link past its expires_at.
                  */
                 401: {
                     headers: {
@@ -1594,7 +1626,10 @@ export interface paths {
                         "application/json": components["schemas"]["Error"];
                     };
                 };
-                /** @description An instance key of another instance. */
+                /**
+                 * @description - A read-only portal link: it may only read.
+                 *     - An instance key or portal link of another instance.
+                 */
                 403: {
                     headers: {
                         [name: string]: unknown;
@@ -1810,7 +1845,8 @@ export interface paths {
                 };
                 /**
                  * @description - No Authorization: Bearer key.
-                 *     - A key Herald does not know (unknown or revoked).
+                 *     - A key or portal link Herald does not know (unknown or revoked).
+                 *     - A portal link past its expires_at.
                  */
                 401: {
                     headers: {
@@ -1820,7 +1856,10 @@ export interface paths {
                         "application/json": components["schemas"]["Error"];
                     };
                 };
-                /** @description An instance key of another instance. */
+                /**
+                 * @description - A read-only portal link: it may only read.
+                 *     - An instance key or portal link of another instance.
+                 */
                 403: {
                     headers: {
                         [name: string]: unknown;
@@ -1967,7 +2006,8 @@ export interface paths {
                 };
                 /**
                  * @description - No Authorization: Bearer key.
-                 *     - A key Herald does not know (unknown or revoked).
+                 *     - A key or portal link Herald does not know (unknown or revoked).
+                 *     - A portal link past its expires_at.
                  */
                 401: {
                     headers: {
@@ -2075,7 +2115,8 @@ export interface paths {
                 };
                 /**
                  * @description - No Authorization: Bearer key.
-                 *     - A key Herald does not know (unknown or revoked).
+                 *     - A key or portal link Herald does not know (unknown or revoked).
+                 *     - A portal link past its expires_at.
                  */
                 401: {
                     headers: {
@@ -2085,7 +2126,10 @@ export interface paths {
                         "application/json": components["schemas"]["Error"];
                     };
                 };
-                /** @description An instance key: this operation needs the admin key. */
+                /**
+                 * @description - A read-only portal link: it may only read.
+                 *     - An instance key: this operation needs the admin key.
+                 */
                 403: {
                     headers: {
                         [name: string]: unknown;
@@ -2192,7 +2236,8 @@ export interface paths {
                 };
                 /**
                  * @description - No Authorization: Bearer key.
-                 *     - A key Herald does not know (unknown or revoked).
+                 *     - A key or portal link Herald does not know (unknown or revoked).
+                 *     - A portal link past its expires_at.
                  */
                 401: {
                     headers: {
@@ -2202,7 +2247,10 @@ export interface paths {
                         "application/json": components["schemas"]["Error"];
                     };
                 };
-                /** @description An instance key: this operation needs the admin key. */
+                /**
+                 * @description - A read-only portal link: it may only read.
+                 *     - An instance key: this operation needs the admin key.
+                 */
                 403: {
                     headers: {
                         [name: string]: unknown;
@@ -2323,7 +2371,8 @@ export interface paths {
                 };
                 /**
                  * @description - No Authorization: Bearer key.
-                 *     - A key Herald does not know (unknown or revoked).
+                 *     - A key or portal link Herald does not know (unknown or revoked).
+                 *     - A portal link past its expires_at.
                  */
                 401: {
                     headers: {
@@ -2333,7 +2382,10 @@ export interface paths {
                         "application/json": components["schemas"]["Error"];
                     };
                 };
-                /** @description An instance key of another instance. */
+                /**
+                 * @description - A read-only portal link: it may only read.
+                 *     - An instance key or portal link of another instance.
+                 */
                 403: {
                     headers: {
                         [name: string]: unknown;
@@ -2394,6 +2446,417 @@ export interface paths {
             };
         };
         delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/instances/{instance_id}/portal-links": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path: {
+                    /** @description ins_ followed by 1 to 100 letters, digits, _ or -; the instance id */
+                    instance_id: string;
+                };
+                cookie?: never;
+            };
+            requestBody?: never;
+            responses: {
+                /** @description The live links, without tokens */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        /**
+                         * @example {
+                         *       "success": true,
+                         *       "links": [
+                         *         {
+                         *           "link_id": "string",
+                         *           "instance_id": "ins_01jd5q7h2k9x4m8n3p6r0t1v2a",
+                         *           "read_only": true,
+                         *           "expires_at": "2026-11-21T10:00:00.000Z",
+                         *           "created_at": "2026-11-21T10:00:00.000Z"
+                         *         }
+                         *       ]
+                         *     }
+                         */
+                        "application/json": {
+                            links: {
+                                /** Format: date-time */
+                                created_at: string;
+                                /** Format: date-time */
+                                expires_at: string;
+                                instance_id: string;
+                                link_id: string;
+                                read_only: boolean;
+                            }[];
+                            /** @enum {boolean} */
+                            success: true;
+                        };
+                    };
+                };
+                /** @description An id in the path is not in its form (ins_…, whk_…, dlv_…, key_…). */
+                400: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /**
+                 * @description - No Authorization: Bearer key.
+                 *     - A key or portal link Herald does not know (unknown or revoked).
+                 *     - A portal link past its expires_at.
+                 */
+                401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /**
+                 * @description - An instance key or portal link of another instance.
+                 *     - A portal link: links are made and revoked with the admin key or a key of the instance.
+                 */
+                403: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description The instance does not exist. */
+                404: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description This key made more management requests per second than RATE_LIMIT_MANAGEMENT allows. */
+                429: {
+                    headers: {
+                        /** @description seconds to wait before retrying */
+                        "Retry-After"?: number;
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description A fault of Herald’s; the details are in its log, never in the answer. */
+                500: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description The database is unavailable (its connections lost or refused, its disk full); nothing was stored, send it again after Retry-After. */
+                503: {
+                    headers: {
+                        /** @description seconds to wait before retrying */
+                        "Retry-After"?: number;
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+            };
+        };
+        put?: never;
+        post: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path: {
+                    /** @description ins_ followed by 1 to 100 letters, digits, _ or -; the instance id */
+                    instance_id: string;
+                };
+                cookie?: never;
+            };
+            requestBody: {
+                content: {
+                    /**
+                     * @example {
+                     *       "ttl_s": 3600,
+                     *       "read_only": false
+                     *     }
+                     */
+                    "application/json": {
+                        /** @description reads only: every write is a 403 (default false) */
+                        read_only?: boolean;
+                        /** @description seconds the link works (default 3600) */
+                        ttl_s?: number;
+                    };
+                };
+            };
+            responses: {
+                /** @description The new link */
+                201: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        /**
+                         * @example {
+                         *       "success": true,
+                         *       "link_id": "string",
+                         *       "url": "https://hooks.example.com/media/med_01jd5q7h3m5n7p9q1r3s5t7v9w?expires=1795341600&sig=…",
+                         *       "expires_at": "2026-11-21T10:00:00.000Z"
+                         *     }
+                         */
+                        "application/json": {
+                            /** Format: date-time */
+                            expires_at: string;
+                            link_id: string;
+                            /** @enum {boolean} */
+                            success: true;
+                            /** @description the portal; its token is in the fragment, shown this once */
+                            url: string;
+                        };
+                    };
+                };
+                /**
+                 * @description - An id in the path is not in its form (ins_…, whk_…, dlv_…, key_…).
+                 *     - The body is not valid JSON.
+                 *     - A field breaks its rule: ttl_s 60 to 86400, read_only true or false.
+                 */
+                400: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /**
+                 * @description - No Authorization: Bearer key.
+                 *     - A key or portal link Herald does not know (unknown or revoked).
+                 *     - A portal link past its expires_at.
+                 */
+                401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /**
+                 * @description - A read-only portal link: it may only read.
+                 *     - An instance key or portal link of another instance.
+                 *     - A portal link: links are made and revoked with the admin key or a key of the instance.
+                 */
+                403: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description The instance does not exist. */
+                404: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description The body is over this endpoint’s limit. */
+                413: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description The body is not sent as Content-Type: application/json. */
+                415: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description This key made more management requests per second than RATE_LIMIT_MANAGEMENT allows. */
+                429: {
+                    headers: {
+                        /** @description seconds to wait before retrying */
+                        "Retry-After"?: number;
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description A fault of Herald’s; the details are in its log, never in the answer. */
+                500: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description The database is unavailable (its connections lost or refused, its disk full); nothing was stored, send it again after Retry-After. */
+                503: {
+                    headers: {
+                        /** @description seconds to wait before retrying */
+                        "Retry-After"?: number;
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+            };
+        };
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/instances/{instance_id}/portal-links/{link_id}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        post?: never;
+        delete: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path: {
+                    /** @description ins_ followed by 1 to 100 letters, digits, _ or -; the instance id */
+                    instance_id: string;
+                    /** @description lnk_ followed by 1 to 100 letters, digits, _ or -; the portal link id */
+                    link_id: string;
+                };
+                cookie?: never;
+            };
+            requestBody?: never;
+            responses: {
+                /** @description Revoked: the link is refused (401) from now on */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        /**
+                         * @example {
+                         *       "success": true
+                         *     }
+                         */
+                        "application/json": components["schemas"]["Success"];
+                    };
+                };
+                /** @description An id in the path is not in its form (ins_…, whk_…, dlv_…, key_…). */
+                400: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /**
+                 * @description - No Authorization: Bearer key.
+                 *     - A key or portal link Herald does not know (unknown or revoked).
+                 *     - A portal link past its expires_at.
+                 */
+                401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /**
+                 * @description - A read-only portal link: it may only read.
+                 *     - An instance key or portal link of another instance.
+                 *     - A portal link: links are made and revoked with the admin key or a key of the instance.
+                 */
+                403: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /**
+                 * @description - The instance does not exist.
+                 *     - The portal link does not exist on this instance (or was revoked).
+                 */
+                404: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description This key made more management requests per second than RATE_LIMIT_MANAGEMENT allows. */
+                429: {
+                    headers: {
+                        /** @description seconds to wait before retrying */
+                        "Retry-After"?: number;
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description A fault of Herald’s; the details are in its log, never in the answer. */
+                500: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description The database is unavailable (its connections lost or refused, its disk full); nothing was stored, send it again after Retry-After. */
+                503: {
+                    headers: {
+                        /** @description seconds to wait before retrying */
+                        "Retry-After"?: number;
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+            };
+        };
         options?: never;
         head?: never;
         patch?: never;
@@ -2485,7 +2948,8 @@ export interface paths {
                 };
                 /**
                  * @description - No Authorization: Bearer key.
-                 *     - A key Herald does not know (unknown or revoked).
+                 *     - A key or portal link Herald does not know (unknown or revoked).
+                 *     - A portal link past its expires_at.
                  */
                 401: {
                     headers: {
@@ -2495,7 +2959,7 @@ export interface paths {
                         "application/json": components["schemas"]["Error"];
                     };
                 };
-                /** @description An instance key of another instance. */
+                /** @description An instance key or portal link of another instance. */
                 403: {
                     headers: {
                         [name: string]: unknown;
@@ -2658,7 +3122,8 @@ export interface paths {
                 };
                 /**
                  * @description - No Authorization: Bearer key.
-                 *     - A key Herald does not know (unknown or revoked).
+                 *     - A key or portal link Herald does not know (unknown or revoked).
+                 *     - A portal link past its expires_at.
                  */
                 401: {
                     headers: {
@@ -2668,7 +3133,10 @@ export interface paths {
                         "application/json": components["schemas"]["Error"];
                     };
                 };
-                /** @description An instance key of another instance. */
+                /**
+                 * @description - A read-only portal link: it may only read.
+                 *     - An instance key or portal link of another instance.
+                 */
                 403: {
                     headers: {
                         [name: string]: unknown;
@@ -2843,7 +3311,8 @@ export interface paths {
                 };
                 /**
                  * @description - No Authorization: Bearer key.
-                 *     - A key Herald does not know (unknown or revoked).
+                 *     - A key or portal link Herald does not know (unknown or revoked).
+                 *     - A portal link past its expires_at.
                  */
                 401: {
                     headers: {
@@ -2853,7 +3322,7 @@ export interface paths {
                         "application/json": components["schemas"]["Error"];
                     };
                 };
-                /** @description An instance key of another instance. */
+                /** @description An instance key or portal link of another instance. */
                 403: {
                     headers: {
                         [name: string]: unknown;
@@ -2949,7 +3418,8 @@ export interface paths {
                 };
                 /**
                  * @description - No Authorization: Bearer key.
-                 *     - A key Herald does not know (unknown or revoked).
+                 *     - A key or portal link Herald does not know (unknown or revoked).
+                 *     - A portal link past its expires_at.
                  */
                 401: {
                     headers: {
@@ -2959,7 +3429,10 @@ export interface paths {
                         "application/json": components["schemas"]["Error"];
                     };
                 };
-                /** @description An instance key of another instance. */
+                /**
+                 * @description - A read-only portal link: it may only read.
+                 *     - An instance key or portal link of another instance.
+                 */
                 403: {
                     headers: {
                         [name: string]: unknown;
@@ -3158,7 +3631,8 @@ export interface paths {
                 };
                 /**
                  * @description - No Authorization: Bearer key.
-                 *     - A key Herald does not know (unknown or revoked).
+                 *     - A key or portal link Herald does not know (unknown or revoked).
+                 *     - A portal link past its expires_at.
                  */
                 401: {
                     headers: {
@@ -3168,7 +3642,10 @@ export interface paths {
                         "application/json": components["schemas"]["Error"];
                     };
                 };
-                /** @description An instance key of another instance. */
+                /**
+                 * @description - A read-only portal link: it may only read.
+                 *     - An instance key or portal link of another instance.
+                 */
                 403: {
                     headers: {
                         [name: string]: unknown;
@@ -3350,7 +3827,8 @@ export interface paths {
                 };
                 /**
                  * @description - No Authorization: Bearer key.
-                 *     - A key Herald does not know (unknown or revoked).
+                 *     - A key or portal link Herald does not know (unknown or revoked).
+                 *     - A portal link past its expires_at.
                  */
                 401: {
                     headers: {
@@ -3360,7 +3838,10 @@ export interface paths {
                         "application/json": components["schemas"]["Error"];
                     };
                 };
-                /** @description An instance key of another instance. */
+                /**
+                 * @description - A read-only portal link: it may only read.
+                 *     - An instance key or portal link of another instance.
+                 */
                 403: {
                     headers: {
                         [name: string]: unknown;
@@ -3547,7 +4028,8 @@ export interface paths {
                 };
                 /**
                  * @description - No Authorization: Bearer key.
-                 *     - A key Herald does not know (unknown or revoked).
+                 *     - A key or portal link Herald does not know (unknown or revoked).
+                 *     - A portal link past its expires_at.
                  */
                 401: {
                     headers: {
@@ -3557,7 +4039,10 @@ export interface paths {
                         "application/json": components["schemas"]["Error"];
                     };
                 };
-                /** @description An instance key of another instance. */
+                /**
+                 * @description - A read-only portal link: it may only read.
+                 *     - An instance key or portal link of another instance.
+                 */
                 403: {
                     headers: {
                         [name: string]: unknown;
@@ -3709,7 +4194,8 @@ export interface paths {
                 };
                 /**
                  * @description - No Authorization: Bearer key.
-                 *     - A key Herald does not know (unknown or revoked).
+                 *     - A key or portal link Herald does not know (unknown or revoked).
+                 *     - A portal link past its expires_at.
                  */
                 401: {
                     headers: {
@@ -3719,7 +4205,10 @@ export interface paths {
                         "application/json": components["schemas"]["Error"];
                     };
                 };
-                /** @description An instance key of another instance. */
+                /**
+                 * @description - A read-only portal link: it may only read.
+                 *     - An instance key or portal link of another instance.
+                 */
                 403: {
                     headers: {
                         [name: string]: unknown;
@@ -3938,7 +4427,8 @@ export interface paths {
                 };
                 /**
                  * @description - No Authorization: Bearer key.
-                 *     - A key Herald does not know (unknown or revoked).
+                 *     - A key or portal link Herald does not know (unknown or revoked).
+                 *     - A portal link past its expires_at.
                  */
                 401: {
                     headers: {
@@ -3949,6 +4439,118 @@ export interface paths {
                     };
                 };
                 /** @description An instance key: this operation needs the admin key. */
+                403: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description This key made more management requests per second than RATE_LIMIT_MANAGEMENT allows. */
+                429: {
+                    headers: {
+                        /** @description seconds to wait before retrying */
+                        "Retry-After"?: number;
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description A fault of Herald’s; the details are in its log, never in the answer. */
+                500: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description The database is unavailable (its connections lost or refused, its disk full); nothing was stored, send it again after Retry-After. */
+                503: {
+                    headers: {
+                        /** @description seconds to wait before retrying */
+                        "Retry-After"?: number;
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+            };
+        };
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/portal-link": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path?: never;
+                cookie?: never;
+            };
+            requestBody?: never;
+            responses: {
+                /** @description The link whose token made this call */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        /**
+                         * @example {
+                         *       "success": true,
+                         *       "link": {
+                         *         "link_id": "string",
+                         *         "instance_id": "ins_01jd5q7h2k9x4m8n3p6r0t1v2a",
+                         *         "read_only": true,
+                         *         "expires_at": "2026-11-21T10:00:00.000Z",
+                         *         "created_at": "2026-11-21T10:00:00.000Z"
+                         *       }
+                         *     }
+                         */
+                        "application/json": {
+                            link: {
+                                /** Format: date-time */
+                                created_at: string;
+                                /** Format: date-time */
+                                expires_at: string;
+                                instance_id: string;
+                                link_id: string;
+                                read_only: boolean;
+                            };
+                            /** @enum {boolean} */
+                            success: true;
+                        };
+                    };
+                };
+                /**
+                 * @description - No Authorization: Bearer key.
+                 *     - A key or portal link Herald does not know (unknown or revoked).
+                 *     - A portal link past its expires_at.
+                 */
+                401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description A key: this tells the facts of the portal link in use. */
                 403: {
                     headers: {
                         [name: string]: unknown;
@@ -7479,12 +8081,14 @@ export interface components {
          *       "next_attempt_at": null,
          *       "last_status_code": 200,
          *       "last_error": null,
-         *       "failure_reason": null
+         *       "failure_reason": null,
+         *       "chat": "14155550123@c.us"
          *     }
          */
         Delivery: {
             /** @description attempts made so far, over every cycle */
             attempt_count: number;
+            chat: string | null;
             /** Format: date-time */
             created_at: string;
             delivery_id: string;
@@ -7512,6 +8116,7 @@ export interface components {
          *       "last_status_code": 200,
          *       "last_error": null,
          *       "failure_reason": null,
+         *       "chat": "14155550123@c.us",
          *       "media_failure": null,
          *       "request_body": "{\"event_id\":\"evt_01jd5q7h2k9x4m8n3p6r0t1v2w\",\"event\":\"message\",\"instance_id\":\"ins_01jd5q7h2k9x4m8n3p6r0t1v2a\",\"timestamp\":1795341600000,\"payload\":{\"id\":\"false_15557654321@c.us_3EB0C767D26A1D8F4A2B\",\"from\":\"15557654321@c.us\",\"from_phone\":\"15557654321\",\"fromMe\":false,\"body\":\"Hi! Is my order on its way?\",\"hasMedia\":false}}",
          *       "attempts": [
@@ -7546,6 +8151,7 @@ export interface components {
             /** @description attempts made so far, over every cycle */
             attempt_count: number;
             attempts: components["schemas"]["Attempt"][];
+            chat: string | null;
             /** Format: date-time */
             created_at: string;
             delivery_id: string;

@@ -2,6 +2,7 @@
  * Ingest on PostgreSQL: the ingests of one event-loop turn in one transaction and one durable commit (batch.ts), the
  * same six statements for the whole turn; a missing instance is found before anything is written and answered apart.
  */
+import { chatKey } from '../../domain/chat-key.ts';
 import { newId } from '../../domain/ids.ts';
 import { repeatConflict, sessionChange } from '../../domain/store-rules.ts';
 import type { EventDraft, Webhook } from '../../domain/types.ts';
@@ -19,6 +20,7 @@ interface Draft {
   e: EventDraft;
   targets: Webhook[];
   now: number;
+  chat: string;
 }
 
 /** A conflict inside a shared turn: the turn is made again, one ingest per transaction. */
@@ -66,8 +68,10 @@ export class PostgresEvents implements Events {
     for (const { instanceId, events, router, now } of live) {
       for (const e of events) {
         const first = firsts.get(e.event_id);
-        if (!first) firsts.set(e.event_id, { e, targets: router(e, webhooks.get(instanceId) ?? []), now });
-        else if (repeatConflict(e.event_id, first.e.instance_id, e.instance_id)) throw new TurnConflict();
+        if (!first) {
+          const targets = router(e, webhooks.get(instanceId) ?? []);
+          firsts.set(e.event_id, { e, targets, now, chat: chatKey(e.event, e.payload) });
+        } else if (repeatConflict(e.event_id, first.e.instance_id, e.instance_id)) throw new TurnConflict();
       }
     }
     const drafts = [...firsts.values()];
@@ -121,13 +125,13 @@ export class PostgresEvents implements Events {
   async #insertEvents(sql: Tx, drafts: Draft[]): Promise<Set<string>> {
     if (drafts.length === 0) return new Set();
     const inserted = await sql<{ event_id: string }[]>`
-      INSERT INTO events (event_id, instance_id, event, body, deliveries, created_at)
-      SELECT e.event_id, e.instance_id, e.event, e.body, e.deliveries, e.created_at
+      INSERT INTO events (event_id, instance_id, event, body, deliveries, created_at, chat)
+      SELECT e.event_id, e.instance_id, e.event, e.body, e.deliveries, e.created_at, e.chat
       FROM unnest(${drafts.map(({ e }) => e.event_id)}::text[], ${drafts.map(({ e }) => e.instance_id)}::text[],
                   ${drafts.map(({ e }) => e.event)}::text[], ${drafts.map(({ e }) => e.body)}::text[],
                   ${drafts.map(({ targets }) => targets.length)}::integer[],
-                  ${drafts.map(({ now }) => now)}::bigint[])
-           AS e(event_id, instance_id, event, body, deliveries, created_at)
+                  ${drafts.map(({ now }) => now)}::bigint[], ${drafts.map(({ chat }) => chat)}::text[])
+           AS e(event_id, instance_id, event, body, deliveries, created_at, chat)
       -- In key order: two turns that share event_ids wait for each other's in one order, never in a cycle.
       ORDER BY e.event_id
       ON CONFLICT (event_id) DO NOTHING
@@ -162,7 +166,7 @@ export class PostgresEvents implements Events {
     handOff: HandOff,
   ): Promise<Map<string, ClaimedDelivery[]>> {
     const handedOff = new Map<string, ClaimedDelivery[]>();
-    const rows = stored.flatMap(({ e, targets, now }) =>
+    const rows = stored.flatMap(({ e, targets, now, chat }) =>
       targets.map((w) => {
         const delivery_id = newId('dlv', now);
         const claim = handOff.take(e, w, delivery_id, now);
@@ -173,19 +177,30 @@ export class PostgresEvents implements Events {
         }
         const taken = claim !== null;
         const due = e.download != null ? null : taken ? now + handOff.leaseMs : now;
-        return { e, now, delivery_id, webhook_id: w.webhook_id, due, lease: taken ? handOff.token : null };
+        return {
+          e,
+          now,
+          chat,
+          delivery_id,
+          webhook_id: w.webhook_id,
+          due,
+          lease: taken ? handOff.token : null,
+        };
       }),
     );
     if (rows.length === 0) return handedOff;
     await sql`
       INSERT INTO deliveries (delivery_id, event_id, instance_id, webhook_id, event, status, created_at,
-        next_attempt_at, lease_token)
-      SELECT d.delivery_id, d.event_id, d.instance_id, d.webhook_id, d.event, 'pending', d.created_at, d.due, d.lease
+        next_attempt_at, lease_token, chat)
+      SELECT d.delivery_id, d.event_id, d.instance_id, d.webhook_id, d.event, 'pending', d.created_at, d.due, d.lease,
+        d.chat
       FROM unnest(${rows.map((r) => r.delivery_id)}::text[], ${rows.map(({ e }) => e.event_id)}::text[],
                   ${rows.map(({ e }) => e.instance_id)}::text[], ${rows.map((r) => r.webhook_id)}::text[],
                   ${rows.map(({ e }) => e.event)}::text[], ${rows.map(({ now }) => now)}::bigint[],
-                  ${rows.map((r) => r.due)}::bigint[], ${rows.map((r) => r.lease)}::text[])
-                  WITH ORDINALITY AS d(delivery_id, event_id, instance_id, webhook_id, event, created_at, due, lease, n)
+                  ${rows.map((r) => r.due)}::bigint[], ${rows.map((r) => r.lease)}::text[],
+                  ${rows.map((r) => r.chat)}::text[])
+                  WITH ORDINALITY AS d(delivery_id, event_id, instance_id, webhook_id, event, created_at, due, lease,
+                    chat, n)
       ORDER BY d.n`;
     const jobs = stored.filter(({ e, targets }) => e.download != null && targets.length > 0);
     if (jobs.length > 0) {

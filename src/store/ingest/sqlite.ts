@@ -3,6 +3,7 @@
  * deliveries it hands off leased in this process's leases (sqlite/leases.ts), which claims and outcomes share.
  */
 
+import { chatKey } from '../../domain/chat-key.ts';
 import { type LeaseTokens, newId } from '../../domain/ids.ts';
 import { repeatConflict, sessionChange } from '../../domain/store-rules.ts';
 import type { EventDraft, Webhook } from '../../domain/types.ts';
@@ -95,14 +96,16 @@ export class SqliteEvents implements Events {
       return { event_id: e.event_id, deliveries: seen.deliveries as number, duplicate: true };
     }
     const targets = router(e, webhooks);
+    const chat = chatKey(e.event, e.payload);
     this.#db
       .q(
-        'INSERT INTO events (event_id, instance_id, event, body, deliveries, created_at) VALUES (?, ?, ?, ?, ?, ?)',
+        'INSERT INTO events (event_id, instance_id, event, body, deliveries, created_at, chat) VALUES (?, ?, ?, ?, ?, ?, ?)',
       )
-      .run(e.event_id, e.instance_id, e.event, e.body, targets.length, now);
+      .run(e.event_id, e.instance_id, e.event, e.body, targets.length, now, chat);
     const insert = this.#db.q(
-      `INSERT INTO deliveries (delivery_id, event_id, instance_id, webhook_id, event, status, created_at, next_attempt_at)
-       VALUES (?, ?, ?, ?, ?, 'pending', ?, ?)`,
+      `INSERT INTO deliveries (delivery_id, event_id, instance_id, webhook_id, event, status, created_at, next_attempt_at,
+         chat)
+       VALUES (?, ?, ?, ?, ?, 'pending', ?, ?, ?)`,
     );
     let handedOff: ClaimedDelivery[] | undefined;
     // Deliveries of an event whose media is still to be downloaded wait for it (media-jobs/ settles them).
@@ -117,6 +120,7 @@ export class SqliteEvents implements Events {
         e.event,
         now,
         held ? null : now,
+        chat,
       );
       // Handed off: leased in memory (as a claim leases) once the transaction has committed.
       const claim = handOff.take(e, w, delivery_id, now);

@@ -200,6 +200,23 @@ export const MIGRATIONS: string[] = [
   `
   ALTER TABLE webhooks ADD COLUMN standard_webhooks boolean NOT NULL DEFAULT false;
   `,
+  // The chat of each event (domain/chat-key.ts), on its deliveries too; null for those stored before.
+  `
+  ALTER TABLE events ADD COLUMN chat text;
+  ALTER TABLE deliveries ADD COLUMN chat text;
+  `,
+  // Portal links: one instance's session page for someone outside, by a token kept hashed.
+  `
+  CREATE TABLE portal_links (
+    link_id text PRIMARY KEY,
+    instance_id text NOT NULL REFERENCES instances(instance_id) ON DELETE CASCADE,
+    token_hash text NOT NULL UNIQUE,
+    read_only boolean NOT NULL,
+    expires_at bigint NOT NULL,
+    created_at bigint NOT NULL
+  );
+  CREATE INDEX portal_links_instance ON portal_links(instance_id, expires_at);
+  `,
 ];
 
 /** Brings the connection's schema up to date; safe when many processes start at once. */

@@ -12,6 +12,7 @@ import { PostgresLidPhones } from '../lid-phones/postgres.ts';
 import { PostgresDeliveryLog } from '../log/postgres.ts';
 import { PostgresMediaJobs } from '../media-jobs/postgres.ts';
 import { PostgresOutcomes } from '../outcome/postgres.ts';
+import { PostgresPortalLinks } from '../portal-links/postgres.ts';
 import type { Store } from '../ports.ts';
 import { PostgresRetention } from '../retention/postgres.ts';
 import { PostgresWebhooks } from '../webhooks/postgres.ts';
@@ -32,6 +33,7 @@ export async function openPostgresStore(url: string): Promise<Store> {
     retention: new PostgresRetention(db),
     log: new PostgresDeliveryLog(db),
     engineRepeats: new PostgresEngineRepeats(db),
+    portalLinks: new PostgresPortalLinks(db),
     lidPhones: new PostgresLidPhones(db),
     listenForWork: (wake) => db.listen(wake),
     close: () => db.close(),

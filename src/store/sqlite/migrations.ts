@@ -160,4 +160,21 @@ export const MIGRATIONS: string[] = [
   `
   ALTER TABLE webhooks ADD COLUMN standard_webhooks INTEGER NOT NULL DEFAULT 0;
   `,
+  // The chat of each event (domain/chat-key.ts), on its deliveries too; null for those stored before.
+  `
+  ALTER TABLE events ADD COLUMN chat TEXT;
+  ALTER TABLE deliveries ADD COLUMN chat TEXT;
+  `,
+  // Portal links: one instance's session page for someone outside, by a token kept hashed.
+  `
+  CREATE TABLE portal_links (
+    link_id TEXT PRIMARY KEY,
+    instance_id TEXT NOT NULL REFERENCES instances(instance_id) ON DELETE CASCADE,
+    token_hash TEXT NOT NULL UNIQUE,
+    read_only INTEGER NOT NULL,
+    expires_at INTEGER NOT NULL,
+    created_at INTEGER NOT NULL
+  );
+  CREATE INDEX portal_links_instance ON portal_links(instance_id, expires_at);
+  `,
 ];

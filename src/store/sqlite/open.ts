@@ -12,6 +12,7 @@ import { SqliteLidPhones } from '../lid-phones/sqlite.ts';
 import { SqliteDeliveryLog } from '../log/sqlite.ts';
 import { SqliteMediaJobs } from '../media-jobs/sqlite.ts';
 import { SqliteOutcomes } from '../outcome/sqlite.ts';
+import { SqlitePortalLinks } from '../portal-links/sqlite.ts';
 import type { Store } from '../ports.ts';
 import { SqliteRetention } from '../retention/sqlite.ts';
 import { SqliteWebhooks } from '../webhooks/sqlite.ts';
@@ -33,6 +34,7 @@ export function openSqliteStore(file: string): Store {
     retention: new SqliteRetention(db),
     log: new SqliteDeliveryLog(db),
     engineRepeats: new SqliteEngineRepeats(db),
+    portalLinks: new SqlitePortalLinks(db),
     lidPhones: new SqliteLidPhones(db),
     listenForWork: async (wake) => db.listen(wake),
     close: () => db.close(),

@@ -153,7 +153,16 @@ export interface DeliveryQuery {
   limit: number;
 }
 
+export interface PortalLinkInfo {
+  link_id: string;
+  instance_id: string;
+  read_only: boolean;
+  expires_at: string;
+}
+
 export const api = {
+  /** The portal link whose token the page holds. */
+  portalLink: () => call<{ link: PortalLinkInfo }>('GET', '/portal-link').then((r) => r.link),
   listInstances: (key?: string) =>
     call<{ instances: Instance[] }>('GET', '/instances', undefined, key).then((r) => r.instances),
   createInstance: (name: string) => call<{ instance_id: string }>('POST', '/instances', { name }),

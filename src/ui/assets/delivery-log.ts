@@ -104,10 +104,16 @@ export function deliveryLog(instanceId: string, refreshAll: () => Promise<void>)
   const redeliverAll = h('button', {
     type: 'button',
     class: 'button secondary',
+    'data-write': '',
     'aria-describedby': 'redeliver-all-why',
   });
   redeliverAll.addEventListener('click', redeliverAllFailed);
-  const redeliverAllWhy = h('span', { class: 'why-disabled', id: 'redeliver-all-why', hidden: true });
+  const redeliverAllWhy = h('span', {
+    class: 'why-disabled',
+    id: 'redeliver-all-why',
+    hidden: true,
+    'data-write': '',
+  });
 
   async function redeliverAllFailed() {
     const n = counts.redeliverable_deliveries;

@@ -73,13 +73,20 @@ export function deliveryRow(ctx: RowContext, first: Delivery): Row<Delivery> {
           type: 'button',
           class: 'button secondary small',
           'data-focus': 'redeliver',
+          'data-write': '',
           disabled: blocked,
           'aria-describedby': blocked ? blockedId : null,
           onclick: () => ctx.redeliver(current),
         },
         'Redeliver',
       ),
-      blocked ? h('span', { class: 'why-disabled', id: blockedId }, 'Enable the webhook to redeliver') : null,
+      blocked
+        ? h(
+            'span',
+            { class: 'why-disabled', id: blockedId, 'data-write': '' },
+            'Enable the webhook to redeliver',
+          )
+        : null,
     ];
   }
 

@@ -1,13 +1,15 @@
 /**
  * Entry of the session page. Which view shows follows the path: `/` the instance list, `/ui/instances/{id}` the
  * session page; without a key in this tab, the sign-in first. Links are plain links (a full load of the same
- * shell), so the back button, new tabs and bookmarks work without a client router.
+ * shell), so the back button, new tabs and bookmarks work without a client router. `/portal#<token>` is the session
+ * page of one instance for a portal link (portal.ts).
  */
 import { whenUnauthorized } from './api.ts';
 import { byId, h } from './dom.ts';
 import { instanceListView } from './instance-list.ts';
 import { notify } from './notices.ts';
 import { Poller } from './poller.ts';
+import { isPortal, renderPortal } from './portal.ts';
 import { sessionKey } from './session-key.ts';
 import { sessionPageView } from './session-page.ts';
 import { signInView } from './sign-in.ts';
@@ -36,11 +38,14 @@ function render(): void {
   app.replaceChildren(match ? sessionPageView(decodeURIComponent(match[1])) : instanceListView());
 }
 
-whenUnauthorized(() => {
-  Poller.stopAll();
-  sessionKey.clear();
+if (isPortal()) {
+  void renderPortal(app, nav);
+} else {
+  whenUnauthorized(() => {
+    Poller.stopAll();
+    sessionKey.clear();
+    render();
+    notify('The key was refused (revoked or unknown). Sign in again.', 'bad');
+  });
   render();
-  notify('The key was refused (revoked or unknown). Sign in again.', 'bad');
-});
-
-render();
+}

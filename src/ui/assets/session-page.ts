@@ -31,8 +31,8 @@ function sessionHeader(onDelete: (() => void) | null) {
       h(
         'nav',
         { class: 'crumb small', 'aria-label': 'Breadcrumb' },
-        h('a', { href: '/' }, 'Instances'),
-        ' / ',
+        sessionKey.role() === 'portal' ? null : h('a', { href: '/' }, 'Instances'),
+        sessionKey.role() === 'portal' ? null : ' / ',
         crumb,
       ),
       name,
@@ -59,7 +59,8 @@ function sessionHeader(onDelete: (() => void) | null) {
     update(i: Instance) {
       name.textContent = i.name || 'Unnamed session';
       crumb.textContent = i.name || i.instance_id;
-      document.title = `${i.name || i.instance_id} · Herald`;
+      // The portal's own title when the page is a portal link's (portal.ts brands it).
+      document.title = `${i.name || i.instance_id} · ${document.querySelector('.brand')?.textContent?.trim() || 'Herald'}`;
       id.textContent = i.instance_id;
       status.textContent = sessionLabel(i.status);
       status.className = `badge ${sessionTone(i.status)}`;

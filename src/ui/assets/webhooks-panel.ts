@@ -106,7 +106,7 @@ export function webhooksPanel(instanceId: string, refresh: () => Promise<void>):
           ),
           h(
             'div',
-            { class: 'actions' },
+            { class: 'actions', 'data-write': '' },
             h(
               'button',
               {
@@ -189,7 +189,7 @@ export function webhooksPanel(instanceId: string, refresh: () => Promise<void>):
   }
 
   const rows = new KeyedList<Webhook>(list, (w) => w.webhook_id, webhookRow);
-  const add = h('button', { type: 'button', class: 'button primary' }, 'Add webhook');
+  const add = h('button', { type: 'button', class: 'button primary', 'data-write': '' }, 'Add webhook');
   add.addEventListener('click', () => openWebhookForm(instanceId, null, () => void refresh()));
 
   return {

@@ -1,0 +1,45 @@
+/** Portal links on SQLite: each a hashed token for one instance's session page (ports.ts, PortalLinks). */
+import type { PortalLinks } from '../ports.ts';
+import type { PortalLink } from '../records.ts';
+import { toPortalLink } from '../rows.ts';
+import type { SqliteDatabase } from '../sqlite/database.ts';
+
+export class SqlitePortalLinks implements PortalLinks {
+  readonly #db: SqliteDatabase;
+
+  constructor(db: SqliteDatabase) {
+    this.#db = db;
+  }
+
+  async createPortalLink(l: PortalLink): Promise<void> {
+    this.#db
+      .q(
+        `INSERT INTO portal_links (link_id, instance_id, token_hash, read_only, expires_at, created_at)
+         VALUES (?, ?, ?, ?, ?, ?)`,
+      )
+      .run(l.link_id, l.instance_id, l.token_hash, l.read_only ? 1 : 0, l.expires_at, l.created_at);
+  }
+
+  async listPortalLinks(instanceId: string, now: number): Promise<PortalLink[]> {
+    return this.#db
+      .q('SELECT * FROM portal_links WHERE instance_id = ? AND expires_at > ? ORDER BY created_at, link_id')
+      .all(instanceId, now)
+      .map(toPortalLink);
+  }
+
+  async findPortalLinkByHash(tokenHash: string): Promise<PortalLink | null> {
+    const row = this.#db.q('SELECT * FROM portal_links WHERE token_hash = ?').get(tokenHash);
+    return row ? toPortalLink(row) : null;
+  }
+
+  async deletePortalLink(instanceId: string, linkId: string): Promise<boolean> {
+    const deleted = this.#db
+      .q('DELETE FROM portal_links WHERE instance_id = ? AND link_id = ?')
+      .run(instanceId, linkId);
+    return deleted.changes > 0;
+  }
+
+  async forgetExpiredPortalLinks(now: number): Promise<number> {
+    return Number(this.#db.q('DELETE FROM portal_links WHERE expires_at <= ?').run(now).changes);
+  }
+}

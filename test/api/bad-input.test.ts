@@ -94,12 +94,16 @@ const ENDPOINTS: {
   { method: 'GET', path: '/media/{media}', public: true },
   { method: 'GET', path: '/openapi.json' },
   { method: 'GET', path: '/metrics' },
+  { method: 'POST', path: '/instances/{ins}/portal-links', body: { ttl_s: 3600 } },
+  { method: 'GET', path: '/instances/{ins}/portal-links' },
+  { method: 'DELETE', path: '/instances/{ins}/portal-links/{link}' },
+  { method: 'GET', path: '/portal-link' },
 ];
 
 /** The media limit of the Herald under test, small so that a body beyond it is cheap to send. */
 const MEDIA_MAX_BYTES = 1024;
 
-const ID_PREFIX: Record<string, string> = { ins: 'ins', whk: 'whk', dlv: 'dlv', key: 'key' };
+const ID_PREFIX: Record<string, string> = { ins: 'ins', whk: 'whk', dlv: 'dlv', key: 'key', link: 'lnk' };
 
 /** The cases every endpoint gets: authentication, ids, and (with a body) the transport of the body. */
 function genericCases(e: (typeof ENDPOINTS)[number]): Case[] {
@@ -176,7 +180,7 @@ function genericCases(e: (typeof ENDPOINTS)[number]): Case[] {
     }
   }
   if (params.includes('ins')) {
-    const other = path.replace('{ins}', '{insB}').replace(/\{(whk|dlv|key)\}/g, '{$1B}');
+    const other = path.replace('{ins}', '{insB}').replace(/\{(whk|dlv|key|link)\}/g, '{$1B}');
     cases.push({
       what: "instance key on another instance's path",
       method,
@@ -291,6 +295,17 @@ function fieldCases(): Case[] {
       c('events of 10 000 kinds', { ...HOOK, events: Array.from({ length: 10_000 }, (_, i) => `k${i}`) }),
       c('client_sign_secret a number', { ...HOOK, client_sign_secret: 5 }),
       c('client_sign_secret of 1025 characters', { ...HOOK, client_sign_secret: big(1025) }),
+      c('standard_webhooks a string', { ...HOOK, standard_webhooks: 'yes' }),
+      c('standard_webhooks with a secret not whsec_', {
+        ...HOOK,
+        standard_webhooks: true,
+        client_sign_secret: 's3',
+      }),
+      c('standard_webhooks with whsec_ of 8 bytes', {
+        ...HOOK,
+        standard_webhooks: true,
+        client_sign_secret: `whsec_${Buffer.alloc(8).toString('base64')}`,
+      }),
       c('ignore_status a string', { ...HOOK, ignore_status: 'true' }),
       c('enabled in the body', { ...HOOK, enabled: true }),
       c('a typo (destinationUrl)', { destinationUrl: HOOK.destination_url, events: ['message'] }),
@@ -322,6 +337,7 @@ function fieldCases(): Case[] {
   const batch = post('/instances/{ins}/events/batch');
   const enabled = post('/instances/{ins}/webhooks/{whk}/enabled');
   const rotate = post('/instances/{ins}/webhooks/{whk}/rotate-secret');
+  const links = post('/instances/{ins}/portal-links');
   const redeliver = post('/instances/{ins}/deliveries/redeliver');
   const list = (query: string): Case => ({
     what: `query ${query.length > 40 ? `${query.slice(0, 40)}…` : query}`,
@@ -362,6 +378,12 @@ function fieldCases(): Case[] {
     rotate('grace_s a string', { grace_s: '60' }),
     rotate('client_sign_secret empty', { client_sign_secret: '' }),
     rotate('client_sign_secret of 1025 characters', { client_sign_secret: big(1025) }),
+    links('ttl_s 59', { ttl_s: 59 }),
+    links('ttl_s a day and a second', { ttl_s: 86_401 }),
+    links('ttl_s a string', { ttl_s: '3600' }),
+    links('ttl_s a fraction', { ttl_s: 60.5 }),
+    links('read_only a string', { read_only: 'yes' }),
+    links('an unknown field', { instance_id: 'ins_x' }),
     enabled('enabled missing', {}),
     enabled('enabled a string', { enabled: 'true' }),
     enabled('enabled a number', { enabled: 1 }),
@@ -522,6 +544,7 @@ async function snapshot(): Promise<unknown> {
       instance: await get(base),
       keys: await get(`${base}/keys`),
       webhooks: await get(`${base}/webhooks`),
+      links: await get(`${base}/portal-links`),
       deliveries: await Promise.all(
         deliveries.map((d: { delivery_id: string }) => get(`${base}/deliveries/${d.delivery_id}`)),
       ),
@@ -552,11 +575,13 @@ before(async () => {
       const { deliveries } = (await h.request('GET', `/instances/${ins}/deliveries`)).body;
       return deliveries[0]?.status === 'delivered' ? deliveries[0].delivery_id : undefined;
     });
+    const link = (await h.request('POST', `/instances/${ins}/portal-links`, { body: {} })).body;
     Object.assign(ids, {
       [`ins${suffix}`]: ins,
       [`whk${suffix}`]: whk,
       [`dlv${suffix}`]: dlv,
       [`key${suffix}`]: key.key_id,
+      [`link${suffix}`]: link.link_id,
     });
     if (suffix === '') instanceKey = key.key;
   }

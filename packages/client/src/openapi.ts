@@ -2458,6 +2458,7 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
+        /** List the live portal links, without their tokens */
         get: {
             parameters: {
                 query?: never;
@@ -2582,6 +2583,7 @@ export interface paths {
             };
         };
         put?: never;
+        /** Make a portal link: the instance's session page for a customer */
         post: {
             parameters: {
                 query?: never;
@@ -2749,6 +2751,7 @@ export interface paths {
         get?: never;
         put?: never;
         post?: never;
+        /** Revoke a portal link at once */
         delete: {
             parameters: {
                 query?: never;
@@ -4495,6 +4498,7 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
+        /** The portal link whose token makes this call */
         get: {
             parameters: {
                 query?: never;

@@ -112,6 +112,7 @@ test('a claim: the webhook part, the old secret only in its grace, attempt numbe
     previous_secret_until: 2000,
     headers_sealed: 'hdr',
     rate_limit: 5,
+    standard_webhooks: true,
   };
   const claim = claimOf(webhook, 1000, 'lease_1', 1200, 'dlv_1', 'evt_1', 'ins_1', 3, 1, 'manual', '{}');
   assert.deepEqual(claim, {
@@ -123,6 +124,7 @@ test('a claim: the webhook part, the old secret only in its grace, attempt numbe
     secret_sealed: 'new',
     previous_secret_sealed: 'old',
     headers_sealed: 'hdr',
+    standard_webhooks: true,
     body: '{}',
     start_at: 1200,
     rate_limit: 5,
@@ -152,7 +154,14 @@ test('a claim: the webhook part, the old secret only in its grace, attempt numbe
     '{}',
   );
   assert.deepEqual(
-    [bare.previous_secret_sealed, bare.headers_sealed, bare.rate_limit, bare.attempt, bare.cycle_attempt],
-    [null, null, null, 1, 1],
+    [
+      bare.previous_secret_sealed,
+      bare.headers_sealed,
+      bare.rate_limit,
+      bare.standard_webhooks,
+      bare.attempt,
+      bare.cycle_attempt,
+    ],
+    [null, null, null, false, 1, 1],
   );
 });

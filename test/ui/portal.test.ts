@@ -145,7 +145,7 @@ for (const width of [1280, 390]) {
       const frame = await framed(url);
       await frame.getByRole('heading', { name: 'Customer line' }).waitFor();
       await frame.locator('body[data-read-only]').waitFor({ state: 'attached' });
-      assert.equal(await frame.locator('nav .role').textContent(), 'View only');
+      await frame.getByText('View only').waitFor(); // at every width
       await frame.locator('li.delivery').first().waitFor();
       for (const name of ['Add webhook', 'Edit', 'Send test', 'Disable', 'Delete', 'Redeliver']) {
         assert.equal(await frame.getByRole('button', { name, exact: true }).count(), 0, name);

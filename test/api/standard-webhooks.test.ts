@@ -1,6 +1,6 @@
 /**
  * Standard Webhooks per webhook: a delivery of a webhook with `standard_webhooks` verifies with the `standardwebhooks`
- * and `svix` libraries as they are (and with the receiver kit), before, during and after a rotation, while the seed's
+ * and `svix` libraries as they are (and with the receiver kit), before, during and after a rotation, while Herald's own
  * headers still verify; its secret must be a `whsec_` one, and every way of setting another is a 400 naming it.
  */
 import assert from 'node:assert/strict';
@@ -58,7 +58,7 @@ function verdicts(got: Received, secret: string): [boolean, boolean, boolean] {
 }
 
 describe('Standard Webhooks', () => {
-  test("a delivery carries webhook-id, webhook-timestamp and webhook-signature beside the seed's headers", async (t) => {
+  test("a delivery carries webhook-id, webhook-timestamp and webhook-signature beside Herald's own headers", async (t) => {
     const { ins, r, id } = await hook(t, { standard_webhooks: true, client_sign_secret: SECRET });
     const view = await h.request('GET', `/instances/${ins}/webhooks/${id}`);
     assert.equal(view.body.webhook.standard_webhooks, true);
@@ -71,7 +71,7 @@ describe('Standard Webhooks', () => {
     assert.equal(
       verify({ secret: SECRET, headers: got.headers, rawBody: got.rawBody }).ok,
       true,
-      'the seed’s',
+      'Herald’s own',
     );
     const other = `whsec_${Buffer.alloc(32, 8).toString('base64')}`;
     assert.deepEqual(verdicts(got, other), [false, false, false], 'another secret');
@@ -151,7 +151,7 @@ describe('Standard Webhooks', () => {
     }
     assert.equal((await create({ standard_webhooks: true, client_sign_secret: SECRET })).status, 201);
 
-    // Turned on over a secret of the seed's free form: refused until the secret is one.
+    // Turned on over a secret of Herald's free form: refused until the secret is one.
     const { ins: other, id } = await hook(t, { client_sign_secret: 'my-old-secret' });
     const patch = (body: Record<string, unknown>) =>
       h.request('PATCH', `/instances/${other}/webhooks/${id}`, {

@@ -42,12 +42,13 @@ describe('retries', () => {
     return withHook(
       () => answer,
       async ({ instanceId, webhookId, receiver }) => {
-        const publishedAt = Date.now();
         const eventId = await publish(h, instanceId);
+        // From the 202: how long the publish itself took (a durable commit on a loaded machine) is not the schedule's.
+        const acceptedAt = Date.now();
         const arrivals = await receiver.waitFor(6, 15_000);
         assert.ok(
-          arrivals[0].at - publishedAt < 500,
-          `first attempt after ${arrivals[0].at - publishedAt} ms`,
+          arrivals[0].at - acceptedAt < 500,
+          `first attempt ${arrivals[0].at - acceptedAt} ms after the 202`,
         );
         // An attempt's clock starts a little before its request reaches the receiver, hence the 50 ms.
         assertGaps(

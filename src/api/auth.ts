@@ -7,12 +7,13 @@ import { hash, timingSafeEqual } from 'node:crypto';
 import type { FastifyInstance, FastifyRequest } from 'fastify';
 import type { Clock } from '../domain/clock.ts';
 import type { Catalog, PortalLinks } from '../store/ports.ts';
+import type { PortalLink } from '../store/records.ts';
 import { HttpError } from './errors.ts';
 
 export type Principal =
   | { kind: 'admin' }
   | { kind: 'instance'; instance_id: string; key_id: string }
-  | { kind: 'portal'; instance_id: string; link_id: string; read_only: boolean };
+  | { kind: 'portal'; instance_id: string; link: PortalLink };
 
 /** How a portal link's token starts: it is looked up among the links, not the keys. */
 export const PORTAL_TOKEN_PREFIX = 'hpl_';
@@ -53,9 +54,9 @@ export function installAuth(
       const link = await store.portalLinks.findPortalLinkByHash(hash);
       if (!link) throw keyErrors.unknownLink();
       if (link.expires_at <= clock()) throw keyErrors.expiredLink();
-      const { instance_id, link_id, read_only } = link;
-      request.principal = { kind: 'portal', instance_id, link_id, read_only };
-      if (read_only && request.method !== 'GET' && request.method !== 'HEAD') throw keyErrors.readOnlyLink();
+      request.principal = { kind: 'portal', instance_id: link.instance_id, link };
+      if (link.read_only && request.method !== 'GET' && request.method !== 'HEAD')
+        throw keyErrors.readOnlyLink();
     } else {
       const key = await store.catalog.findKeyByHash(hash);
       if (!key) throw keyErrors.unknown();

@@ -33,7 +33,7 @@ export function installRateLimit(app: FastifyInstance, limits: RateLimits, clock
     const limiter = isIngest ? ingest : management;
     if (!limiter) return;
     const p = request.principal;
-    const key = p.kind === 'admin' ? 'admin' : p.kind === 'instance' ? p.key_id : p.link_id;
+    const key = p.kind === 'admin' ? 'admin' : p.kind === 'instance' ? p.key_id : p.link.link_id;
     const waitMs = limiter.take(key, clock());
     if (waitMs === 0) return;
     const rate = isIngest ? limits.ingest : limits.management;

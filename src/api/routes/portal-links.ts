@@ -129,12 +129,10 @@ export function portalLinkRoutes(app: FastifyInstance, ctx: ApiContext): void {
       },
     },
     async (request) => {
+      // The link authentication found, live: no second lookup.
       const p = request.principal;
       if (p.kind !== 'portal') throw keyErrors.onlyByLink();
-      const links = await ctx.store.portalLinks.listPortalLinks(p.instance_id, ctx.clock());
-      const link = links.find((l) => l.link_id === p.link_id);
-      if (!link) throw keyErrors.expiredLink();
-      return { success: true, link: view(link) };
+      return { success: true, link: view(p.link) };
     },
   );
 

@@ -2,7 +2,7 @@
 import type { WebhookHealth } from '../domain/health.ts';
 import { secretInGrace } from '../domain/store-rules.ts';
 import type { Attempt, Delivery, Instance, Webhook } from '../domain/types.ts';
-import type { InstanceCounts } from '../store/records.ts';
+import type { InstanceCounts, PortalLink } from '../store/records.ts';
 
 const iso = (ms: number) => new Date(ms).toISOString();
 const isoOrNull = (ms: number | null) => (ms === null ? null : iso(ms));
@@ -61,6 +61,15 @@ export const webhookView = (w: Webhook, x: WebhookExtras) => {
     updated_at: iso(w.updated_at),
   };
 };
+
+/** A portal link without its token (only its hash is kept anyway). */
+export const portalLinkView = (l: PortalLink) => ({
+  link_id: l.link_id,
+  instance_id: l.instance_id,
+  read_only: l.read_only,
+  expires_at: iso(l.expires_at),
+  created_at: iso(l.created_at),
+});
 
 export const deliveryView = (d: Delivery) => ({
   delivery_id: d.delivery_id,

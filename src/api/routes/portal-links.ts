@@ -11,6 +11,7 @@ import { hashKey, keyErrors, PORTAL_TOKEN_PREFIX } from '../auth.ts';
 import type { ApiContext } from '../context.ts';
 import { HttpError } from '../errors.ts';
 import { Answer, IdParam, InstanceParams, Ok } from '../schemas.ts';
+import { portalLinkView as view } from '../views.ts';
 import { INSTANCE_ERRORS, loadInstance } from './instances.ts';
 
 export const PORTAL_TTL_S = { min: 60, max: 86_400, default: 3600 };
@@ -40,14 +41,6 @@ const LinkView = Type.Object({
   read_only: Type.Boolean(),
   expires_at: Type.String({ format: 'date-time' }),
   created_at: Type.String({ format: 'date-time' }),
-});
-
-const view = (l: PortalLink) => ({
-  link_id: l.link_id,
-  instance_id: l.instance_id,
-  read_only: l.read_only,
-  expires_at: new Date(l.expires_at).toISOString(),
-  created_at: new Date(l.created_at).toISOString(),
 });
 
 /** Links are made and revoked with a key, never with another link: refused before the body is read. */

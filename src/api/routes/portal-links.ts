@@ -14,7 +14,7 @@ import { Answer, IdParam, InstanceParams, Ok } from '../schemas.ts';
 import { portalLinkView as view } from '../views.ts';
 import { INSTANCE_ERRORS, loadInstance } from './instances.ts';
 
-export const PORTAL_TTL_S = { min: 60, max: 86_400, default: 3600 };
+const PORTAL_TTL_S = { min: 60, max: 86_400, default: 3600 };
 
 const CreateLink = Type.Object(
   {

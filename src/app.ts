@@ -73,6 +73,13 @@ export async function startHerald(config: Config, options: HeraldOptions = {}): 
     throw err;
   }
   const { hash: adminKeyHash, generated } = await resolveAdminKey(store, config.adminApiKey);
+  await store.webhooks.setOperator(
+    config.operator && {
+      destination_url: config.operator.url,
+      secret_sealed: config.operator.secret === null ? null : secretBox.seal(config.operator.secret),
+    },
+    clock(),
+  );
 
   const destinations: DestinationPolicy = {
     allowPrivate: config.allowPrivateDestinations,

@@ -1,7 +1,9 @@
 /** Configuration from environment variables. Parsing is pure: a bad value throws a ConfigError naming it. */
 
+import { FAILING_AFTER, type FailingPolicy } from './domain/operational-events.ts';
 import { retryHorizonMs } from './domain/retry-horizon.ts';
 import { type Cidr, parseCidrList } from './net/address-allow-list.ts';
+import { checkDestinationSyntax } from './net/destination.ts';
 
 export interface Config {
   port: number;
@@ -37,6 +39,10 @@ export interface Config {
   /** How long an engine's repeat of a message is dropped at ingest (ENGINE_DEDUPE_S, in ms); 0 keeps every one. */
   engineDedupeMs: number;
   portal: PortalConfig;
+  /** Where every instance's operational events also go (OPERATOR_WEBHOOK_URL, signed with OPERATOR_WEBHOOK_SECRET). */
+  operator: { url: string; secret: string | null } | null;
+  /** When a webhook is failing (FAILING_AFTER) and when failing disables it (DISABLE_AFTER_FAILING_S). */
+  failing: FailingPolicy;
 }
 
 /** The session page that portal links hand out: who may frame it, and its branding. */
@@ -109,6 +115,14 @@ export function loadConfig(env: Env): Config {
       frameAncestors: frameAncestors(get('PORTAL_FRAME_ANCESTORS')),
       title: portalTitle(get('PORTAL_TITLE')),
       accent: optional(get('PORTAL_ACCENT'), portalAccent),
+    },
+    operator: operator(get('OPERATOR_WEBHOOK_URL'), get('OPERATOR_WEBHOOK_SECRET')),
+    failing: {
+      failingAfter: integer('FAILING_AFTER', FAILING_AFTER, 1, 1_000_000),
+      disableAfterFailingMs: optional(
+        get('DISABLE_AFTER_FAILING_S'),
+        () => integer('DISABLE_AFTER_FAILING_S', 0, 1, 365 * 86_400) * 1000,
+      ),
     },
   };
   checkMediaTtl(config);
@@ -226,6 +240,20 @@ function frameAncestors(raw: string | undefined): string[] {
     }
   }
   return origins;
+}
+
+function operator(url: string | undefined, secret: string | undefined): Config['operator'] {
+  if (url === undefined) {
+    if (secret !== undefined)
+      throw new ConfigError('OPERATOR_WEBHOOK_SECRET: set without OPERATOR_WEBHOOK_URL');
+    return null;
+  }
+  const problem = checkDestinationSyntax(url);
+  if (problem) throw new ConfigError(problem.message.replace('destination_url', 'OPERATOR_WEBHOOK_URL'));
+  if (secret !== undefined && secret.length > 1024) {
+    throw new ConfigError('OPERATOR_WEBHOOK_SECRET: must be at most 1024 characters');
+  }
+  return { url, secret: secret ?? null };
 }
 
 function portalTitle(raw: string | undefined): string {

@@ -4,6 +4,7 @@
  */
 import { type Static, Type } from '@sinclair/typebox';
 import { checkHeaders } from '../domain/custom-headers.ts';
+import { OPERATIONAL_KINDS } from '../domain/event-kinds.ts';
 import { isEventKind } from '../domain/events.ts';
 import { checkFilter } from '../domain/filter.ts';
 import { quote } from '../domain/quote.ts';
@@ -159,15 +160,19 @@ function standardSecretErrors(
 export const STANDARD_SECRET_RULE =
   'must be whsec_ followed by the base64 of 24 to 64 bytes when standard_webhooks is true';
 
+/** `*` takes every kind but Herald's operational ones, which may be named beside it. */
 function eventListErrors(events: string[]): FieldError[] {
-  if (events.includes('*')) {
-    return events.length === 1
-      ? []
-      : [{ field: 'events', message: '"*" stands for every kind and must be alone' }];
+  if (events.includes('*') && events.some((k) => k !== '*' && !OPERATIONAL_KINDS.includes(k))) {
+    return [
+      {
+        field: 'events',
+        message: `"*" stands for every kind and must be alone, or beside Herald's own (${OPERATIONAL_KINDS.join(', ')})`,
+      },
+    ];
   }
   const errors: FieldError[] = [];
   for (const [i, kind] of events.entries()) {
-    if (!isEventKind(kind))
+    if (kind !== '*' && !isEventKind(kind))
       errors.push({ field: `events[${i}]`, message: `unknown event kind ${quote(kind)}` });
     else if (events.indexOf(kind) !== i)
       errors.push({ field: `events[${i}]`, message: `duplicate event kind ${quote(kind)}` });

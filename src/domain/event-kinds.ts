@@ -1,7 +1,7 @@
 /**
  * The event kinds alone, without imports, so the session page can load the same catalog in the browser.
  * The core kinds first, then the further ones (groups, calls, labels, polls, presence), then the rest of what
- * WAHA's engines emit, so that a webhook can subscribe to anything a real engine sends.
+ * WAHA's engines emit, so that a webhook can subscribe to anything a real engine sends; last Herald's own.
  */
 // biome-ignore format: one family of kinds per line reads better than one kind per line
 export const EVENT_KINDS: readonly string[] = Object.freeze([
@@ -17,4 +17,16 @@ export const EVENT_KINDS: readonly string[] = Object.freeze([
   'chat.archive',
   'event.response', 'event.response.failed',
   'engine.event',
+  'webhook.disabled', 'webhook.failing', 'webhook.recovered', 'delivery.failed',
+]);
+
+/**
+ * Herald's own events about its deliveries (operational-events.ts): in the catalog so that a webhook can subscribe
+ * to them by name, but sent by Herald alone, and never to a webhook by its `*`.
+ */
+export const OPERATIONAL_KINDS: readonly string[] = Object.freeze([
+  'webhook.disabled',
+  'webhook.failing',
+  'webhook.recovered',
+  'delivery.failed',
 ]);

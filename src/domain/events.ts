@@ -4,9 +4,10 @@
  * present, and only what routing and the delivery format need is required. Every other field passes unchanged.
  */
 
-import { EVENT_KINDS } from './event-kinds.ts';
+import { EVENT_KINDS, OPERATIONAL_KINDS } from './event-kinds.ts';
 import { STATUS_CHAT } from './jid.ts';
 import { isReference } from './media-object.ts';
+import { OPERATIONAL_SCHEMAS } from './operational-schemas.ts';
 import {
   ack,
   bool,
@@ -181,6 +182,14 @@ export function validatePayload(kind: string, payload: unknown, prefix = ''): Fi
 
 /** The same rules for a kind that may lie outside the catalog (the engine's webhook): an unknown kind has none. */
 export function validateKnownPayload(kind: string, payload: unknown, prefix = ''): FieldError[] {
+  if (OPERATIONAL_KINDS.includes(kind)) {
+    return [
+      {
+        field: `${prefix}event`,
+        message: `${quote(kind)} is sent by Herald itself, about its own deliveries, and cannot be published`,
+      },
+    ];
+  }
   if (!isObj(payload)) return [{ field: `${prefix}payload`, message: 'must be a JSON object' }];
   const errors: FieldError[] = [];
   const path = `${prefix}payload.`;
@@ -217,6 +226,7 @@ const REVOKED_NOTE =
  * from the rules. The rules between fields (a media url only when ready…) are said in the descriptions.
  */
 export function payloadSchema(kind: string): JsonSchema {
+  if (OPERATIONAL_KINDS.includes(kind)) return OPERATIONAL_SCHEMAS[kind];
   if (kind === 'message.revoked') {
     return {
       anyOf: [

@@ -24,6 +24,10 @@ export interface HealthChange {
   last_failed_at: number | null;
   /** Failures in the batch after its last delivery (all of them, without one). */
   failures: number;
+  /** When the first of those failed: the streak they begin or continue. */
+  failing_since: number | null;
+  /** Failures in the batch before its first delivery: with those before the batch, the streak that delivery ends. */
+  leading_failures: number;
 }
 
 export function healthChanges(
@@ -34,7 +38,15 @@ export function healthChanges(
   for (const { webhook_id, outcome, delivered } of ordered) {
     let c = byWebhook.get(webhook_id);
     if (!c) {
-      c = { webhook_id, hours: [], last_delivered_at: null, last_failed_at: null, failures: 0 };
+      c = {
+        webhook_id,
+        hours: [],
+        last_delivered_at: null,
+        last_failed_at: null,
+        failures: 0,
+        failing_since: null,
+        leading_failures: 0,
+      };
       byWebhook.set(webhook_id, c);
     }
     const at = endOf(outcome);
@@ -47,11 +59,14 @@ export function healthChanges(
     bucket.attempts++;
     if (delivered) {
       bucket.delivered++;
+      if (c.last_delivered_at === null) c.leading_failures = c.failures;
       c.last_delivered_at = at;
       c.failures = 0;
+      c.failing_since = null;
     } else {
       c.last_failed_at = at;
       c.failures++;
+      c.failing_since ??= at;
     }
   }
   return [...byWebhook.values()];

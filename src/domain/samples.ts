@@ -151,6 +151,32 @@ const SAMPLES: Record<string, Obj> = {
     eventResponse: null,
   },
   'engine.event': { event: 'messages.upsert', data: { type: 'notify' } },
+  'webhook.disabled': {
+    webhook_id: 'whk_01jd5q7j0c3v8n2m5x7z9b4d6f',
+    destination_url: 'https://hooks.example.com/herald',
+    reason: 'gone',
+    disabled_at: '2026-11-21T10:05:00.000Z',
+  },
+  'webhook.failing': {
+    webhook_id: 'whk_01jd5q7j0c3v8n2m5x7z9b4d6f',
+    destination_url: 'https://hooks.example.com/herald',
+    consecutive_failures: 20,
+    failing_since: '2026-11-21T09:12:40.000Z',
+  },
+  'webhook.recovered': {
+    webhook_id: 'whk_01jd5q7j0c3v8n2m5x7z9b4d6f',
+    destination_url: 'https://hooks.example.com/herald',
+    after_failures: 23,
+  },
+  'delivery.failed': {
+    delivery_id: 'dlv_01jd5q7k4w8y2b6d0f3h5k7m9p',
+    event_id: 'evt_01jd5q7h2k9x4m8n3p6r0t1v2w',
+    event: 'message',
+    webhook_id: 'whk_01jd5q7j0c3v8n2m5x7z9b4d6f',
+    failure_reason: 'attempts_exhausted',
+    last_status_code: 503,
+    last_error: null,
+  },
 };
 
 /**

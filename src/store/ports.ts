@@ -17,6 +17,7 @@ import type {
   InstanceChange,
   InstanceCounts,
   MediaJob,
+  OperatorDestination,
   PortalLink,
   PurgeResult,
   QueueStats,
@@ -91,6 +92,11 @@ export interface Webhooks {
   ): Promise<Webhook | null>;
   /** Forgets the rotated-out secrets whose grace has ended by `now`. */
   forgetRotatedSecrets(now: number): Promise<number>;
+  /**
+   * The operator's destination (OPERATOR_WEBHOOK_URL), which receives every instance's operational events: set,
+   * enabled and subscribed to them all; or, for null, disabled (its log is kept).
+   */
+  setOperator(destination: OperatorDestination | null, now: number): Promise<void>;
 }
 
 /** How each webhook has been doing, as its outcomes are recorded (outcome/). */
@@ -197,8 +203,14 @@ export interface DeliveryLog {
     instanceId: string,
     filter: DeliveryFilter,
   ): Promise<{ deliveries: Delivery[]; next_cursor: string | null }>;
-  getDelivery(instanceId: string, deliveryId: string): Promise<DeliveryDetail | null>;
-  redeliver(instanceId: string, deliveryId: string, now: number): Promise<RedeliverResult>;
+  /** `operator`: the operator's deliveries are found too (the admin's view). */
+  getDelivery(instanceId: string, deliveryId: string, operator?: boolean): Promise<DeliveryDetail | null>;
+  redeliver(
+    instanceId: string,
+    deliveryId: string,
+    now: number,
+    operator?: boolean,
+  ): Promise<RedeliverResult>;
   redeliverFailed(instanceId: string, range: RedeliverRange, now: number): Promise<number>;
   /** Counts per instance: of one, or of all when `instanceId` is omitted; an instance without webhooks is absent. */
   instanceCounts(instanceId?: string): Promise<Map<string, InstanceCounts>>;

@@ -30,6 +30,12 @@ export interface PortalLink {
   created_at: number;
 }
 
+/** The operator's destination of operational events, its secret sealed. */
+export interface OperatorDestination {
+  destination_url: string;
+  secret_sealed: string | null;
+}
+
 /** How PATCH treats the stored signing secret. */
 export type SecretChange = { kind: 'keep' } | { kind: 'set'; sealed: string } | { kind: 'clear' };
 
@@ -136,6 +142,8 @@ export interface DeliveryFilter {
   until?: number;
   limit: number;
   cursor?: string;
+  /** The operator's deliveries too (the admin's view). */
+  operator?: boolean;
 }
 
 export interface DeliveryDetail extends Delivery {

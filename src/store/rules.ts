@@ -3,6 +3,14 @@
  * that the SQLite and PostgreSQL adapters complete with their own WHERE, parameters and lease bookkeeping.
  */
 
+import { OPERATOR_WEBHOOK_ID } from '../domain/operational-events.ts';
+
+/**
+ * The operator's deliveries are in their instance's log for the admin alone: this condition keeps them out for
+ * anyone else (`d` is the deliveries table's alias with its dot, or '').
+ */
+export const NOT_OPERATOR = (d = ''): string => `${d}webhook_id <> '${OPERATOR_WEBHOOK_ID}'`;
+
 /** Disabling a webhook: its pending deliveries end as failed, for the reason that they cannot be sent any more. */
 export const ENDED_BY_DISABLE = `status = 'failed', failure_reason = 'webhook_disabled', next_attempt_at = NULL`;
 
@@ -22,10 +30,15 @@ export const isLatest = (startedAt: string): string =>
 
 /**
  * A webhook's failures in a row, in the upsert of one batch's health change (domain/health.ts): a batch with a
- * delivery starts them over from its own failures after it; one without adds its failures to them.
+ * delivery starts them over from its own failures after it; one without adds its failures to them. The streak's
+ * start and its announcement as failing (operational-events.ts) start over with them.
  */
 export const FAILURES_IN_A_ROW = `consecutive_failures = excluded.consecutive_failures
-  + CASE WHEN excluded.last_delivered_at IS NOT NULL THEN 0 ELSE webhook_health.consecutive_failures END`;
+  + CASE WHEN excluded.last_delivered_at IS NOT NULL THEN 0 ELSE webhook_health.consecutive_failures END,
+  failing_since = CASE WHEN excluded.last_delivered_at IS NOT NULL THEN excluded.failing_since
+    ELSE COALESCE(webhook_health.failing_since, excluded.failing_since) END,
+  failing_announced_at = CASE WHEN excluded.last_delivered_at IS NOT NULL THEN NULL
+    ELSE webhook_health.failing_announced_at END`;
 
 /**
  * A manual redelivery: a fresh cycle of attempts, the first at `due` (the dialect's placeholder for now) and marked

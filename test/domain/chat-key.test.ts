@@ -165,6 +165,10 @@ const SAMPLE_CHATS: Record<string, string> = {
   'event.response': PEER,
   'event.response.failed': PEER,
   'engine.event': INSTANCE_CHAT,
+  'webhook.disabled': INSTANCE_CHAT,
+  'webhook.failing': INSTANCE_CHAT,
+  'webhook.recovered': INSTANCE_CHAT,
+  'delivery.failed': INSTANCE_CHAT,
 };
 
 test('every kind in the catalog yields a key for its sample, the chat it plays in', () => {

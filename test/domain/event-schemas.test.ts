@@ -8,6 +8,7 @@ import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import { Ajv2020 } from 'ajv/dist/2020.js';
 import addFormats from 'ajv-formats';
+import { OPERATIONAL_KINDS } from '../../src/domain/event-kinds.ts';
 import { EVENT_KINDS, payloadSchema, validateKnownPayload } from '../../src/domain/events.ts';
 import { normalise } from '../../src/domain/normalise.ts';
 import { samplePayload } from '../../src/domain/samples.ts';
@@ -27,7 +28,9 @@ const schemaAccepts = (kind: string, payload: unknown) => {
 
 test('each kind has a schema, and its sample passes it and the rules alike', () => {
   for (const kind of EVENT_KINDS) {
-    assert.deepEqual(validateKnownPayload(kind, samplePayload(kind)), [], kind);
+    // Herald's own are never published, so no rule takes them (events.test.ts): the schema alone describes them.
+    if (!OPERATIONAL_KINDS.includes(kind))
+      assert.deepEqual(validateKnownPayload(kind, samplePayload(kind)), [], kind);
     assert.equal(schemaAccepts(kind, samplePayload(kind)), true, kind);
   }
 });

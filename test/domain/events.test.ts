@@ -1,5 +1,6 @@
 import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
+import { OPERATIONAL_KINDS } from '../../src/domain/event-kinds.ts';
 import {
   ACK_NAMES,
   concernsStatus,
@@ -35,7 +36,8 @@ describe('catalog', () => {
       'message.unknown group.join group.leave group.update group.participants call.received call.accepted ' +
       'call.rejected label.upsert label.deleted label.chat.added label.chat.deleted poll.vote ' +
       'poll.vote.failed presence.update message.waiting message.ack.group group.v2.join group.v2.leave ' +
-      'group.v2.update group.v2.participants chat.archive event.response event.response.failed engine.event';
+      'group.v2.update group.v2.participants chat.archive event.response event.response.failed engine.event ' +
+      'webhook.disabled webhook.failing webhook.recovered delivery.failed';
     assert.deepEqual(EVENT_KINDS, kinds.split(' '));
   });
   test('enums', () => {
@@ -65,9 +67,19 @@ describe('catalog', () => {
 });
 
 describe('valid payloads', () => {
-  for (const kind of EVENT_KINDS) {
+  for (const kind of EVENT_KINDS.filter((k) => !OPERATIONAL_KINDS.includes(k))) {
     test(`sample of ${kind} passes`, () => assert.deepEqual(validatePayload(kind, samplePayload(kind)), []));
   }
+  test("Herald's operational kinds are refused to whoever publishes them, naming the field", () => {
+    for (const kind of OPERATIONAL_KINDS) {
+      assert.deepEqual(validatePayload(kind, samplePayload(kind), 'events[2].'), [
+        {
+          field: 'events[2].event',
+          message: `"${kind}" is sent by Herald itself, about its own deliveries, and cannot be published`,
+        },
+      ]);
+    }
+  });
   // [case, kind, patch of the kind's sample]: what real engines send, accepted for its shape
   const valid: [string, string, Obj][] = [
     ['empty body', 'message', { body: '' }],

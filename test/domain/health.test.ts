@@ -31,6 +31,9 @@ test('per webhook: attempts and deliveries per hour, the last of each, and the f
       last_delivered_at: H + 110,
       last_failed_at: H + HOUR_MS + 15,
       failures: 2,
+      // The streak after the delivery began with the failure that followed it.
+      failing_since: H + 510,
+      leading_failures: 0,
     },
     {
       webhook_id: 'whk_b',
@@ -38,10 +41,25 @@ test('per webhook: attempts and deliveries per hour, the last of each, and the f
       last_delivered_at: null,
       last_failed_at: H + 60,
       failures: 1,
+      failing_since: H + 60,
+      leading_failures: 0,
     },
   ]);
 });
 
 test('the 24-hour figures count the current hour and the 23 before it', () => {
   assert.equal(firstCountedHour(H + 1234), H - 23 * HOUR_MS);
+});
+
+test('a delivery ends the failures before it in the batch, and the streak starts again after it', () => {
+  const [c] = healthChanges([
+    { webhook_id: 'whk_a', outcome: at(H + 1, 500), delivered: false },
+    { webhook_id: 'whk_a', outcome: at(H + 2, 500), delivered: false },
+    { webhook_id: 'whk_a', outcome: at(H + 3, 200), delivered: true },
+    { webhook_id: 'whk_a', outcome: at(H + 4, 500), delivered: false },
+    { webhook_id: 'whk_a', outcome: at(H + 5, 200), delivered: true },
+  ]);
+  assert.equal(c.leading_failures, 2, 'the first delivery ends the two failures before it');
+  assert.equal(c.failures, 0);
+  assert.equal(c.failing_since, null, 'no failure after the last delivery');
 });

@@ -1,6 +1,6 @@
 /** The delivery log and manual redelivery. */
 import { type Static, Type } from '@sinclair/typebox';
-import type { FastifyInstance } from 'fastify';
+import type { FastifyInstance, FastifyRequest } from 'fastify';
 import { isEventKind } from '../../domain/events.ts';
 import { quote } from '../../domain/quote.ts';
 import { webhookDisabledConflict } from '../../domain/store-rules.ts';
@@ -49,6 +49,9 @@ const RedeliverBody = Type.Object(
   },
 );
 
+/** The operator's deliveries (of operational events) are in their instance's log for the admin alone. */
+const isAdmin = (request: FastifyRequest) => request.principal.kind === 'admin';
+
 export function deliveryRoutes(app: FastifyInstance, ctx: ApiContext): void {
   const tags = ['deliveries'];
 
@@ -88,6 +91,7 @@ export function deliveryRoutes(app: FastifyInstance, ctx: ApiContext): void {
         until: q.until === undefined ? undefined : parseTime('until', q.until),
         limit: q.limit ? Number(q.limit) : 50,
         cursor: q.cursor,
+        operator: isAdmin(request),
       });
       return { success: true, deliveries: page.deliveries.map(deliveryView), next_cursor: page.next_cursor };
     },
@@ -111,7 +115,7 @@ export function deliveryRoutes(app: FastifyInstance, ctx: ApiContext): void {
     async (request) => {
       const instance = await loadInstance(ctx, request);
       const { delivery_id } = request.params as Static<typeof DeliveryParams>;
-      const detail = await ctx.store.log.getDelivery(instance.instance_id, delivery_id);
+      const detail = await ctx.store.log.getDelivery(instance.instance_id, delivery_id, isAdmin(request));
       if (!detail) throw HttpError.notFound('delivery', delivery_id);
       return {
         success: true,
@@ -147,7 +151,7 @@ export function deliveryRoutes(app: FastifyInstance, ctx: ApiContext): void {
       const instance = await loadInstance(ctx, request);
       const { delivery_id } = request.params as Static<typeof DeliveryParams>;
       const now = ctx.clock();
-      const result = await ctx.store.log.redeliver(instance.instance_id, delivery_id, now);
+      const result = await ctx.store.log.redeliver(instance.instance_id, delivery_id, now, isAdmin(request));
       if (!result) throw HttpError.notFound('delivery', delivery_id);
       if (!result.ok) throw new HttpError('conflict', result.conflict);
       const warnings = await expiredMediaWarning(instance.instance_id, delivery_id, now);

@@ -96,32 +96,13 @@ export class SqliteEvents implements Events {
       return { event_id: e.event_id, deliveries: seen.deliveries as number, duplicate: true };
     }
     const targets = router(e, webhooks);
-    const chat = chatKey(e.event, e.payload);
-    this.#db
-      .q(
-        'INSERT INTO events (event_id, instance_id, event, body, deliveries, created_at, chat) VALUES (?, ?, ?, ?, ?, ?, ?)',
-      )
-      .run(e.event_id, e.instance_id, e.event, e.body, targets.length, now, chat);
-    const insert = this.#db.q(
-      `INSERT INTO deliveries (delivery_id, event_id, instance_id, webhook_id, event, status, created_at, next_attempt_at,
-         chat)
-       VALUES (?, ?, ?, ?, ?, 'pending', ?, ?, ?)`,
-    );
+    const chat = insertEvent(this.#db, e, targets.length, now);
     let handedOff: ClaimedDelivery[] | undefined;
     // Deliveries of an event whose media is still to be downloaded wait for it (media-jobs/ settles them).
     const held = e.download != null && targets.length > 0;
     for (const w of targets) {
       const delivery_id = newId('dlv', now);
-      const row = insert.run(
-        delivery_id,
-        e.event_id,
-        e.instance_id,
-        w.webhook_id,
-        e.event,
-        now,
-        held ? null : now,
-        chat,
-      );
+      const row = insertDelivery(this.#db, e, w.webhook_id, delivery_id, now, held ? null : now, chat);
       // Handed off: leased in memory (as a claim leases) once the transaction has committed.
       const claim = handOff.take(e, w, delivery_id, now);
       if (claim) {
@@ -156,4 +137,32 @@ export class SqliteEvents implements Events {
     if (handedOff) result.handedOff = handedOff;
     return result;
   }
+}
+
+/** An event row, with its chat (returned): how ingest and operational events (announce/) store one. */
+export function insertEvent(db: SqliteDatabase, e: EventDraft, deliveries: number, now: number): string {
+  const chat = chatKey(e.event, e.payload);
+  db.q(
+    'INSERT INTO events (event_id, instance_id, event, body, deliveries, created_at, chat) VALUES (?, ?, ?, ?, ?, ?, ?)',
+  ).run(e.event_id, e.instance_id, e.event, e.body, deliveries, now, chat);
+  return chat;
+}
+
+/** A pending delivery of the event, due at `due` (null: held for its media). */
+export function insertDelivery(
+  db: SqliteDatabase,
+  e: EventDraft,
+  webhookId: string,
+  deliveryId: string,
+  now: number,
+  due: number | null,
+  chat: string,
+) {
+  return db
+    .q(
+      `INSERT INTO deliveries (delivery_id, event_id, instance_id, webhook_id, event, status, created_at,
+         next_attempt_at, chat)
+       VALUES (?, ?, ?, ?, ?, 'pending', ?, ?, ?)`,
+    )
+    .run(deliveryId, e.event_id, e.instance_id, webhookId, e.event, now, due, chat);
 }

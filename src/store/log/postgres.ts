@@ -12,7 +12,7 @@ import type {
   RedeliverResult,
 } from '../records.ts';
 import { toAttempt, toDelivery } from '../rows.ts';
-import { redeliveryReset } from '../rules.ts';
+import { NOT_OPERATOR, redeliveryReset } from '../rules.ts';
 
 export class PostgresDeliveryLog implements DeliveryLog {
   readonly #db: PostgresDatabase;
@@ -35,6 +35,7 @@ export class PostgresDeliveryLog implements DeliveryLog {
         AND (${f.since ?? null}::bigint IS NULL OR created_at >= ${f.since ?? null}::bigint)
         AND (${f.until ?? null}::bigint IS NULL OR created_at < ${f.until ?? null}::bigint)
         AND (${cursor}::bigint IS NULL OR seq < ${cursor}::bigint)
+        AND (${f.operator ?? false}::boolean OR ${sql.unsafe(NOT_OPERATOR())})
       ORDER BY seq DESC LIMIT ${f.limit + 1}::integer`;
     const page = rows.slice(0, f.limit);
     const next_cursor = rows.length > f.limit ? String(page[page.length - 1].seq) : null;
@@ -42,11 +43,16 @@ export class PostgresDeliveryLog implements DeliveryLog {
   }
 
   /** One snapshot for the delivery and its attempts, so that its count and its log agree even mid-write. */
-  async getDelivery(instanceId: string, deliveryId: string): Promise<DeliveryDetail | null> {
+  async getDelivery(
+    instanceId: string,
+    deliveryId: string,
+    operator = false,
+  ): Promise<DeliveryDetail | null> {
     return this.#db.sql.begin('ISOLATION LEVEL REPEATABLE READ READ ONLY', async (sql) => {
       const [row] = await sql<Row[]>`
         SELECT d.*, e.body, e.media_failure FROM deliveries d JOIN events e ON e.event_id = d.event_id
-        WHERE d.instance_id = ${instanceId} AND d.delivery_id = ${deliveryId}`;
+        WHERE d.instance_id = ${instanceId} AND d.delivery_id = ${deliveryId}
+          AND (${operator}::boolean OR ${sql.unsafe(NOT_OPERATOR('d.'))})`;
       if (!row) return null;
       const attempts = await sql<Row[]>`
         SELECT * FROM attempts WHERE delivery_id = ${deliveryId} ORDER BY attempt, started_at`;
@@ -59,11 +65,17 @@ export class PostgresDeliveryLog implements DeliveryLog {
     }) as Promise<DeliveryDetail | null>;
   }
 
-  async redeliver(instanceId: string, deliveryId: string, now: number): Promise<RedeliverResult> {
+  async redeliver(
+    instanceId: string,
+    deliveryId: string,
+    now: number,
+    operator = false,
+  ): Promise<RedeliverResult> {
     return this.#db.tx(async (sql) => {
       const [row] = await sql<Row[]>`
         SELECT d.status, d.webhook_id, w.enabled FROM deliveries d JOIN webhooks w ON w.webhook_id = d.webhook_id
         WHERE d.instance_id = ${instanceId} AND d.delivery_id = ${deliveryId}
+          AND (${operator}::boolean OR ${sql.unsafe(NOT_OPERATOR('d.'))})
         FOR UPDATE OF d`;
       if (!row) return null;
       const conflict = redeliveryConflict(row as { status: string; webhook_id: string }, row.enabled);
@@ -103,7 +115,7 @@ export class PostgresDeliveryLog implements DeliveryLog {
       FROM webhooks w CROSS JOIN LATERAL (
         SELECT count(*) AS failed FROM deliveries d WHERE d.webhook_id = w.webhook_id AND d.status = 'failed'
       ) f
-      ${instanceId === undefined ? sql`` : sql`WHERE w.instance_id = ${instanceId}`}
+      WHERE ${instanceId === undefined ? sql`w.instance_id IS NOT NULL` : sql`w.instance_id = ${instanceId}`}
       GROUP BY w.instance_id`;
     return new Map(rows.map(({ instance_id, ...counts }) => [instance_id, counts]));
   }

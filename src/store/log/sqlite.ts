@@ -11,7 +11,7 @@ import type {
   RedeliverResult,
 } from '../records.ts';
 import { toAttempt, toDelivery } from '../rows.ts';
-import { redeliveryReset } from '../rules.ts';
+import { NOT_OPERATOR, redeliveryReset } from '../rules.ts';
 import type { SqliteDatabase } from '../sqlite/database.ts';
 
 type Row = Record<string, SQLInputValue>;
@@ -38,6 +38,7 @@ export class SqliteDeliveryLog implements DeliveryLog {
     add('created_at >= ?', f.since);
     add('created_at < ?', f.until);
     add('seq < ?', f.cursor === undefined ? undefined : Number(f.cursor));
+    if (!f.operator) where.push(NOT_OPERATOR());
     const rows = this.#db
       .q(`SELECT * FROM deliveries WHERE ${where.join(' AND ')} ORDER BY seq DESC LIMIT ?`)
       .all(...params, f.limit + 1);
@@ -46,13 +47,17 @@ export class SqliteDeliveryLog implements DeliveryLog {
     return { deliveries: page.map(toDelivery), next_cursor };
   }
 
-  async getDelivery(instanceId: string, deliveryId: string): Promise<DeliveryDetail | null> {
+  async getDelivery(
+    instanceId: string,
+    deliveryId: string,
+    operator = false,
+  ): Promise<DeliveryDetail | null> {
     const row = this.#db
       .q(
         `SELECT d.*, e.body, e.media_failure FROM deliveries d JOIN events e ON e.event_id = d.event_id
-       WHERE d.instance_id = ? AND d.delivery_id = ?`,
+       WHERE d.instance_id = ? AND d.delivery_id = ? AND (? OR ${NOT_OPERATOR('d.')})`,
       )
-      .get(instanceId, deliveryId);
+      .get(instanceId, deliveryId, operator ? 1 : 0);
     if (!row) return null;
     const attempts = this.#db
       .q('SELECT * FROM attempts WHERE delivery_id = ? ORDER BY attempt, started_at')
@@ -65,14 +70,19 @@ export class SqliteDeliveryLog implements DeliveryLog {
     };
   }
 
-  async redeliver(instanceId: string, deliveryId: string, now: number): Promise<RedeliverResult> {
+  async redeliver(
+    instanceId: string,
+    deliveryId: string,
+    now: number,
+    operator = false,
+  ): Promise<RedeliverResult> {
     return this.#db.tx(() => {
       const row = this.#db
         .q(
           `SELECT d.status, d.webhook_id, w.enabled FROM deliveries d JOIN webhooks w ON w.webhook_id = d.webhook_id
-         WHERE d.instance_id = ? AND d.delivery_id = ?`,
+         WHERE d.instance_id = ? AND d.delivery_id = ? AND (? OR ${NOT_OPERATOR('d.')})`,
         )
-        .get(instanceId, deliveryId) as Row | undefined;
+        .get(instanceId, deliveryId, operator ? 1 : 0) as Row | undefined;
       if (!row) return null;
       const conflict = redeliveryConflict(row as { status: string; webhook_id: string }, row.enabled === 1);
       if (conflict) return { ok: false, conflict };
@@ -115,7 +125,7 @@ export class SqliteDeliveryLog implements DeliveryLog {
            sum(CASE WHEN enabled = 1 THEN failed ELSE 0 END) AS redeliverable
          FROM (SELECT w.instance_id, w.enabled,
                  (SELECT count(*) FROM deliveries d WHERE d.webhook_id = w.webhook_id AND d.status = 'failed') AS failed
-               FROM webhooks w ${instanceId === undefined ? '' : 'WHERE w.instance_id = ?'})
+               FROM webhooks w WHERE ${instanceId === undefined ? 'w.instance_id IS NOT NULL' : 'w.instance_id = ?'})
          GROUP BY instance_id`,
       )
       .all(...(instanceId === undefined ? [] : [instanceId]));

@@ -1,38 +1,52 @@
 /**
  * Outcomes on PostgreSQL, shared by any number of processes: each attempt logged and counted, the decision applied
  * while the result's lease still holds the delivery (a late one only counted), a 410 disabling its webhook and ending
- * its pending work, health kept, and claims that never started given back. Each call is one transaction.
+ * its pending work, health kept, what they did announced (operational events), and claims that never started given
+ * back. Each call is one transaction.
  */
 import type postgres from 'postgres';
-import { healthChanges } from '../../domain/health.ts';
+import { type HealthChange, healthChanges } from '../../domain/health.ts';
+import {
+  deliveryFailed,
+  type FailedDelivery,
+  type FailingPolicy,
+  failedTooLong,
+  type StreakTurns,
+  webhookFailing,
+  webhookRecovered,
+} from '../../domain/operational-events.ts';
 import { disablesWebhook, healthInput, planOutcome } from '../../domain/store-rules.ts';
+import { announce } from '../announce/postgres.ts';
 import { applyHealth } from '../health/postgres.ts';
 import type { Outcomes } from '../ports.ts';
-import type { PostgresDatabase } from '../postgres/database.ts';
+import type { PostgresDatabase, Tx } from '../postgres/database.ts';
 import type { AttemptResult, ClaimedDelivery } from '../records.ts';
 import { isLatest, lastResult } from '../rules.ts';
 import { disableWebhook } from '../webhooks/postgres.ts';
 
 export class PostgresOutcomes implements Outcomes {
   readonly #db: PostgresDatabase;
+  readonly #failing: FailingPolicy;
 
-  constructor(db: PostgresDatabase) {
+  constructor(db: PostgresDatabase, failing: FailingPolicy) {
     this.#db = db;
+    this.#failing = failing;
   }
 
   async recordAttempts(results: AttemptResult[], now: number): Promise<void> {
     if (results.length === 0) return;
-    const gone = [
-      ...new Set(results.filter((r) => disablesWebhook(r.decision)).map((r) => r.claim.webhook_id)),
-    ].sort();
+    const gone = new Set(results.filter((r) => disablesWebhook(r.decision)).map((r) => r.claim.webhook_id));
+    const changes = healthChanges(results.map(healthInput));
     await this.#db.tx(
       async (sql) => {
         // Webhooks to disable are locked first, so that two workers recording 410s of one webhook queue up
         // instead of deadlocking over each other's deliveries.
-        if (gone.length > 0) {
-          await sql`SELECT 1 FROM webhooks WHERE webhook_id = ANY(${gone}::text[]) ORDER BY webhook_id
+        const disabling = [...new Set([...gone, ...(await this.#failingTooLong(sql, changes, now))])].sort();
+        if (disabling.length > 0) {
+          await sql`SELECT 1 FROM webhooks WHERE webhook_id = ANY(${disabling}::text[]) ORDER BY webhook_id
                   FOR NO KEY UPDATE`;
         }
+        const failed = await this.#failedByLease(sql, results);
         const rows = results.map(({ claim, outcome, decision }) => {
           const { attempt: a, delivery: d } = planOutcome(outcome, decision);
           return {
@@ -84,11 +98,62 @@ export class PostgresOutcomes implements Outcomes {
           SELECT r.delivery_id, r.attempt, r.trigger, r.started_at, r.duration_ms, r.status_code, r.error,
             r.response_body, r.next_attempt_at, r.next_attempt_reason
           FROM r JOIN applied a ON a.delivery_id = r.delivery_id`;
-        await applyHealth(sql, healthChanges(results.map(healthInput)));
-        for (const webhookId of gone) await disableWebhook(sql, webhookId, 'gone', now);
+        const turns = await applyHealth(sql, changes, this.#failing, now);
+        for (const webhookId of [...gone].sort()) await disableWebhook(this.#db, sql, webhookId, 'gone', now);
+        for (const webhookId of turns.failedTooLong.filter((id) => disabling.includes(id))) {
+          await disableWebhook(this.#db, sql, webhookId, 'failing', now);
+        }
+        await this.#announce(sql, failed, turns, now);
       },
       { durable: false },
     );
+  }
+
+  /**
+   * Webhooks this batch may disable for failing too long, read before any lock so that they are locked in the same
+   * order as 410s' (one read a moment stale only lets the next failure disable it).
+   */
+  async #failingTooLong(sql: Tx, changes: HealthChange[], now: number): Promise<string[]> {
+    const afterMs = this.#failing.disableAfterFailingMs;
+    const failing = changes
+      .filter((c) => c.last_delivered_at === null && c.failures > 0)
+      .map((c) => c.webhook_id);
+    if (afterMs === null || failing.length === 0) return [];
+    const rows = await sql<{ webhook_id: string; failing_since: number | null }[]>`
+      SELECT h.webhook_id, h.failing_since FROM webhook_health h JOIN webhooks w ON w.webhook_id = h.webhook_id
+      WHERE h.webhook_id = ANY(${failing}::text[]) AND w.enabled AND h.consecutive_failures > 0`;
+    return rows.filter((r) => failedTooLong(r.failing_since, now, afterMs)).map((r) => r.webhook_id);
+  }
+
+  /**
+   * The deliveries this batch fails while its lease holds them: locked (in key order) before the update, so that
+   * what is read here is what the update then finds, and each failed delivery is announced by one writer only.
+   */
+  async #failedByLease(sql: Tx, results: AttemptResult[]): Promise<string[]> {
+    const failing = results.filter((r) => r.decision.kind === 'failed');
+    if (failing.length === 0) return [];
+    const held = await sql<{ delivery_id: string; lease_token: string | null }[]>`
+      SELECT delivery_id, lease_token FROM deliveries
+      WHERE delivery_id = ANY(${failing.map((r) => r.claim.delivery_id)}::text[]) ORDER BY delivery_id FOR UPDATE`;
+    const token = new Map(held.map((d) => [d.delivery_id, d.lease_token]));
+    return failing
+      .filter((r) => token.get(r.claim.delivery_id) === r.claim.lease_token)
+      .map((r) => r.claim.delivery_id);
+  }
+
+  async #announce(sql: Tx, failed: string[], turns: StreakTurns, now: number): Promise<void> {
+    if (failed.length > 0) {
+      const rows = await sql<FailedDelivery[]>`
+        SELECT delivery_id, event_id, event, instance_id, webhook_id, failure_reason, last_status_code, last_error
+        FROM deliveries WHERE delivery_id = ANY(${failed}::text[]) ORDER BY delivery_id`;
+      for (const d of rows) await announce(this.#db, sql, d.webhook_id, () => deliveryFailed(d, now), now);
+    }
+    for (const r of turns.recovered) {
+      await announce(this.#db, sql, r.webhook_id, (w) => webhookRecovered(w, r.after_failures, now), now);
+    }
+    for (const f of turns.failing) {
+      await announce(this.#db, sql, f.webhook_id, (w) => webhookFailing(w, f, now), now);
+    }
   }
 
   /** Only a delivery still held by that very lease is given back; other workers are woken to take it at once. */

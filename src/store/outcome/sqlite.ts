@@ -1,10 +1,19 @@
 /**
  * Outcomes on SQLite: each attempt logged and counted; the decision applied while the lease still holds, a late one
- * (its lease ended by a disable or run out) only counted; a 410 disabling its webhook; health kept; and claims that
- * never started given back.
+ * (its lease ended by a disable or run out) only counted; a 410 disabling its webhook; health kept; what they did
+ * announced (operational events); and claims that never started given back.
  */
 import { healthChanges } from '../../domain/health.ts';
+import {
+  deliveryFailed,
+  type FailedDelivery,
+  type FailingPolicy,
+  type StreakTurns,
+  webhookFailing,
+  webhookRecovered,
+} from '../../domain/operational-events.ts';
 import { disablesWebhook, healthInput, planOutcome } from '../../domain/store-rules.ts';
+import { announce } from '../announce/sqlite.ts';
 import { applyHealth } from '../health/sqlite.ts';
 import type { Outcomes } from '../ports.ts';
 import type { AttemptResult, ClaimedDelivery } from '../records.ts';
@@ -16,10 +25,12 @@ import { disableWebhook } from '../webhooks/sqlite.ts';
 export class SqliteOutcomes implements Outcomes {
   readonly #db: SqliteDatabase;
   readonly #leases: Leases;
+  readonly #failing: FailingPolicy;
 
-  constructor(db: SqliteDatabase, leases: Leases) {
+  constructor(db: SqliteDatabase, leases: Leases, failing: FailingPolicy) {
     this.#db = db;
     this.#leases = leases;
+    this.#failing = failing;
   }
 
   async recordAttempts(results: AttemptResult[], now: number): Promise<void> {
@@ -42,6 +53,7 @@ export class SqliteOutcomes implements Outcomes {
            last_attempt_at = ?, last_status_code = ?, last_error = ?, status = ?, next_attempt_at = ?, failure_reason = ?
          WHERE seq = ?`,
       );
+      const failed: number[] = [];
       for (const { claim, outcome, decision } of results) {
         const { attempt: a, delivery: d } = planOutcome(outcome, decision);
         log.run(
@@ -68,13 +80,32 @@ export class SqliteOutcomes implements Outcomes {
             d.failure_reason,
             lease.seq,
           );
+          if (d.status === 'failed') failed.push(lease.seq);
         } else {
           late.run(d.last_attempt_at, d.last_status_code, d.last_error, claim.delivery_id);
         }
         if (disablesWebhook(decision)) disableWebhook(this.#db, this.#leases, claim.webhook_id, 'gone', now);
       }
-      applyHealth(this.#db, healthChanges(results.map(healthInput)));
+      const turns = applyHealth(this.#db, healthChanges(results.map(healthInput)), this.#failing, now);
+      this.#announce(failed, turns, now);
     }, 'lazy');
+  }
+
+  /** Failed deliveries and streaks' turns, announced in the transaction that made them. */
+  #announce(failed: number[], turns: StreakTurns, now: number): void {
+    const delivery = this.#db.q(
+      `SELECT delivery_id, event_id, event, instance_id, webhook_id, failure_reason, last_status_code, last_error
+       FROM deliveries WHERE seq = ?`,
+    );
+    for (const seq of failed) {
+      const d = delivery.get(seq) as unknown as FailedDelivery | undefined;
+      if (d) announce(this.#db, d.webhook_id, () => deliveryFailed(d, now), now);
+    }
+    for (const r of turns.recovered) {
+      announce(this.#db, r.webhook_id, (w) => webhookRecovered(w, r.after_failures, now), now);
+    }
+    for (const f of turns.failing) announce(this.#db, f.webhook_id, (w) => webhookFailing(w, f, now), now);
+    for (const id of turns.failedTooLong) disableWebhook(this.#db, this.#leases, id, 'failing', now);
   }
 
   async releaseClaims(claims: Pick<ClaimedDelivery, 'delivery_id' | 'lease_token'>[], now: number) {

@@ -217,6 +217,13 @@ export const MIGRATIONS: string[] = [
   );
   CREATE INDEX portal_links_instance ON portal_links(instance_id, expires_at);
   `,
+  // Operational events: when a webhook's streak of failures began and when it was announced as failing; and the
+  // operator's destination, a webhook of no instance.
+  `
+  ALTER TABLE webhook_health ADD COLUMN failing_since bigint;
+  ALTER TABLE webhook_health ADD COLUMN failing_announced_at bigint;
+  ALTER TABLE webhooks ALTER COLUMN instance_id DROP NOT NULL;
+  `,
 ];
 
 /** Brings the connection's schema up to date; safe when many processes start at once. */

@@ -3,6 +3,7 @@
  * Opening it connects, migrates (safe when several processes start at once) and gives each part of the store
  * (ports.ts).
  */
+import { DEFAULT_FAILING, type FailingPolicy } from '../../domain/operational-events.ts';
 import { PostgresCatalog, writeSetting } from '../catalog/postgres.ts';
 import { PostgresClaims } from '../claim/postgres.ts';
 import { PostgresEngineRepeats } from '../engine-repeats/postgres.ts';
@@ -20,7 +21,10 @@ import { PostgresDatabase } from './database.ts';
 
 export { postgresUnavailable } from './connection.ts';
 
-export async function openPostgresStore(url: string): Promise<Store> {
+export async function openPostgresStore(
+  url: string,
+  failing: FailingPolicy = DEFAULT_FAILING,
+): Promise<Store> {
   const db = await PostgresDatabase.open(url);
   return {
     catalog: new PostgresCatalog(db),
@@ -28,7 +32,7 @@ export async function openPostgresStore(url: string): Promise<Store> {
     health: new PostgresHealth(db),
     events: new PostgresEvents(db),
     claims: new PostgresClaims(db),
-    outcomes: new PostgresOutcomes(db),
+    outcomes: new PostgresOutcomes(db, failing),
     mediaJobs: new PostgresMediaJobs(db),
     retention: new PostgresRetention(db),
     log: new PostgresDeliveryLog(db),

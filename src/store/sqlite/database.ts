@@ -100,12 +100,23 @@ export class SqliteDatabase {
     this.#catalogListeners.push(changed);
   }
 
+  /**
+   * With foreign keys off, which a table rebuilt needs (its drop would otherwise delete every row that refers to it)
+   * and which cannot change inside a transaction; they are checked before the commit instead.
+   */
   #migrate(): void {
-    this.tx(() => {
-      const { user_version } = this.#db.prepare('PRAGMA user_version').get() as { user_version: number };
-      for (let v = user_version; v < MIGRATIONS.length; v++) this.#db.exec(MIGRATIONS[v]);
-      this.#db.exec(`PRAGMA user_version = ${MIGRATIONS.length}`);
-    });
+    const { user_version } = this.#db.prepare('PRAGMA user_version').get() as { user_version: number };
+    this.#db.exec('PRAGMA foreign_keys = OFF');
+    try {
+      this.tx(() => {
+        for (let v = user_version; v < MIGRATIONS.length; v++) this.#db.exec(MIGRATIONS[v]);
+        const broken = this.#db.prepare('PRAGMA foreign_key_check').all();
+        if (broken.length > 0) throw new Error(`migration left ${broken.length} rows referring to none`);
+        this.#db.exec(`PRAGMA user_version = ${MIGRATIONS.length}`);
+      });
+    } finally {
+      this.#db.exec('PRAGMA foreign_keys = ON');
+    }
   }
 
   /** One prepared statement per query text, reused. */

@@ -177,4 +177,36 @@ export const MIGRATIONS: string[] = [
   );
   CREATE INDEX portal_links_instance ON portal_links(instance_id, expires_at);
   `,
+  // Operational events: when a webhook's streak of failures began and when it was announced as failing; and the
+  // operator's destination, a webhook of no instance, which SQLite lets a column become only by a rebuilt table
+  // (database.ts runs migrations with foreign keys off, so the drop deletes nothing that refers to it).
+  `
+  ALTER TABLE webhook_health ADD COLUMN failing_since INTEGER;
+  ALTER TABLE webhook_health ADD COLUMN failing_announced_at INTEGER;
+  CREATE TABLE webhooks_rebuilt (
+    webhook_id TEXT PRIMARY KEY,
+    instance_id TEXT REFERENCES instances(instance_id) ON DELETE CASCADE,
+    destination_url TEXT NOT NULL,
+    events TEXT NOT NULL,
+    ignore_status INTEGER NOT NULL,
+    enabled INTEGER NOT NULL,
+    secret_sealed TEXT,
+    disabled_reason TEXT,
+    disabled_at INTEGER,
+    created_at INTEGER NOT NULL,
+    updated_at INTEGER NOT NULL,
+    filter TEXT,
+    headers_sealed TEXT,
+    rate_limit INTEGER,
+    previous_secret_sealed TEXT,
+    previous_secret_until INTEGER,
+    standard_webhooks INTEGER NOT NULL DEFAULT 0
+  );
+  INSERT INTO webhooks_rebuilt SELECT webhook_id, instance_id, destination_url, events, ignore_status, enabled,
+    secret_sealed, disabled_reason, disabled_at, created_at, updated_at, filter, headers_sealed, rate_limit,
+    previous_secret_sealed, previous_secret_until, standard_webhooks FROM webhooks;
+  DROP TABLE webhooks;
+  ALTER TABLE webhooks_rebuilt RENAME TO webhooks;
+  CREATE INDEX webhooks_instance ON webhooks(instance_id);
+  `,
 ];

@@ -3,6 +3,7 @@
  * queue's three parts sharing this process's leases (leases.ts), as only this process ever holds one.
  */
 import { LeaseTokens } from '../../domain/ids.ts';
+import { DEFAULT_FAILING, type FailingPolicy } from '../../domain/operational-events.ts';
 import { SqliteCatalog, writeSetting } from '../catalog/sqlite.ts';
 import { SqliteClaims } from '../claim/sqlite.ts';
 import { SqliteEngineRepeats } from '../engine-repeats/sqlite.ts';
@@ -19,7 +20,7 @@ import { SqliteWebhooks } from '../webhooks/sqlite.ts';
 import { SqliteDatabase } from './database.ts';
 import { Leases } from './leases.ts';
 
-export function openSqliteStore(file: string): Store {
+export function openSqliteStore(file: string, failing: FailingPolicy = DEFAULT_FAILING): Store {
   const db = new SqliteDatabase(file);
   const leases = new Leases();
   const tokens = new LeaseTokens();
@@ -29,7 +30,7 @@ export function openSqliteStore(file: string): Store {
     health: new SqliteHealth(db),
     events: new SqliteEvents(db, leases, tokens),
     claims: new SqliteClaims(db, leases, tokens),
-    outcomes: new SqliteOutcomes(db, leases),
+    outcomes: new SqliteOutcomes(db, leases, failing),
     mediaJobs: new SqliteMediaJobs(db),
     retention: new SqliteRetention(db),
     log: new SqliteDeliveryLog(db),

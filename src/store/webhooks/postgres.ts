@@ -1,10 +1,17 @@
 /** Webhooks on PostgreSQL: their configuration, enablement, secret rotation and health. */
 
 import type { Row } from 'postgres';
+import {
+  disableReason,
+  OPERATIONAL_KINDS,
+  OPERATOR_WEBHOOK_ID,
+  webhookDisabled,
+} from '../../domain/operational-events.ts';
 import type { Webhook } from '../../domain/types.ts';
+import { announce } from '../announce/postgres.ts';
 import type { Webhooks } from '../ports.ts';
 import type { PostgresDatabase, Tx } from '../postgres/database.ts';
-import type { WebhookConfig } from '../records.ts';
+import type { OperatorDestination, WebhookConfig } from '../records.ts';
 import { toWebhook } from '../rows.ts';
 import { ENDED_BY_DISABLE } from '../rules.ts';
 
@@ -88,7 +95,7 @@ export class PostgresWebhooks implements Webhooks {
           UPDATE webhooks SET enabled = true, disabled_reason = NULL, disabled_at = NULL, updated_at = ${now}::bigint
           WHERE webhook_id = ${webhookId}`;
       } else {
-        await disableWebhook(sql, webhookId, reason, now);
+        await disableWebhook(this.#db, sql, webhookId, reason, now);
       }
       const [row] = await sql<Row[]>`SELECT * FROM webhooks WHERE webhook_id = ${webhookId}`;
       return toWebhook(row);
@@ -119,6 +126,24 @@ export class PostgresWebhooks implements Webhooks {
     return row ? toWebhook(row) : null;
   }
 
+  async setOperator(destination: OperatorDestination | null, now: number): Promise<void> {
+    if (!destination) {
+      await this.#db.sql`
+        UPDATE webhooks SET enabled = false, updated_at = ${now}::bigint
+        WHERE webhook_id = ${OPERATOR_WEBHOOK_ID} AND enabled`;
+      return;
+    }
+    const events = JSON.stringify(OPERATIONAL_KINDS);
+    await this.#db.sql`
+      INSERT INTO webhooks (webhook_id, instance_id, destination_url, events, ignore_status, enabled, secret_sealed,
+        created_at, updated_at)
+      VALUES (${OPERATOR_WEBHOOK_ID}, NULL, ${destination.destination_url}, ${events}, false, true,
+        ${destination.secret_sealed}, ${now}::bigint, ${now}::bigint)
+      ON CONFLICT (webhook_id) DO UPDATE SET destination_url = excluded.destination_url, events = excluded.events,
+        enabled = true, secret_sealed = excluded.secret_sealed, disabled_reason = NULL, disabled_at = NULL,
+        updated_at = excluded.updated_at`;
+  }
+
   async forgetRotatedSecrets(now: number): Promise<number> {
     const result = await this.#db.sql`
       UPDATE webhooks SET previous_secret_sealed = NULL, previous_secret_until = NULL
@@ -127,12 +152,24 @@ export class PostgresWebhooks implements Webhooks {
   }
 }
 
-/** Disabling ends pending retries; clearing the lease leaves in-flight results nothing to decide (recordAttempts). */
-export async function disableWebhook(sql: Tx, webhookId: string, reason: string, now: number): Promise<void> {
-  await sql`
+/**
+ * Disabling ends pending retries; clearing the lease leaves in-flight results nothing to decide (recordAttempts).
+ * Only the disable that finds the webhook enabled announces it.
+ */
+export async function disableWebhook(
+  db: PostgresDatabase,
+  sql: Tx,
+  webhookId: string,
+  reason: string,
+  now: number,
+): Promise<void> {
+  const disabled = await sql`
     UPDATE webhooks SET enabled = false, disabled_reason = ${reason}, disabled_at = ${now}::bigint,
       updated_at = ${now}::bigint
     WHERE webhook_id = ${webhookId} AND enabled`;
+  if (disabled.count > 0) {
+    await announce(db, sql, webhookId, (w) => webhookDisabled(w, disableReason(reason), now), now);
+  }
   await sql`
     UPDATE deliveries SET ${sql.unsafe(ENDED_BY_DISABLE)}, lease_token = NULL
     WHERE webhook_id = ${webhookId} AND status = 'pending'`;

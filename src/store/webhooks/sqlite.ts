@@ -1,8 +1,15 @@
 /** Webhooks on SQLite: their configuration, enablement and secret rotation. */
 import type { SQLInputValue } from 'node:sqlite';
+import {
+  disableReason,
+  OPERATIONAL_KINDS,
+  OPERATOR_WEBHOOK_ID,
+  webhookDisabled,
+} from '../../domain/operational-events.ts';
 import type { Webhook } from '../../domain/types.ts';
+import { announce } from '../announce/sqlite.ts';
 import type { Webhooks } from '../ports.ts';
-import type { WebhookConfig } from '../records.ts';
+import type { OperatorDestination, WebhookConfig } from '../records.ts';
 import { toWebhook } from '../rows.ts';
 import { ENDED_BY_DISABLE } from '../rules.ts';
 import type { SqliteDatabase } from '../sqlite/database.ts';
@@ -151,6 +158,32 @@ export class SqliteWebhooks implements Webhooks {
     return changed ? this.#get(instanceId, webhookId) : null;
   }
 
+  async setOperator(destination: OperatorDestination | null, now: number): Promise<void> {
+    this.#db.tx(() => {
+      if (!destination) {
+        this.#db
+          .q(`UPDATE webhooks SET enabled = 0, updated_at = ? WHERE webhook_id = ? AND enabled = 1`)
+          .run(now, OPERATOR_WEBHOOK_ID);
+        return;
+      }
+      this.#db
+        .q(
+          `INSERT INTO webhooks (webhook_id, instance_id, destination_url, events, ignore_status, enabled, secret_sealed,
+             created_at, updated_at)
+           VALUES (?1, NULL, ?2, ?3, 0, 1, ?4, ?5, ?5)
+           ON CONFLICT (webhook_id) DO UPDATE SET destination_url = ?2, events = ?3, enabled = 1, secret_sealed = ?4,
+             disabled_reason = NULL, disabled_at = NULL, updated_at = ?5`,
+        )
+        .run(
+          OPERATOR_WEBHOOK_ID,
+          destination.destination_url,
+          JSON.stringify(OPERATIONAL_KINDS),
+          destination.secret_sealed,
+          now,
+        );
+    });
+  }
+
   async forgetRotatedSecrets(now: number): Promise<number> {
     return Number(
       this.#db
@@ -163,7 +196,10 @@ export class SqliteWebhooks implements Webhooks {
   }
 }
 
-/** Disabling ends pending retries; ending the leases leaves in-flight results nothing to decide (recordAttempts). */
+/**
+ * Disabling ends pending retries; ending the leases leaves in-flight results nothing to decide (recordAttempts).
+ * Only the disable that finds the webhook enabled announces it.
+ */
 export function disableWebhook(
   db: SqliteDatabase,
   leases: Leases,
@@ -171,10 +207,13 @@ export function disableWebhook(
   reason: string,
   now: number,
 ): void {
-  db.q(
-    `UPDATE webhooks SET enabled = 0, disabled_reason = ?, disabled_at = ?, updated_at = ?
-     WHERE webhook_id = ? AND enabled = 1`,
-  ).run(reason, now, now, webhookId);
+  const { changes } = db
+    .q(
+      `UPDATE webhooks SET enabled = 0, disabled_reason = ?, disabled_at = ?, updated_at = ?
+       WHERE webhook_id = ? AND enabled = 1`,
+    )
+    .run(reason, now, now, webhookId);
+  if (changes > 0) announce(db, webhookId, (w) => webhookDisabled(w, disableReason(reason), now), now);
   db.q(`UPDATE deliveries SET ${ENDED_BY_DISABLE} WHERE webhook_id = ? AND status = 'pending'`).run(
     webhookId,
   );

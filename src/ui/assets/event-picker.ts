@@ -1,5 +1,5 @@
 /** Event kinds picked from the catalog the API itself validates against, grouped by family. */
-import { EVENT_KINDS } from '../../domain/event-kinds.ts';
+import { EVENT_KINDS, OPERATIONAL_KINDS } from '../../domain/event-kinds.ts';
 import { h, uid } from './dom.ts';
 
 const FAMILIES: Record<string, string> = {
@@ -13,6 +13,8 @@ const FAMILIES: Record<string, string> = {
   event: 'Event messages',
   presence: 'Presence',
   engine: 'Engine',
+  webhook: "Herald's own (not part of *)",
+  delivery: "Herald's own (not part of *)",
 };
 /** A kind of a family not named above still gets a box: the picker never hides a kind the API takes. */
 const OTHER = 'Other';
@@ -27,8 +29,10 @@ export function eventPicker(selected: string[]): EventPicker {
   const boxes = EVENT_KINDS.map((kind) =>
     h('input', { type: 'checkbox', id: uid('ev'), value: kind, checked: selected.includes(kind) }),
   );
+  // `*` takes every kind but Herald's own, which are chosen by name beside it.
+  const own = (b: HTMLInputElement) => OPERATIONAL_KINDS.includes(b.value);
   const sync = () => {
-    for (const b of boxes) b.disabled = all.checked;
+    for (const b of boxes) if (!own(b)) b.disabled = all.checked;
   };
   all.addEventListener('change', sync);
   sync();
@@ -58,12 +62,15 @@ export function eventPicker(selected: string[]): EventPicker {
       'label',
       { class: 'check all', for: all.id },
       all,
-      h('span', {}, 'Every event kind, present and future (*)'),
+      h('span', {}, "Every event kind, present and future (*), but Herald's own"),
     ),
     h('div', { class: 'event-groups' }, groups),
   );
   return {
     el,
-    value: () => (all.checked ? ['*'] : boxes.filter((b) => b.checked).map((b) => b.value)),
+    value: () => {
+      const checked = boxes.filter((b) => b.checked && !(all.checked && !own(b))).map((b) => b.value);
+      return all.checked ? ['*', ...checked] : checked;
+    },
   };
 }

@@ -85,7 +85,10 @@ export const Webhook = Type.Object(
       { description: 'kept current by the outcomes of its attempts' },
     ),
     disabled_reason: Nullable(
-      Type.String({ description: '"gone" when a receiver answered 410, "disabled" by request' }),
+      Type.String({
+        description:
+          '"gone" when a receiver answered 410, "failing" when its attempts all failed for DISABLE_AFTER_FAILING_S, "disabled" by request',
+      }),
     ),
     disabled_at: Nullable(Time),
     created_at: Time,

@@ -7,6 +7,7 @@
  */
 import assert from 'node:assert/strict';
 import { after, before, test } from 'node:test';
+import { OPERATIONAL_KINDS } from '../../src/domain/event-kinds.ts';
 import { EVENT_KINDS } from '../../src/domain/events.ts';
 import { engineEventId } from '../../src/domain/waha-envelope.ts';
 import { completed, WAHA_EVENTS, type WahaFixture } from '../fixtures/waha-events.ts';
@@ -97,8 +98,8 @@ function serveMedia(body: Obj): void {
 }
 
 test(`${WAHA_EVENTS.length} real WAHA bodies, all three engines, every kind: each accepted, delivered and normalised`, async () => {
-  // Herald's own kinds, which no engine sends: message.unknown and the older group shapes.
-  const heraldOnly = ['message.unknown', 'group.update', 'group.participants'];
+  // Herald's own kinds, which no engine sends: message.unknown, the older group shapes, the operational events.
+  const heraldOnly = ['message.unknown', 'group.update', 'group.participants', ...OPERATIONAL_KINDS];
   const kinds = new Set(WAHA_EVENTS.map((f) => f.body.event));
   for (const kind of EVENT_KINDS.filter((k) => !heraldOnly.includes(k)))
     assert.ok(kinds.has(kind), `a fixture of ${kind}`);

@@ -120,6 +120,24 @@ describe('session page: forms, errors and keyboard', { skip: missingChromium() ?
     );
   });
 
+  it("the event picker: `*` takes every kind but Herald's own, which are chosen beside it", async () => {
+    await freshPage();
+    await signIn(page, h.url, ADMIN_KEY, `/ui/instances/${ins}`);
+    await page.getByRole('button', { name: 'Add webhook' }).click();
+    const dialog = page.getByRole('dialog', { name: 'Add webhook' });
+    await dialog.getByLabel('Destination URL').fill('https://hooks.example.com/ops');
+    await dialog.getByRole('checkbox', { name: /Every event kind/ }).check();
+    assert.equal(await dialog.getByRole('checkbox', { name: 'message', exact: true }).isDisabled(), true);
+    const failing = dialog.getByRole('checkbox', { name: 'webhook.failing', exact: true });
+    assert.equal(await failing.isDisabled(), false, "Herald's own stay free under *");
+    await failing.check();
+    await dialog.getByRole('button', { name: 'Save' }).click();
+    await dialog.waitFor({ state: 'detached' });
+    const hooks = (await h.request('GET', `/instances/${ins}/webhooks`)).body.webhooks;
+    const made = hooks.find((w: any) => w.destination_url === 'https://hooks.example.com/ops');
+    assert.deepEqual(made.events, ['*', 'webhook.failing']);
+  });
+
   it('creating an instance with a too long name shows the error at the name field', async () => {
     await freshPage();
     await signIn(page, h.url, ADMIN_KEY);

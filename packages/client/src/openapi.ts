@@ -4153,7 +4153,7 @@ export interface paths {
                      *     }
                      */
                     "application/json": {
-                        /** @description an event kind the webhook subscribes to: session.status, message, message.any, message.ack, message.reaction, message.edited, message.revoked, message.unknown, group.join, group.leave, group.update, group.participants, call.received, call.accepted, call.rejected, label.upsert, label.deleted, label.chat.added, label.chat.deleted, poll.vote, poll.vote.failed, presence.update, message.waiting, message.ack.group, group.v2.join, group.v2.leave, group.v2.update, group.v2.participants, chat.archive, event.response, event.response.failed, engine.event */
+                        /** @description an event kind the webhook subscribes to: session.status, message, message.any, message.ack, message.reaction, message.edited, message.revoked, message.unknown, group.join, group.leave, group.update, group.participants, call.received, call.accepted, call.rejected, label.upsert, label.deleted, label.chat.added, label.chat.deleted, poll.vote, poll.vote.failed, presence.update, message.waiting, message.ack.group, group.v2.join, group.v2.leave, group.v2.update, group.v2.participants, chat.archive, event.response, event.response.failed, engine.event, webhook.disabled, webhook.failing, webhook.recovered, delivery.failed */
                         event: string;
                     };
                 };
@@ -4726,7 +4726,7 @@ export interface webhooks {
                          * @description the event kind
                          * @enum {string}
                          */
-                        event: "session.status" | "message" | "message.any" | "message.ack" | "message.reaction" | "message.edited" | "message.revoked" | "message.unknown" | "group.join" | "group.leave" | "group.update" | "group.participants" | "call.received" | "call.accepted" | "call.rejected" | "label.upsert" | "label.deleted" | "label.chat.added" | "label.chat.deleted" | "poll.vote" | "poll.vote.failed" | "presence.update" | "message.waiting" | "message.ack.group" | "group.v2.join" | "group.v2.leave" | "group.v2.update" | "group.v2.participants" | "chat.archive" | "event.response" | "event.response.failed" | "engine.event";
+                        event: "session.status" | "message" | "message.any" | "message.ack" | "message.reaction" | "message.edited" | "message.revoked" | "message.unknown" | "group.join" | "group.leave" | "group.update" | "group.participants" | "call.received" | "call.accepted" | "call.rejected" | "label.upsert" | "label.deleted" | "label.chat.added" | "label.chat.deleted" | "poll.vote" | "poll.vote.failed" | "presence.update" | "message.waiting" | "message.ack.group" | "group.v2.join" | "group.v2.leave" | "group.v2.update" | "group.v2.participants" | "chat.archive" | "event.response" | "event.response.failed" | "engine.event" | "webhook.disabled" | "webhook.failing" | "webhook.recovered" | "delivery.failed";
                         /** @description evt_…, the same on every attempt: deduplicate by it */
                         event_id: string;
                         /** @description ins_…, the session the event belongs to */
@@ -4824,7 +4824,7 @@ export interface webhooks {
                          * @description the event kind
                          * @enum {string}
                          */
-                        event: "session.status" | "message" | "message.any" | "message.ack" | "message.reaction" | "message.edited" | "message.revoked" | "message.unknown" | "group.join" | "group.leave" | "group.update" | "group.participants" | "call.received" | "call.accepted" | "call.rejected" | "label.upsert" | "label.deleted" | "label.chat.added" | "label.chat.deleted" | "poll.vote" | "poll.vote.failed" | "presence.update" | "message.waiting" | "message.ack.group" | "group.v2.join" | "group.v2.leave" | "group.v2.update" | "group.v2.participants" | "chat.archive" | "event.response" | "event.response.failed" | "engine.event";
+                        event: "session.status" | "message" | "message.any" | "message.ack" | "message.reaction" | "message.edited" | "message.revoked" | "message.unknown" | "group.join" | "group.leave" | "group.update" | "group.participants" | "call.received" | "call.accepted" | "call.rejected" | "label.upsert" | "label.deleted" | "label.chat.added" | "label.chat.deleted" | "poll.vote" | "poll.vote.failed" | "presence.update" | "message.waiting" | "message.ack.group" | "group.v2.join" | "group.v2.leave" | "group.v2.update" | "group.v2.participants" | "chat.archive" | "event.response" | "event.response.failed" | "engine.event" | "webhook.disabled" | "webhook.failing" | "webhook.recovered" | "delivery.failed";
                         /** @description evt_…, the same on every attempt: deduplicate by it */
                         event_id: string;
                         /** @description ins_…, the session the event belongs to */
@@ -4922,7 +4922,7 @@ export interface webhooks {
                          * @description the event kind
                          * @enum {string}
                          */
-                        event: "session.status" | "message" | "message.any" | "message.ack" | "message.reaction" | "message.edited" | "message.revoked" | "message.unknown" | "group.join" | "group.leave" | "group.update" | "group.participants" | "call.received" | "call.accepted" | "call.rejected" | "label.upsert" | "label.deleted" | "label.chat.added" | "label.chat.deleted" | "poll.vote" | "poll.vote.failed" | "presence.update" | "message.waiting" | "message.ack.group" | "group.v2.join" | "group.v2.leave" | "group.v2.update" | "group.v2.participants" | "chat.archive" | "event.response" | "event.response.failed" | "engine.event";
+                        event: "session.status" | "message" | "message.any" | "message.ack" | "message.reaction" | "message.edited" | "message.revoked" | "message.unknown" | "group.join" | "group.leave" | "group.update" | "group.participants" | "call.received" | "call.accepted" | "call.rejected" | "label.upsert" | "label.deleted" | "label.chat.added" | "label.chat.deleted" | "poll.vote" | "poll.vote.failed" | "presence.update" | "message.waiting" | "message.ack.group" | "group.v2.join" | "group.v2.leave" | "group.v2.update" | "group.v2.participants" | "chat.archive" | "event.response" | "event.response.failed" | "engine.event" | "webhook.disabled" | "webhook.failing" | "webhook.recovered" | "delivery.failed";
                         /** @description evt_…, the same on every attempt: deduplicate by it */
                         event_id: string;
                         /** @description ins_…, the session the event belongs to */
@@ -5017,7 +5017,7 @@ export interface webhooks {
                          * @description the event kind
                          * @enum {string}
                          */
-                        event: "session.status" | "message" | "message.any" | "message.ack" | "message.reaction" | "message.edited" | "message.revoked" | "message.unknown" | "group.join" | "group.leave" | "group.update" | "group.participants" | "call.received" | "call.accepted" | "call.rejected" | "label.upsert" | "label.deleted" | "label.chat.added" | "label.chat.deleted" | "poll.vote" | "poll.vote.failed" | "presence.update" | "message.waiting" | "message.ack.group" | "group.v2.join" | "group.v2.leave" | "group.v2.update" | "group.v2.participants" | "chat.archive" | "event.response" | "event.response.failed" | "engine.event";
+                        event: "session.status" | "message" | "message.any" | "message.ack" | "message.reaction" | "message.edited" | "message.revoked" | "message.unknown" | "group.join" | "group.leave" | "group.update" | "group.participants" | "call.received" | "call.accepted" | "call.rejected" | "label.upsert" | "label.deleted" | "label.chat.added" | "label.chat.deleted" | "poll.vote" | "poll.vote.failed" | "presence.update" | "message.waiting" | "message.ack.group" | "group.v2.join" | "group.v2.leave" | "group.v2.update" | "group.v2.participants" | "chat.archive" | "event.response" | "event.response.failed" | "engine.event" | "webhook.disabled" | "webhook.failing" | "webhook.recovered" | "delivery.failed";
                         /** @description evt_…, the same on every attempt: deduplicate by it */
                         event_id: string;
                         /** @description ins_…, the session the event belongs to */
@@ -5123,13 +5123,112 @@ export interface webhooks {
                          * @description the event kind
                          * @enum {string}
                          */
-                        event: "session.status" | "message" | "message.any" | "message.ack" | "message.reaction" | "message.edited" | "message.revoked" | "message.unknown" | "group.join" | "group.leave" | "group.update" | "group.participants" | "call.received" | "call.accepted" | "call.rejected" | "label.upsert" | "label.deleted" | "label.chat.added" | "label.chat.deleted" | "poll.vote" | "poll.vote.failed" | "presence.update" | "message.waiting" | "message.ack.group" | "group.v2.join" | "group.v2.leave" | "group.v2.update" | "group.v2.participants" | "chat.archive" | "event.response" | "event.response.failed" | "engine.event";
+                        event: "session.status" | "message" | "message.any" | "message.ack" | "message.reaction" | "message.edited" | "message.revoked" | "message.unknown" | "group.join" | "group.leave" | "group.update" | "group.participants" | "call.received" | "call.accepted" | "call.rejected" | "label.upsert" | "label.deleted" | "label.chat.added" | "label.chat.deleted" | "poll.vote" | "poll.vote.failed" | "presence.update" | "message.waiting" | "message.ack.group" | "group.v2.join" | "group.v2.leave" | "group.v2.update" | "group.v2.participants" | "chat.archive" | "event.response" | "event.response.failed" | "engine.event" | "webhook.disabled" | "webhook.failing" | "webhook.recovered" | "delivery.failed";
                         /** @description evt_…, the same on every attempt: deduplicate by it */
                         event_id: string;
                         /** @description ins_…, the session the event belongs to */
                         instance_id: string;
                         /** @description depends on the event kind */
                         payload: Record<string, never>;
+                        /** @description when the event occurred, in milliseconds since the Unix epoch */
+                        timestamp: number;
+                    };
+                };
+            };
+            responses: {
+                /** @description Delivered: nothing more is sent for this event */
+                "2XX": {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content?: never;
+                };
+                /** @description Gone: the webhook is disabled, nothing more is sent until it is enabled again */
+                410: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content?: never;
+                };
+                /** @description With Retry-After (seconds or an HTTP date): the next attempt waits that long, at most an hour */
+                429: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content?: never;
+                };
+                /** @description Anything else, or no answer within 8 seconds: retried after 5, 10, 20, 40 and 80 s; failed after 6 attempts */
+                default: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content?: never;
+                };
+            };
+        };
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "delivery.failed": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * delivery.failed
+         * @description Sent as `POST <destination_url>` with `Content-Type: application/json` and `User-Agent: Herald/<version>`. Verify the signature on the raw bytes, answer 2xx within 8 seconds and do long work afterwards.
+         */
+        post: {
+            parameters: {
+                query?: never;
+                header: {
+                    /** @description the event_id of the body */
+                    "X-Service-Event-Id": string;
+                    /** @description v1= and the lowercase hex HMAC-SHA256 of "<timestamp>.<raw body>" keyed with the secret; during a secret rotation two values separated by a space, accept either. Only when the webhook has a signing secret */
+                    "X-Service-Signature"?: string;
+                    /** @description seconds since the Unix epoch, at this attempt; refuse one more than 300 s away */
+                    "X-Service-Timestamp": string;
+                };
+                path?: never;
+                cookie?: never;
+            };
+            requestBody: {
+                content: {
+                    /**
+                     * @example {
+                     *       "event_id": "evt_01jd5q7h2k9x4m8n3p6r0t1v2w",
+                     *       "event": "delivery.failed",
+                     *       "instance_id": "ins_01jd5q7h2k9x4m8n3p6r0t1v2a",
+                     *       "timestamp": 1795341600000,
+                     *       "payload": {
+                     *         "delivery_id": "dlv_01jd5q7k4w8y2b6d0f3h5k7m9p",
+                     *         "event_id": "evt_01jd5q7h2k9x4m8n3p6r0t1v2w",
+                     *         "event": "message",
+                     *         "webhook_id": "whk_01jd5q7j0c3v8n2m5x7z9b4d6f",
+                     *         "failure_reason": "attempts_exhausted",
+                     *         "last_status_code": 503,
+                     *         "last_error": null
+                     *       }
+                     *     }
+                     */
+                    "application/json": {
+                        /**
+                         * @description the event kind
+                         * @enum {string}
+                         */
+                        event: "session.status" | "message" | "message.any" | "message.ack" | "message.reaction" | "message.edited" | "message.revoked" | "message.unknown" | "group.join" | "group.leave" | "group.update" | "group.participants" | "call.received" | "call.accepted" | "call.rejected" | "label.upsert" | "label.deleted" | "label.chat.added" | "label.chat.deleted" | "poll.vote" | "poll.vote.failed" | "presence.update" | "message.waiting" | "message.ack.group" | "group.v2.join" | "group.v2.leave" | "group.v2.update" | "group.v2.participants" | "chat.archive" | "event.response" | "event.response.failed" | "engine.event" | "webhook.disabled" | "webhook.failing" | "webhook.recovered" | "delivery.failed";
+                        /** @description evt_…, the same on every attempt: deduplicate by it */
+                        event_id: string;
+                        /** @description ins_…, the session the event belongs to */
+                        instance_id: string;
+                        payload: components["schemas"]["payload-delivery.failed"];
                         /** @description when the event occurred, in milliseconds since the Unix epoch */
                         timestamp: number;
                     };
@@ -5220,7 +5319,7 @@ export interface webhooks {
                          * @description the event kind
                          * @enum {string}
                          */
-                        event: "session.status" | "message" | "message.any" | "message.ack" | "message.reaction" | "message.edited" | "message.revoked" | "message.unknown" | "group.join" | "group.leave" | "group.update" | "group.participants" | "call.received" | "call.accepted" | "call.rejected" | "label.upsert" | "label.deleted" | "label.chat.added" | "label.chat.deleted" | "poll.vote" | "poll.vote.failed" | "presence.update" | "message.waiting" | "message.ack.group" | "group.v2.join" | "group.v2.leave" | "group.v2.update" | "group.v2.participants" | "chat.archive" | "event.response" | "event.response.failed" | "engine.event";
+                        event: "session.status" | "message" | "message.any" | "message.ack" | "message.reaction" | "message.edited" | "message.revoked" | "message.unknown" | "group.join" | "group.leave" | "group.update" | "group.participants" | "call.received" | "call.accepted" | "call.rejected" | "label.upsert" | "label.deleted" | "label.chat.added" | "label.chat.deleted" | "poll.vote" | "poll.vote.failed" | "presence.update" | "message.waiting" | "message.ack.group" | "group.v2.join" | "group.v2.leave" | "group.v2.update" | "group.v2.participants" | "chat.archive" | "event.response" | "event.response.failed" | "engine.event" | "webhook.disabled" | "webhook.failing" | "webhook.recovered" | "delivery.failed";
                         /** @description evt_…, the same on every attempt: deduplicate by it */
                         event_id: string;
                         /** @description ins_…, the session the event belongs to */
@@ -5336,7 +5435,7 @@ export interface webhooks {
                          * @description the event kind
                          * @enum {string}
                          */
-                        event: "session.status" | "message" | "message.any" | "message.ack" | "message.reaction" | "message.edited" | "message.revoked" | "message.unknown" | "group.join" | "group.leave" | "group.update" | "group.participants" | "call.received" | "call.accepted" | "call.rejected" | "label.upsert" | "label.deleted" | "label.chat.added" | "label.chat.deleted" | "poll.vote" | "poll.vote.failed" | "presence.update" | "message.waiting" | "message.ack.group" | "group.v2.join" | "group.v2.leave" | "group.v2.update" | "group.v2.participants" | "chat.archive" | "event.response" | "event.response.failed" | "engine.event";
+                        event: "session.status" | "message" | "message.any" | "message.ack" | "message.reaction" | "message.edited" | "message.revoked" | "message.unknown" | "group.join" | "group.leave" | "group.update" | "group.participants" | "call.received" | "call.accepted" | "call.rejected" | "label.upsert" | "label.deleted" | "label.chat.added" | "label.chat.deleted" | "poll.vote" | "poll.vote.failed" | "presence.update" | "message.waiting" | "message.ack.group" | "group.v2.join" | "group.v2.leave" | "group.v2.update" | "group.v2.participants" | "chat.archive" | "event.response" | "event.response.failed" | "engine.event" | "webhook.disabled" | "webhook.failing" | "webhook.recovered" | "delivery.failed";
                         /** @description evt_…, the same on every attempt: deduplicate by it */
                         event_id: string;
                         /** @description ins_…, the session the event belongs to */
@@ -5448,7 +5547,7 @@ export interface webhooks {
                          * @description the event kind
                          * @enum {string}
                          */
-                        event: "session.status" | "message" | "message.any" | "message.ack" | "message.reaction" | "message.edited" | "message.revoked" | "message.unknown" | "group.join" | "group.leave" | "group.update" | "group.participants" | "call.received" | "call.accepted" | "call.rejected" | "label.upsert" | "label.deleted" | "label.chat.added" | "label.chat.deleted" | "poll.vote" | "poll.vote.failed" | "presence.update" | "message.waiting" | "message.ack.group" | "group.v2.join" | "group.v2.leave" | "group.v2.update" | "group.v2.participants" | "chat.archive" | "event.response" | "event.response.failed" | "engine.event";
+                        event: "session.status" | "message" | "message.any" | "message.ack" | "message.reaction" | "message.edited" | "message.revoked" | "message.unknown" | "group.join" | "group.leave" | "group.update" | "group.participants" | "call.received" | "call.accepted" | "call.rejected" | "label.upsert" | "label.deleted" | "label.chat.added" | "label.chat.deleted" | "poll.vote" | "poll.vote.failed" | "presence.update" | "message.waiting" | "message.ack.group" | "group.v2.join" | "group.v2.leave" | "group.v2.update" | "group.v2.participants" | "chat.archive" | "event.response" | "event.response.failed" | "engine.event" | "webhook.disabled" | "webhook.failing" | "webhook.recovered" | "delivery.failed";
                         /** @description evt_…, the same on every attempt: deduplicate by it */
                         event_id: string;
                         /** @description ins_…, the session the event belongs to */
@@ -5545,7 +5644,7 @@ export interface webhooks {
                          * @description the event kind
                          * @enum {string}
                          */
-                        event: "session.status" | "message" | "message.any" | "message.ack" | "message.reaction" | "message.edited" | "message.revoked" | "message.unknown" | "group.join" | "group.leave" | "group.update" | "group.participants" | "call.received" | "call.accepted" | "call.rejected" | "label.upsert" | "label.deleted" | "label.chat.added" | "label.chat.deleted" | "poll.vote" | "poll.vote.failed" | "presence.update" | "message.waiting" | "message.ack.group" | "group.v2.join" | "group.v2.leave" | "group.v2.update" | "group.v2.participants" | "chat.archive" | "event.response" | "event.response.failed" | "engine.event";
+                        event: "session.status" | "message" | "message.any" | "message.ack" | "message.reaction" | "message.edited" | "message.revoked" | "message.unknown" | "group.join" | "group.leave" | "group.update" | "group.participants" | "call.received" | "call.accepted" | "call.rejected" | "label.upsert" | "label.deleted" | "label.chat.added" | "label.chat.deleted" | "poll.vote" | "poll.vote.failed" | "presence.update" | "message.waiting" | "message.ack.group" | "group.v2.join" | "group.v2.leave" | "group.v2.update" | "group.v2.participants" | "chat.archive" | "event.response" | "event.response.failed" | "engine.event" | "webhook.disabled" | "webhook.failing" | "webhook.recovered" | "delivery.failed";
                         /** @description evt_…, the same on every attempt: deduplicate by it */
                         event_id: string;
                         /** @description ins_…, the session the event belongs to */
@@ -5642,7 +5741,7 @@ export interface webhooks {
                          * @description the event kind
                          * @enum {string}
                          */
-                        event: "session.status" | "message" | "message.any" | "message.ack" | "message.reaction" | "message.edited" | "message.revoked" | "message.unknown" | "group.join" | "group.leave" | "group.update" | "group.participants" | "call.received" | "call.accepted" | "call.rejected" | "label.upsert" | "label.deleted" | "label.chat.added" | "label.chat.deleted" | "poll.vote" | "poll.vote.failed" | "presence.update" | "message.waiting" | "message.ack.group" | "group.v2.join" | "group.v2.leave" | "group.v2.update" | "group.v2.participants" | "chat.archive" | "event.response" | "event.response.failed" | "engine.event";
+                        event: "session.status" | "message" | "message.any" | "message.ack" | "message.reaction" | "message.edited" | "message.revoked" | "message.unknown" | "group.join" | "group.leave" | "group.update" | "group.participants" | "call.received" | "call.accepted" | "call.rejected" | "label.upsert" | "label.deleted" | "label.chat.added" | "label.chat.deleted" | "poll.vote" | "poll.vote.failed" | "presence.update" | "message.waiting" | "message.ack.group" | "group.v2.join" | "group.v2.leave" | "group.v2.update" | "group.v2.participants" | "chat.archive" | "event.response" | "event.response.failed" | "engine.event" | "webhook.disabled" | "webhook.failing" | "webhook.recovered" | "delivery.failed";
                         /** @description evt_…, the same on every attempt: deduplicate by it */
                         event_id: string;
                         /** @description ins_…, the session the event belongs to */
@@ -5743,7 +5842,7 @@ export interface webhooks {
                          * @description the event kind
                          * @enum {string}
                          */
-                        event: "session.status" | "message" | "message.any" | "message.ack" | "message.reaction" | "message.edited" | "message.revoked" | "message.unknown" | "group.join" | "group.leave" | "group.update" | "group.participants" | "call.received" | "call.accepted" | "call.rejected" | "label.upsert" | "label.deleted" | "label.chat.added" | "label.chat.deleted" | "poll.vote" | "poll.vote.failed" | "presence.update" | "message.waiting" | "message.ack.group" | "group.v2.join" | "group.v2.leave" | "group.v2.update" | "group.v2.participants" | "chat.archive" | "event.response" | "event.response.failed" | "engine.event";
+                        event: "session.status" | "message" | "message.any" | "message.ack" | "message.reaction" | "message.edited" | "message.revoked" | "message.unknown" | "group.join" | "group.leave" | "group.update" | "group.participants" | "call.received" | "call.accepted" | "call.rejected" | "label.upsert" | "label.deleted" | "label.chat.added" | "label.chat.deleted" | "poll.vote" | "poll.vote.failed" | "presence.update" | "message.waiting" | "message.ack.group" | "group.v2.join" | "group.v2.leave" | "group.v2.update" | "group.v2.participants" | "chat.archive" | "event.response" | "event.response.failed" | "engine.event" | "webhook.disabled" | "webhook.failing" | "webhook.recovered" | "delivery.failed";
                         /** @description evt_…, the same on every attempt: deduplicate by it */
                         event_id: string;
                         /** @description ins_…, the session the event belongs to */
@@ -5840,7 +5939,7 @@ export interface webhooks {
                          * @description the event kind
                          * @enum {string}
                          */
-                        event: "session.status" | "message" | "message.any" | "message.ack" | "message.reaction" | "message.edited" | "message.revoked" | "message.unknown" | "group.join" | "group.leave" | "group.update" | "group.participants" | "call.received" | "call.accepted" | "call.rejected" | "label.upsert" | "label.deleted" | "label.chat.added" | "label.chat.deleted" | "poll.vote" | "poll.vote.failed" | "presence.update" | "message.waiting" | "message.ack.group" | "group.v2.join" | "group.v2.leave" | "group.v2.update" | "group.v2.participants" | "chat.archive" | "event.response" | "event.response.failed" | "engine.event";
+                        event: "session.status" | "message" | "message.any" | "message.ack" | "message.reaction" | "message.edited" | "message.revoked" | "message.unknown" | "group.join" | "group.leave" | "group.update" | "group.participants" | "call.received" | "call.accepted" | "call.rejected" | "label.upsert" | "label.deleted" | "label.chat.added" | "label.chat.deleted" | "poll.vote" | "poll.vote.failed" | "presence.update" | "message.waiting" | "message.ack.group" | "group.v2.join" | "group.v2.leave" | "group.v2.update" | "group.v2.participants" | "chat.archive" | "event.response" | "event.response.failed" | "engine.event" | "webhook.disabled" | "webhook.failing" | "webhook.recovered" | "delivery.failed";
                         /** @description evt_…, the same on every attempt: deduplicate by it */
                         event_id: string;
                         /** @description ins_…, the session the event belongs to */
@@ -5953,7 +6052,7 @@ export interface webhooks {
                          * @description the event kind
                          * @enum {string}
                          */
-                        event: "session.status" | "message" | "message.any" | "message.ack" | "message.reaction" | "message.edited" | "message.revoked" | "message.unknown" | "group.join" | "group.leave" | "group.update" | "group.participants" | "call.received" | "call.accepted" | "call.rejected" | "label.upsert" | "label.deleted" | "label.chat.added" | "label.chat.deleted" | "poll.vote" | "poll.vote.failed" | "presence.update" | "message.waiting" | "message.ack.group" | "group.v2.join" | "group.v2.leave" | "group.v2.update" | "group.v2.participants" | "chat.archive" | "event.response" | "event.response.failed" | "engine.event";
+                        event: "session.status" | "message" | "message.any" | "message.ack" | "message.reaction" | "message.edited" | "message.revoked" | "message.unknown" | "group.join" | "group.leave" | "group.update" | "group.participants" | "call.received" | "call.accepted" | "call.rejected" | "label.upsert" | "label.deleted" | "label.chat.added" | "label.chat.deleted" | "poll.vote" | "poll.vote.failed" | "presence.update" | "message.waiting" | "message.ack.group" | "group.v2.join" | "group.v2.leave" | "group.v2.update" | "group.v2.participants" | "chat.archive" | "event.response" | "event.response.failed" | "engine.event" | "webhook.disabled" | "webhook.failing" | "webhook.recovered" | "delivery.failed";
                         /** @description evt_…, the same on every attempt: deduplicate by it */
                         event_id: string;
                         /** @description ins_…, the session the event belongs to */
@@ -6050,7 +6149,7 @@ export interface webhooks {
                          * @description the event kind
                          * @enum {string}
                          */
-                        event: "session.status" | "message" | "message.any" | "message.ack" | "message.reaction" | "message.edited" | "message.revoked" | "message.unknown" | "group.join" | "group.leave" | "group.update" | "group.participants" | "call.received" | "call.accepted" | "call.rejected" | "label.upsert" | "label.deleted" | "label.chat.added" | "label.chat.deleted" | "poll.vote" | "poll.vote.failed" | "presence.update" | "message.waiting" | "message.ack.group" | "group.v2.join" | "group.v2.leave" | "group.v2.update" | "group.v2.participants" | "chat.archive" | "event.response" | "event.response.failed" | "engine.event";
+                        event: "session.status" | "message" | "message.any" | "message.ack" | "message.reaction" | "message.edited" | "message.revoked" | "message.unknown" | "group.join" | "group.leave" | "group.update" | "group.participants" | "call.received" | "call.accepted" | "call.rejected" | "label.upsert" | "label.deleted" | "label.chat.added" | "label.chat.deleted" | "poll.vote" | "poll.vote.failed" | "presence.update" | "message.waiting" | "message.ack.group" | "group.v2.join" | "group.v2.leave" | "group.v2.update" | "group.v2.participants" | "chat.archive" | "event.response" | "event.response.failed" | "engine.event" | "webhook.disabled" | "webhook.failing" | "webhook.recovered" | "delivery.failed";
                         /** @description evt_…, the same on every attempt: deduplicate by it */
                         event_id: string;
                         /** @description ins_…, the session the event belongs to */
@@ -6154,7 +6253,7 @@ export interface webhooks {
                          * @description the event kind
                          * @enum {string}
                          */
-                        event: "session.status" | "message" | "message.any" | "message.ack" | "message.reaction" | "message.edited" | "message.revoked" | "message.unknown" | "group.join" | "group.leave" | "group.update" | "group.participants" | "call.received" | "call.accepted" | "call.rejected" | "label.upsert" | "label.deleted" | "label.chat.added" | "label.chat.deleted" | "poll.vote" | "poll.vote.failed" | "presence.update" | "message.waiting" | "message.ack.group" | "group.v2.join" | "group.v2.leave" | "group.v2.update" | "group.v2.participants" | "chat.archive" | "event.response" | "event.response.failed" | "engine.event";
+                        event: "session.status" | "message" | "message.any" | "message.ack" | "message.reaction" | "message.edited" | "message.revoked" | "message.unknown" | "group.join" | "group.leave" | "group.update" | "group.participants" | "call.received" | "call.accepted" | "call.rejected" | "label.upsert" | "label.deleted" | "label.chat.added" | "label.chat.deleted" | "poll.vote" | "poll.vote.failed" | "presence.update" | "message.waiting" | "message.ack.group" | "group.v2.join" | "group.v2.leave" | "group.v2.update" | "group.v2.participants" | "chat.archive" | "event.response" | "event.response.failed" | "engine.event" | "webhook.disabled" | "webhook.failing" | "webhook.recovered" | "delivery.failed";
                         /** @description evt_…, the same on every attempt: deduplicate by it */
                         event_id: string;
                         /** @description ins_…, the session the event belongs to */
@@ -6252,7 +6351,7 @@ export interface webhooks {
                          * @description the event kind
                          * @enum {string}
                          */
-                        event: "session.status" | "message" | "message.any" | "message.ack" | "message.reaction" | "message.edited" | "message.revoked" | "message.unknown" | "group.join" | "group.leave" | "group.update" | "group.participants" | "call.received" | "call.accepted" | "call.rejected" | "label.upsert" | "label.deleted" | "label.chat.added" | "label.chat.deleted" | "poll.vote" | "poll.vote.failed" | "presence.update" | "message.waiting" | "message.ack.group" | "group.v2.join" | "group.v2.leave" | "group.v2.update" | "group.v2.participants" | "chat.archive" | "event.response" | "event.response.failed" | "engine.event";
+                        event: "session.status" | "message" | "message.any" | "message.ack" | "message.reaction" | "message.edited" | "message.revoked" | "message.unknown" | "group.join" | "group.leave" | "group.update" | "group.participants" | "call.received" | "call.accepted" | "call.rejected" | "label.upsert" | "label.deleted" | "label.chat.added" | "label.chat.deleted" | "poll.vote" | "poll.vote.failed" | "presence.update" | "message.waiting" | "message.ack.group" | "group.v2.join" | "group.v2.leave" | "group.v2.update" | "group.v2.participants" | "chat.archive" | "event.response" | "event.response.failed" | "engine.event" | "webhook.disabled" | "webhook.failing" | "webhook.recovered" | "delivery.failed";
                         /** @description evt_…, the same on every attempt: deduplicate by it */
                         event_id: string;
                         /** @description ins_…, the session the event belongs to */
@@ -6352,7 +6451,7 @@ export interface webhooks {
                          * @description the event kind
                          * @enum {string}
                          */
-                        event: "session.status" | "message" | "message.any" | "message.ack" | "message.reaction" | "message.edited" | "message.revoked" | "message.unknown" | "group.join" | "group.leave" | "group.update" | "group.participants" | "call.received" | "call.accepted" | "call.rejected" | "label.upsert" | "label.deleted" | "label.chat.added" | "label.chat.deleted" | "poll.vote" | "poll.vote.failed" | "presence.update" | "message.waiting" | "message.ack.group" | "group.v2.join" | "group.v2.leave" | "group.v2.update" | "group.v2.participants" | "chat.archive" | "event.response" | "event.response.failed" | "engine.event";
+                        event: "session.status" | "message" | "message.any" | "message.ack" | "message.reaction" | "message.edited" | "message.revoked" | "message.unknown" | "group.join" | "group.leave" | "group.update" | "group.participants" | "call.received" | "call.accepted" | "call.rejected" | "label.upsert" | "label.deleted" | "label.chat.added" | "label.chat.deleted" | "poll.vote" | "poll.vote.failed" | "presence.update" | "message.waiting" | "message.ack.group" | "group.v2.join" | "group.v2.leave" | "group.v2.update" | "group.v2.participants" | "chat.archive" | "event.response" | "event.response.failed" | "engine.event" | "webhook.disabled" | "webhook.failing" | "webhook.recovered" | "delivery.failed";
                         /** @description evt_…, the same on every attempt: deduplicate by it */
                         event_id: string;
                         /** @description ins_…, the session the event belongs to */
@@ -6447,7 +6546,7 @@ export interface webhooks {
                          * @description the event kind
                          * @enum {string}
                          */
-                        event: "session.status" | "message" | "message.any" | "message.ack" | "message.reaction" | "message.edited" | "message.revoked" | "message.unknown" | "group.join" | "group.leave" | "group.update" | "group.participants" | "call.received" | "call.accepted" | "call.rejected" | "label.upsert" | "label.deleted" | "label.chat.added" | "label.chat.deleted" | "poll.vote" | "poll.vote.failed" | "presence.update" | "message.waiting" | "message.ack.group" | "group.v2.join" | "group.v2.leave" | "group.v2.update" | "group.v2.participants" | "chat.archive" | "event.response" | "event.response.failed" | "engine.event";
+                        event: "session.status" | "message" | "message.any" | "message.ack" | "message.reaction" | "message.edited" | "message.revoked" | "message.unknown" | "group.join" | "group.leave" | "group.update" | "group.participants" | "call.received" | "call.accepted" | "call.rejected" | "label.upsert" | "label.deleted" | "label.chat.added" | "label.chat.deleted" | "poll.vote" | "poll.vote.failed" | "presence.update" | "message.waiting" | "message.ack.group" | "group.v2.join" | "group.v2.leave" | "group.v2.update" | "group.v2.participants" | "chat.archive" | "event.response" | "event.response.failed" | "engine.event" | "webhook.disabled" | "webhook.failing" | "webhook.recovered" | "delivery.failed";
                         /** @description evt_…, the same on every attempt: deduplicate by it */
                         event_id: string;
                         /** @description ins_…, the session the event belongs to */
@@ -6543,7 +6642,7 @@ export interface webhooks {
                          * @description the event kind
                          * @enum {string}
                          */
-                        event: "session.status" | "message" | "message.any" | "message.ack" | "message.reaction" | "message.edited" | "message.revoked" | "message.unknown" | "group.join" | "group.leave" | "group.update" | "group.participants" | "call.received" | "call.accepted" | "call.rejected" | "label.upsert" | "label.deleted" | "label.chat.added" | "label.chat.deleted" | "poll.vote" | "poll.vote.failed" | "presence.update" | "message.waiting" | "message.ack.group" | "group.v2.join" | "group.v2.leave" | "group.v2.update" | "group.v2.participants" | "chat.archive" | "event.response" | "event.response.failed" | "engine.event";
+                        event: "session.status" | "message" | "message.any" | "message.ack" | "message.reaction" | "message.edited" | "message.revoked" | "message.unknown" | "group.join" | "group.leave" | "group.update" | "group.participants" | "call.received" | "call.accepted" | "call.rejected" | "label.upsert" | "label.deleted" | "label.chat.added" | "label.chat.deleted" | "poll.vote" | "poll.vote.failed" | "presence.update" | "message.waiting" | "message.ack.group" | "group.v2.join" | "group.v2.leave" | "group.v2.update" | "group.v2.participants" | "chat.archive" | "event.response" | "event.response.failed" | "engine.event" | "webhook.disabled" | "webhook.failing" | "webhook.recovered" | "delivery.failed";
                         /** @description evt_…, the same on every attempt: deduplicate by it */
                         event_id: string;
                         /** @description ins_…, the session the event belongs to */
@@ -6639,7 +6738,7 @@ export interface webhooks {
                          * @description the event kind
                          * @enum {string}
                          */
-                        event: "session.status" | "message" | "message.any" | "message.ack" | "message.reaction" | "message.edited" | "message.revoked" | "message.unknown" | "group.join" | "group.leave" | "group.update" | "group.participants" | "call.received" | "call.accepted" | "call.rejected" | "label.upsert" | "label.deleted" | "label.chat.added" | "label.chat.deleted" | "poll.vote" | "poll.vote.failed" | "presence.update" | "message.waiting" | "message.ack.group" | "group.v2.join" | "group.v2.leave" | "group.v2.update" | "group.v2.participants" | "chat.archive" | "event.response" | "event.response.failed" | "engine.event";
+                        event: "session.status" | "message" | "message.any" | "message.ack" | "message.reaction" | "message.edited" | "message.revoked" | "message.unknown" | "group.join" | "group.leave" | "group.update" | "group.participants" | "call.received" | "call.accepted" | "call.rejected" | "label.upsert" | "label.deleted" | "label.chat.added" | "label.chat.deleted" | "poll.vote" | "poll.vote.failed" | "presence.update" | "message.waiting" | "message.ack.group" | "group.v2.join" | "group.v2.leave" | "group.v2.update" | "group.v2.participants" | "chat.archive" | "event.response" | "event.response.failed" | "engine.event" | "webhook.disabled" | "webhook.failing" | "webhook.recovered" | "delivery.failed";
                         /** @description evt_…, the same on every attempt: deduplicate by it */
                         event_id: string;
                         /** @description ins_…, the session the event belongs to */
@@ -6745,7 +6844,7 @@ export interface webhooks {
                          * @description the event kind
                          * @enum {string}
                          */
-                        event: "session.status" | "message" | "message.any" | "message.ack" | "message.reaction" | "message.edited" | "message.revoked" | "message.unknown" | "group.join" | "group.leave" | "group.update" | "group.participants" | "call.received" | "call.accepted" | "call.rejected" | "label.upsert" | "label.deleted" | "label.chat.added" | "label.chat.deleted" | "poll.vote" | "poll.vote.failed" | "presence.update" | "message.waiting" | "message.ack.group" | "group.v2.join" | "group.v2.leave" | "group.v2.update" | "group.v2.participants" | "chat.archive" | "event.response" | "event.response.failed" | "engine.event";
+                        event: "session.status" | "message" | "message.any" | "message.ack" | "message.reaction" | "message.edited" | "message.revoked" | "message.unknown" | "group.join" | "group.leave" | "group.update" | "group.participants" | "call.received" | "call.accepted" | "call.rejected" | "label.upsert" | "label.deleted" | "label.chat.added" | "label.chat.deleted" | "poll.vote" | "poll.vote.failed" | "presence.update" | "message.waiting" | "message.ack.group" | "group.v2.join" | "group.v2.leave" | "group.v2.update" | "group.v2.participants" | "chat.archive" | "event.response" | "event.response.failed" | "engine.event" | "webhook.disabled" | "webhook.failing" | "webhook.recovered" | "delivery.failed";
                         /** @description evt_…, the same on every attempt: deduplicate by it */
                         event_id: string;
                         /** @description ins_…, the session the event belongs to */
@@ -6844,7 +6943,7 @@ export interface webhooks {
                          * @description the event kind
                          * @enum {string}
                          */
-                        event: "session.status" | "message" | "message.any" | "message.ack" | "message.reaction" | "message.edited" | "message.revoked" | "message.unknown" | "group.join" | "group.leave" | "group.update" | "group.participants" | "call.received" | "call.accepted" | "call.rejected" | "label.upsert" | "label.deleted" | "label.chat.added" | "label.chat.deleted" | "poll.vote" | "poll.vote.failed" | "presence.update" | "message.waiting" | "message.ack.group" | "group.v2.join" | "group.v2.leave" | "group.v2.update" | "group.v2.participants" | "chat.archive" | "event.response" | "event.response.failed" | "engine.event";
+                        event: "session.status" | "message" | "message.any" | "message.ack" | "message.reaction" | "message.edited" | "message.revoked" | "message.unknown" | "group.join" | "group.leave" | "group.update" | "group.participants" | "call.received" | "call.accepted" | "call.rejected" | "label.upsert" | "label.deleted" | "label.chat.added" | "label.chat.deleted" | "poll.vote" | "poll.vote.failed" | "presence.update" | "message.waiting" | "message.ack.group" | "group.v2.join" | "group.v2.leave" | "group.v2.update" | "group.v2.participants" | "chat.archive" | "event.response" | "event.response.failed" | "engine.event" | "webhook.disabled" | "webhook.failing" | "webhook.recovered" | "delivery.failed";
                         /** @description evt_…, the same on every attempt: deduplicate by it */
                         event_id: string;
                         /** @description ins_…, the session the event belongs to */
@@ -6942,7 +7041,7 @@ export interface webhooks {
                          * @description the event kind
                          * @enum {string}
                          */
-                        event: "session.status" | "message" | "message.any" | "message.ack" | "message.reaction" | "message.edited" | "message.revoked" | "message.unknown" | "group.join" | "group.leave" | "group.update" | "group.participants" | "call.received" | "call.accepted" | "call.rejected" | "label.upsert" | "label.deleted" | "label.chat.added" | "label.chat.deleted" | "poll.vote" | "poll.vote.failed" | "presence.update" | "message.waiting" | "message.ack.group" | "group.v2.join" | "group.v2.leave" | "group.v2.update" | "group.v2.participants" | "chat.archive" | "event.response" | "event.response.failed" | "engine.event";
+                        event: "session.status" | "message" | "message.any" | "message.ack" | "message.reaction" | "message.edited" | "message.revoked" | "message.unknown" | "group.join" | "group.leave" | "group.update" | "group.participants" | "call.received" | "call.accepted" | "call.rejected" | "label.upsert" | "label.deleted" | "label.chat.added" | "label.chat.deleted" | "poll.vote" | "poll.vote.failed" | "presence.update" | "message.waiting" | "message.ack.group" | "group.v2.join" | "group.v2.leave" | "group.v2.update" | "group.v2.participants" | "chat.archive" | "event.response" | "event.response.failed" | "engine.event" | "webhook.disabled" | "webhook.failing" | "webhook.recovered" | "delivery.failed";
                         /** @description evt_…, the same on every attempt: deduplicate by it */
                         event_id: string;
                         /** @description ins_…, the session the event belongs to */
@@ -7052,7 +7151,7 @@ export interface webhooks {
                          * @description the event kind
                          * @enum {string}
                          */
-                        event: "session.status" | "message" | "message.any" | "message.ack" | "message.reaction" | "message.edited" | "message.revoked" | "message.unknown" | "group.join" | "group.leave" | "group.update" | "group.participants" | "call.received" | "call.accepted" | "call.rejected" | "label.upsert" | "label.deleted" | "label.chat.added" | "label.chat.deleted" | "poll.vote" | "poll.vote.failed" | "presence.update" | "message.waiting" | "message.ack.group" | "group.v2.join" | "group.v2.leave" | "group.v2.update" | "group.v2.participants" | "chat.archive" | "event.response" | "event.response.failed" | "engine.event";
+                        event: "session.status" | "message" | "message.any" | "message.ack" | "message.reaction" | "message.edited" | "message.revoked" | "message.unknown" | "group.join" | "group.leave" | "group.update" | "group.participants" | "call.received" | "call.accepted" | "call.rejected" | "label.upsert" | "label.deleted" | "label.chat.added" | "label.chat.deleted" | "poll.vote" | "poll.vote.failed" | "presence.update" | "message.waiting" | "message.ack.group" | "group.v2.join" | "group.v2.leave" | "group.v2.update" | "group.v2.participants" | "chat.archive" | "event.response" | "event.response.failed" | "engine.event" | "webhook.disabled" | "webhook.failing" | "webhook.recovered" | "delivery.failed";
                         /** @description evt_…, the same on every attempt: deduplicate by it */
                         event_id: string;
                         /** @description ins_…, the session the event belongs to */
@@ -7158,7 +7257,7 @@ export interface webhooks {
                          * @description the event kind
                          * @enum {string}
                          */
-                        event: "session.status" | "message" | "message.any" | "message.ack" | "message.reaction" | "message.edited" | "message.revoked" | "message.unknown" | "group.join" | "group.leave" | "group.update" | "group.participants" | "call.received" | "call.accepted" | "call.rejected" | "label.upsert" | "label.deleted" | "label.chat.added" | "label.chat.deleted" | "poll.vote" | "poll.vote.failed" | "presence.update" | "message.waiting" | "message.ack.group" | "group.v2.join" | "group.v2.leave" | "group.v2.update" | "group.v2.participants" | "chat.archive" | "event.response" | "event.response.failed" | "engine.event";
+                        event: "session.status" | "message" | "message.any" | "message.ack" | "message.reaction" | "message.edited" | "message.revoked" | "message.unknown" | "group.join" | "group.leave" | "group.update" | "group.participants" | "call.received" | "call.accepted" | "call.rejected" | "label.upsert" | "label.deleted" | "label.chat.added" | "label.chat.deleted" | "poll.vote" | "poll.vote.failed" | "presence.update" | "message.waiting" | "message.ack.group" | "group.v2.join" | "group.v2.leave" | "group.v2.update" | "group.v2.participants" | "chat.archive" | "event.response" | "event.response.failed" | "engine.event" | "webhook.disabled" | "webhook.failing" | "webhook.recovered" | "delivery.failed";
                         /** @description evt_…, the same on every attempt: deduplicate by it */
                         event_id: string;
                         /** @description ins_…, the session the event belongs to */
@@ -7260,7 +7359,7 @@ export interface webhooks {
                          * @description the event kind
                          * @enum {string}
                          */
-                        event: "session.status" | "message" | "message.any" | "message.ack" | "message.reaction" | "message.edited" | "message.revoked" | "message.unknown" | "group.join" | "group.leave" | "group.update" | "group.participants" | "call.received" | "call.accepted" | "call.rejected" | "label.upsert" | "label.deleted" | "label.chat.added" | "label.chat.deleted" | "poll.vote" | "poll.vote.failed" | "presence.update" | "message.waiting" | "message.ack.group" | "group.v2.join" | "group.v2.leave" | "group.v2.update" | "group.v2.participants" | "chat.archive" | "event.response" | "event.response.failed" | "engine.event";
+                        event: "session.status" | "message" | "message.any" | "message.ack" | "message.reaction" | "message.edited" | "message.revoked" | "message.unknown" | "group.join" | "group.leave" | "group.update" | "group.participants" | "call.received" | "call.accepted" | "call.rejected" | "label.upsert" | "label.deleted" | "label.chat.added" | "label.chat.deleted" | "poll.vote" | "poll.vote.failed" | "presence.update" | "message.waiting" | "message.ack.group" | "group.v2.join" | "group.v2.leave" | "group.v2.update" | "group.v2.participants" | "chat.archive" | "event.response" | "event.response.failed" | "engine.event" | "webhook.disabled" | "webhook.failing" | "webhook.recovered" | "delivery.failed";
                         /** @description evt_…, the same on every attempt: deduplicate by it */
                         event_id: string;
                         /** @description ins_…, the session the event belongs to */
@@ -7369,7 +7468,7 @@ export interface webhooks {
                          * @description the event kind
                          * @enum {string}
                          */
-                        event: "session.status" | "message" | "message.any" | "message.ack" | "message.reaction" | "message.edited" | "message.revoked" | "message.unknown" | "group.join" | "group.leave" | "group.update" | "group.participants" | "call.received" | "call.accepted" | "call.rejected" | "label.upsert" | "label.deleted" | "label.chat.added" | "label.chat.deleted" | "poll.vote" | "poll.vote.failed" | "presence.update" | "message.waiting" | "message.ack.group" | "group.v2.join" | "group.v2.leave" | "group.v2.update" | "group.v2.participants" | "chat.archive" | "event.response" | "event.response.failed" | "engine.event";
+                        event: "session.status" | "message" | "message.any" | "message.ack" | "message.reaction" | "message.edited" | "message.revoked" | "message.unknown" | "group.join" | "group.leave" | "group.update" | "group.participants" | "call.received" | "call.accepted" | "call.rejected" | "label.upsert" | "label.deleted" | "label.chat.added" | "label.chat.deleted" | "poll.vote" | "poll.vote.failed" | "presence.update" | "message.waiting" | "message.ack.group" | "group.v2.join" | "group.v2.leave" | "group.v2.update" | "group.v2.participants" | "chat.archive" | "event.response" | "event.response.failed" | "engine.event" | "webhook.disabled" | "webhook.failing" | "webhook.recovered" | "delivery.failed";
                         /** @description evt_…, the same on every attempt: deduplicate by it */
                         event_id: string;
                         /** @description ins_…, the session the event belongs to */
@@ -7466,7 +7565,7 @@ export interface webhooks {
                          * @description the event kind
                          * @enum {string}
                          */
-                        event: "session.status" | "message" | "message.any" | "message.ack" | "message.reaction" | "message.edited" | "message.revoked" | "message.unknown" | "group.join" | "group.leave" | "group.update" | "group.participants" | "call.received" | "call.accepted" | "call.rejected" | "label.upsert" | "label.deleted" | "label.chat.added" | "label.chat.deleted" | "poll.vote" | "poll.vote.failed" | "presence.update" | "message.waiting" | "message.ack.group" | "group.v2.join" | "group.v2.leave" | "group.v2.update" | "group.v2.participants" | "chat.archive" | "event.response" | "event.response.failed" | "engine.event";
+                        event: "session.status" | "message" | "message.any" | "message.ack" | "message.reaction" | "message.edited" | "message.revoked" | "message.unknown" | "group.join" | "group.leave" | "group.update" | "group.participants" | "call.received" | "call.accepted" | "call.rejected" | "label.upsert" | "label.deleted" | "label.chat.added" | "label.chat.deleted" | "poll.vote" | "poll.vote.failed" | "presence.update" | "message.waiting" | "message.ack.group" | "group.v2.join" | "group.v2.leave" | "group.v2.update" | "group.v2.participants" | "chat.archive" | "event.response" | "event.response.failed" | "engine.event" | "webhook.disabled" | "webhook.failing" | "webhook.recovered" | "delivery.failed";
                         /** @description evt_…, the same on every attempt: deduplicate by it */
                         event_id: string;
                         /** @description ins_…, the session the event belongs to */
@@ -7571,7 +7670,7 @@ export interface webhooks {
                          * @description the event kind
                          * @enum {string}
                          */
-                        event: "session.status" | "message" | "message.any" | "message.ack" | "message.reaction" | "message.edited" | "message.revoked" | "message.unknown" | "group.join" | "group.leave" | "group.update" | "group.participants" | "call.received" | "call.accepted" | "call.rejected" | "label.upsert" | "label.deleted" | "label.chat.added" | "label.chat.deleted" | "poll.vote" | "poll.vote.failed" | "presence.update" | "message.waiting" | "message.ack.group" | "group.v2.join" | "group.v2.leave" | "group.v2.update" | "group.v2.participants" | "chat.archive" | "event.response" | "event.response.failed" | "engine.event";
+                        event: "session.status" | "message" | "message.any" | "message.ack" | "message.reaction" | "message.edited" | "message.revoked" | "message.unknown" | "group.join" | "group.leave" | "group.update" | "group.participants" | "call.received" | "call.accepted" | "call.rejected" | "label.upsert" | "label.deleted" | "label.chat.added" | "label.chat.deleted" | "poll.vote" | "poll.vote.failed" | "presence.update" | "message.waiting" | "message.ack.group" | "group.v2.join" | "group.v2.leave" | "group.v2.update" | "group.v2.participants" | "chat.archive" | "event.response" | "event.response.failed" | "engine.event" | "webhook.disabled" | "webhook.failing" | "webhook.recovered" | "delivery.failed";
                         /** @description evt_…, the same on every attempt: deduplicate by it */
                         event_id: string;
                         /** @description ins_…, the session the event belongs to */
@@ -7679,7 +7778,7 @@ export interface webhooks {
                          * @description the event kind
                          * @enum {string}
                          */
-                        event: "session.status" | "message" | "message.any" | "message.ack" | "message.reaction" | "message.edited" | "message.revoked" | "message.unknown" | "group.join" | "group.leave" | "group.update" | "group.participants" | "call.received" | "call.accepted" | "call.rejected" | "label.upsert" | "label.deleted" | "label.chat.added" | "label.chat.deleted" | "poll.vote" | "poll.vote.failed" | "presence.update" | "message.waiting" | "message.ack.group" | "group.v2.join" | "group.v2.leave" | "group.v2.update" | "group.v2.participants" | "chat.archive" | "event.response" | "event.response.failed" | "engine.event";
+                        event: "session.status" | "message" | "message.any" | "message.ack" | "message.reaction" | "message.edited" | "message.revoked" | "message.unknown" | "group.join" | "group.leave" | "group.update" | "group.participants" | "call.received" | "call.accepted" | "call.rejected" | "label.upsert" | "label.deleted" | "label.chat.added" | "label.chat.deleted" | "poll.vote" | "poll.vote.failed" | "presence.update" | "message.waiting" | "message.ack.group" | "group.v2.join" | "group.v2.leave" | "group.v2.update" | "group.v2.participants" | "chat.archive" | "event.response" | "event.response.failed" | "engine.event" | "webhook.disabled" | "webhook.failing" | "webhook.recovered" | "delivery.failed";
                         /** @description evt_…, the same on every attempt: deduplicate by it */
                         event_id: string;
                         /** @description ins_…, the session the event belongs to */
@@ -7785,7 +7884,7 @@ export interface webhooks {
                          * @description the event kind
                          * @enum {string}
                          */
-                        event: "session.status" | "message" | "message.any" | "message.ack" | "message.reaction" | "message.edited" | "message.revoked" | "message.unknown" | "group.join" | "group.leave" | "group.update" | "group.participants" | "call.received" | "call.accepted" | "call.rejected" | "label.upsert" | "label.deleted" | "label.chat.added" | "label.chat.deleted" | "poll.vote" | "poll.vote.failed" | "presence.update" | "message.waiting" | "message.ack.group" | "group.v2.join" | "group.v2.leave" | "group.v2.update" | "group.v2.participants" | "chat.archive" | "event.response" | "event.response.failed" | "engine.event";
+                        event: "session.status" | "message" | "message.any" | "message.ack" | "message.reaction" | "message.edited" | "message.revoked" | "message.unknown" | "group.join" | "group.leave" | "group.update" | "group.participants" | "call.received" | "call.accepted" | "call.rejected" | "label.upsert" | "label.deleted" | "label.chat.added" | "label.chat.deleted" | "poll.vote" | "poll.vote.failed" | "presence.update" | "message.waiting" | "message.ack.group" | "group.v2.join" | "group.v2.leave" | "group.v2.update" | "group.v2.participants" | "chat.archive" | "event.response" | "event.response.failed" | "engine.event" | "webhook.disabled" | "webhook.failing" | "webhook.recovered" | "delivery.failed";
                         /** @description evt_…, the same on every attempt: deduplicate by it */
                         event_id: string;
                         /** @description ins_…, the session the event belongs to */
@@ -7885,7 +7984,7 @@ export interface webhooks {
                          * @description the event kind
                          * @enum {string}
                          */
-                        event: "session.status" | "message" | "message.any" | "message.ack" | "message.reaction" | "message.edited" | "message.revoked" | "message.unknown" | "group.join" | "group.leave" | "group.update" | "group.participants" | "call.received" | "call.accepted" | "call.rejected" | "label.upsert" | "label.deleted" | "label.chat.added" | "label.chat.deleted" | "poll.vote" | "poll.vote.failed" | "presence.update" | "message.waiting" | "message.ack.group" | "group.v2.join" | "group.v2.leave" | "group.v2.update" | "group.v2.participants" | "chat.archive" | "event.response" | "event.response.failed" | "engine.event";
+                        event: "session.status" | "message" | "message.any" | "message.ack" | "message.reaction" | "message.edited" | "message.revoked" | "message.unknown" | "group.join" | "group.leave" | "group.update" | "group.participants" | "call.received" | "call.accepted" | "call.rejected" | "label.upsert" | "label.deleted" | "label.chat.added" | "label.chat.deleted" | "poll.vote" | "poll.vote.failed" | "presence.update" | "message.waiting" | "message.ack.group" | "group.v2.join" | "group.v2.leave" | "group.v2.update" | "group.v2.participants" | "chat.archive" | "event.response" | "event.response.failed" | "engine.event" | "webhook.disabled" | "webhook.failing" | "webhook.recovered" | "delivery.failed";
                         /** @description evt_…, the same on every attempt: deduplicate by it */
                         event_id: string;
                         /** @description ins_…, the session the event belongs to */
@@ -7994,12 +8093,299 @@ export interface webhooks {
                          * @description the event kind
                          * @enum {string}
                          */
-                        event: "session.status" | "message" | "message.any" | "message.ack" | "message.reaction" | "message.edited" | "message.revoked" | "message.unknown" | "group.join" | "group.leave" | "group.update" | "group.participants" | "call.received" | "call.accepted" | "call.rejected" | "label.upsert" | "label.deleted" | "label.chat.added" | "label.chat.deleted" | "poll.vote" | "poll.vote.failed" | "presence.update" | "message.waiting" | "message.ack.group" | "group.v2.join" | "group.v2.leave" | "group.v2.update" | "group.v2.participants" | "chat.archive" | "event.response" | "event.response.failed" | "engine.event";
+                        event: "session.status" | "message" | "message.any" | "message.ack" | "message.reaction" | "message.edited" | "message.revoked" | "message.unknown" | "group.join" | "group.leave" | "group.update" | "group.participants" | "call.received" | "call.accepted" | "call.rejected" | "label.upsert" | "label.deleted" | "label.chat.added" | "label.chat.deleted" | "poll.vote" | "poll.vote.failed" | "presence.update" | "message.waiting" | "message.ack.group" | "group.v2.join" | "group.v2.leave" | "group.v2.update" | "group.v2.participants" | "chat.archive" | "event.response" | "event.response.failed" | "engine.event" | "webhook.disabled" | "webhook.failing" | "webhook.recovered" | "delivery.failed";
                         /** @description evt_…, the same on every attempt: deduplicate by it */
                         event_id: string;
                         /** @description ins_…, the session the event belongs to */
                         instance_id: string;
                         payload: components["schemas"]["payload-session.status"];
+                        /** @description when the event occurred, in milliseconds since the Unix epoch */
+                        timestamp: number;
+                    };
+                };
+            };
+            responses: {
+                /** @description Delivered: nothing more is sent for this event */
+                "2XX": {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content?: never;
+                };
+                /** @description Gone: the webhook is disabled, nothing more is sent until it is enabled again */
+                410: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content?: never;
+                };
+                /** @description With Retry-After (seconds or an HTTP date): the next attempt waits that long, at most an hour */
+                429: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content?: never;
+                };
+                /** @description Anything else, or no answer within 8 seconds: retried after 5, 10, 20, 40 and 80 s; failed after 6 attempts */
+                default: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content?: never;
+                };
+            };
+        };
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "webhook.disabled": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * webhook.disabled
+         * @description Sent as `POST <destination_url>` with `Content-Type: application/json` and `User-Agent: Herald/<version>`. Verify the signature on the raw bytes, answer 2xx within 8 seconds and do long work afterwards.
+         */
+        post: {
+            parameters: {
+                query?: never;
+                header: {
+                    /** @description the event_id of the body */
+                    "X-Service-Event-Id": string;
+                    /** @description v1= and the lowercase hex HMAC-SHA256 of "<timestamp>.<raw body>" keyed with the secret; during a secret rotation two values separated by a space, accept either. Only when the webhook has a signing secret */
+                    "X-Service-Signature"?: string;
+                    /** @description seconds since the Unix epoch, at this attempt; refuse one more than 300 s away */
+                    "X-Service-Timestamp": string;
+                };
+                path?: never;
+                cookie?: never;
+            };
+            requestBody: {
+                content: {
+                    /**
+                     * @example {
+                     *       "event_id": "evt_01jd5q7h2k9x4m8n3p6r0t1v2w",
+                     *       "event": "webhook.disabled",
+                     *       "instance_id": "ins_01jd5q7h2k9x4m8n3p6r0t1v2a",
+                     *       "timestamp": 1795341600000,
+                     *       "payload": {
+                     *         "webhook_id": "whk_01jd5q7j0c3v8n2m5x7z9b4d6f",
+                     *         "destination_url": "https://hooks.example.com/herald",
+                     *         "reason": "gone",
+                     *         "disabled_at": "2026-11-21T10:05:00.000Z"
+                     *       }
+                     *     }
+                     */
+                    "application/json": {
+                        /**
+                         * @description the event kind
+                         * @enum {string}
+                         */
+                        event: "session.status" | "message" | "message.any" | "message.ack" | "message.reaction" | "message.edited" | "message.revoked" | "message.unknown" | "group.join" | "group.leave" | "group.update" | "group.participants" | "call.received" | "call.accepted" | "call.rejected" | "label.upsert" | "label.deleted" | "label.chat.added" | "label.chat.deleted" | "poll.vote" | "poll.vote.failed" | "presence.update" | "message.waiting" | "message.ack.group" | "group.v2.join" | "group.v2.leave" | "group.v2.update" | "group.v2.participants" | "chat.archive" | "event.response" | "event.response.failed" | "engine.event" | "webhook.disabled" | "webhook.failing" | "webhook.recovered" | "delivery.failed";
+                        /** @description evt_…, the same on every attempt: deduplicate by it */
+                        event_id: string;
+                        /** @description ins_…, the session the event belongs to */
+                        instance_id: string;
+                        payload: components["schemas"]["payload-webhook.disabled"];
+                        /** @description when the event occurred, in milliseconds since the Unix epoch */
+                        timestamp: number;
+                    };
+                };
+            };
+            responses: {
+                /** @description Delivered: nothing more is sent for this event */
+                "2XX": {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content?: never;
+                };
+                /** @description Gone: the webhook is disabled, nothing more is sent until it is enabled again */
+                410: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content?: never;
+                };
+                /** @description With Retry-After (seconds or an HTTP date): the next attempt waits that long, at most an hour */
+                429: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content?: never;
+                };
+                /** @description Anything else, or no answer within 8 seconds: retried after 5, 10, 20, 40 and 80 s; failed after 6 attempts */
+                default: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content?: never;
+                };
+            };
+        };
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "webhook.failing": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * webhook.failing
+         * @description Sent as `POST <destination_url>` with `Content-Type: application/json` and `User-Agent: Herald/<version>`. Verify the signature on the raw bytes, answer 2xx within 8 seconds and do long work afterwards.
+         */
+        post: {
+            parameters: {
+                query?: never;
+                header: {
+                    /** @description the event_id of the body */
+                    "X-Service-Event-Id": string;
+                    /** @description v1= and the lowercase hex HMAC-SHA256 of "<timestamp>.<raw body>" keyed with the secret; during a secret rotation two values separated by a space, accept either. Only when the webhook has a signing secret */
+                    "X-Service-Signature"?: string;
+                    /** @description seconds since the Unix epoch, at this attempt; refuse one more than 300 s away */
+                    "X-Service-Timestamp": string;
+                };
+                path?: never;
+                cookie?: never;
+            };
+            requestBody: {
+                content: {
+                    /**
+                     * @example {
+                     *       "event_id": "evt_01jd5q7h2k9x4m8n3p6r0t1v2w",
+                     *       "event": "webhook.failing",
+                     *       "instance_id": "ins_01jd5q7h2k9x4m8n3p6r0t1v2a",
+                     *       "timestamp": 1795341600000,
+                     *       "payload": {
+                     *         "webhook_id": "whk_01jd5q7j0c3v8n2m5x7z9b4d6f",
+                     *         "destination_url": "https://hooks.example.com/herald",
+                     *         "consecutive_failures": 20,
+                     *         "failing_since": "2026-11-21T09:12:40.000Z"
+                     *       }
+                     *     }
+                     */
+                    "application/json": {
+                        /**
+                         * @description the event kind
+                         * @enum {string}
+                         */
+                        event: "session.status" | "message" | "message.any" | "message.ack" | "message.reaction" | "message.edited" | "message.revoked" | "message.unknown" | "group.join" | "group.leave" | "group.update" | "group.participants" | "call.received" | "call.accepted" | "call.rejected" | "label.upsert" | "label.deleted" | "label.chat.added" | "label.chat.deleted" | "poll.vote" | "poll.vote.failed" | "presence.update" | "message.waiting" | "message.ack.group" | "group.v2.join" | "group.v2.leave" | "group.v2.update" | "group.v2.participants" | "chat.archive" | "event.response" | "event.response.failed" | "engine.event" | "webhook.disabled" | "webhook.failing" | "webhook.recovered" | "delivery.failed";
+                        /** @description evt_…, the same on every attempt: deduplicate by it */
+                        event_id: string;
+                        /** @description ins_…, the session the event belongs to */
+                        instance_id: string;
+                        payload: components["schemas"]["payload-webhook.failing"];
+                        /** @description when the event occurred, in milliseconds since the Unix epoch */
+                        timestamp: number;
+                    };
+                };
+            };
+            responses: {
+                /** @description Delivered: nothing more is sent for this event */
+                "2XX": {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content?: never;
+                };
+                /** @description Gone: the webhook is disabled, nothing more is sent until it is enabled again */
+                410: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content?: never;
+                };
+                /** @description With Retry-After (seconds or an HTTP date): the next attempt waits that long, at most an hour */
+                429: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content?: never;
+                };
+                /** @description Anything else, or no answer within 8 seconds: retried after 5, 10, 20, 40 and 80 s; failed after 6 attempts */
+                default: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content?: never;
+                };
+            };
+        };
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "webhook.recovered": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * webhook.recovered
+         * @description Sent as `POST <destination_url>` with `Content-Type: application/json` and `User-Agent: Herald/<version>`. Verify the signature on the raw bytes, answer 2xx within 8 seconds and do long work afterwards.
+         */
+        post: {
+            parameters: {
+                query?: never;
+                header: {
+                    /** @description the event_id of the body */
+                    "X-Service-Event-Id": string;
+                    /** @description v1= and the lowercase hex HMAC-SHA256 of "<timestamp>.<raw body>" keyed with the secret; during a secret rotation two values separated by a space, accept either. Only when the webhook has a signing secret */
+                    "X-Service-Signature"?: string;
+                    /** @description seconds since the Unix epoch, at this attempt; refuse one more than 300 s away */
+                    "X-Service-Timestamp": string;
+                };
+                path?: never;
+                cookie?: never;
+            };
+            requestBody: {
+                content: {
+                    /**
+                     * @example {
+                     *       "event_id": "evt_01jd5q7h2k9x4m8n3p6r0t1v2w",
+                     *       "event": "webhook.recovered",
+                     *       "instance_id": "ins_01jd5q7h2k9x4m8n3p6r0t1v2a",
+                     *       "timestamp": 1795341600000,
+                     *       "payload": {
+                     *         "webhook_id": "whk_01jd5q7j0c3v8n2m5x7z9b4d6f",
+                     *         "destination_url": "https://hooks.example.com/herald",
+                     *         "after_failures": 23
+                     *       }
+                     *     }
+                     */
+                    "application/json": {
+                        /**
+                         * @description the event kind
+                         * @enum {string}
+                         */
+                        event: "session.status" | "message" | "message.any" | "message.ack" | "message.reaction" | "message.edited" | "message.revoked" | "message.unknown" | "group.join" | "group.leave" | "group.update" | "group.participants" | "call.received" | "call.accepted" | "call.rejected" | "label.upsert" | "label.deleted" | "label.chat.added" | "label.chat.deleted" | "poll.vote" | "poll.vote.failed" | "presence.update" | "message.waiting" | "message.ack.group" | "group.v2.join" | "group.v2.leave" | "group.v2.update" | "group.v2.participants" | "chat.archive" | "event.response" | "event.response.failed" | "engine.event" | "webhook.disabled" | "webhook.failing" | "webhook.recovered" | "delivery.failed";
+                        /** @description evt_…, the same on every attempt: deduplicate by it */
+                        event_id: string;
+                        /** @description ins_…, the session the event belongs to */
+                        instance_id: string;
+                        payload: components["schemas"]["payload-webhook.recovered"];
                         /** @description when the event occurred, in milliseconds since the Unix epoch */
                         timestamp: number;
                     };
@@ -8249,6 +8635,24 @@ export interface components {
         "payload-chat.archive": {
             [key: string]: unknown;
         };
+        /** @description A delivery failed by its attempts. Deliveries ended because their webhook was disabled are not reported one by one: webhook.disabled is. */
+        "payload-delivery.failed": {
+            delivery_id: string;
+            /** @description that event's kind */
+            event: string;
+            /** @description the event it delivered */
+            event_id: string;
+            /**
+             * @description why it stopped; it can be redelivered by hand
+             * @enum {unknown}
+             */
+            failure_reason: "attempts_exhausted" | "gone" | "destination_not_allowed";
+            /** @description why no answer came (timeout, connection_error…) */
+            last_error: string | null;
+            /** @description the last answer, null when none came */
+            last_status_code: number | null;
+            webhook_id: string;
+        };
         /** @description as the engine sends it */
         "payload-engine.event": {
             [key: string]: unknown;
@@ -8457,6 +8861,46 @@ export interface components {
             status: string;
         } & {
             [key: string]: unknown;
+        };
+        /** @description A webhook was disabled: nothing is sent to it until it is enabled again. */
+        "payload-webhook.disabled": {
+            /** @description the webhook's destination, as it was then */
+            destination_url: string;
+            /**
+             * Format: date-time
+             * @description when it was disabled
+             */
+            disabled_at: string;
+            /**
+             * @description gone: the destination answered 410; failing: its attempts all failed for DISABLE_AFTER_FAILING_S; manual: by request
+             * @enum {unknown}
+             */
+            reason: "gone" | "failing" | "manual";
+            /** @description the webhook the event is about */
+            webhook_id: string;
+        };
+        /** @description A webhook's failed attempts in a row reached FAILING_AFTER; sent once per streak. */
+        "payload-webhook.failing": {
+            /** @description failed attempts in a row so far */
+            consecutive_failures: number;
+            /** @description the webhook's destination, as it was then */
+            destination_url: string;
+            /**
+             * Format: date-time
+             * @description when the first of them failed
+             */
+            failing_since: string;
+            /** @description the webhook the event is about */
+            webhook_id: string;
+        };
+        /** @description The first delivered attempt of a webhook after a webhook.failing. */
+        "payload-webhook.recovered": {
+            /** @description the failed attempts in a row it ended */
+            after_failures: number;
+            /** @description the webhook's destination, as it was then */
+            destination_url: string;
+            /** @description the webhook the event is about */
+            webhook_id: string;
         };
         Success: {
             /** @enum {boolean} */

@@ -27,6 +27,13 @@ function disabledNote(w: Webhook): HTMLElement | null {
       `Disabled: the receiver answered 410 Gone at ${formatTime(w.disabled_at)}. Nothing is sent until it is enabled again.`,
     );
   }
+  if (w.disabled_reason === 'failing') {
+    return h(
+      'p',
+      { class: 'note bad' },
+      `Disabled at ${formatTime(w.disabled_at)}: every attempt had failed for too long. Nothing is sent until it is enabled again.`,
+    );
+  }
   if (w.disabled_reason === 'disabled') {
     return h(
       'p',
@@ -40,6 +47,7 @@ function disabledNote(w: Webhook): HTMLElement | null {
 function statusBadge(w: Webhook): HTMLElement {
   if (w.enabled) return h('span', { class: 'badge good' }, 'Enabled');
   if (w.disabled_reason === 'gone') return h('span', { class: 'badge bad' }, 'Disabled · 410 Gone');
+  if (w.disabled_reason === 'failing') return h('span', { class: 'badge bad' }, 'Disabled · failing');
   return h('span', { class: 'badge muted' }, 'Disabled');
 }
 

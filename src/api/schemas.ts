@@ -10,6 +10,13 @@ export const IdParam = (name: string, prefix: string) =>
     description: `${prefix}_ followed by 1 to 100 letters, digits, _ or -; the ${name}`,
   });
 
+/** A webhook's ordering: "chat" delivers each chat's events one at a time, in the order they were accepted. */
+export const Ordering = Type.Union([Type.Literal('none'), Type.Literal('chat')], {
+  description:
+    '"chat": one delivery of a chat in flight at a time, in the order its events were accepted (the next waits ' +
+    'until the one before is delivered or failed); "none" (the default): each delivery on its own',
+});
+
 export const InstanceParams = Type.Object({ instance_id: IdParam('instance id', 'ins') });
 
 export const Instance = Type.Object(
@@ -74,6 +81,7 @@ export const Webhook = Type.Object(
       description:
         "Standard Webhooks' headers (webhook-id, webhook-timestamp, webhook-signature) beside Herald's",
     }),
+    ordering: Ordering,
     health: Type.Object(
       {
         last_delivered_at: Nullable(Time),
@@ -110,6 +118,7 @@ export const Webhook = Type.Object(
         headers: { Authorization: 'Bearer rcv_live_5f2c' },
         rate_limit: { per_second: 20 },
         standard_webhooks: false,
+        ordering: 'chat',
         health: {
           last_delivered_at: '2026-11-21T10:02:11.000Z',
           last_failed_at: '2026-11-21T08:40:02.000Z',
@@ -140,6 +149,7 @@ const DELIVERY_EXAMPLE = {
   last_error: null,
   failure_reason: null,
   chat: '14155550123@c.us',
+  waiting_for: null,
 };
 const ATTEMPTS_EXAMPLE = [
   {
@@ -188,6 +198,13 @@ export const Delivery = Type.Object(
           "the chat its event concerns (a message's chat, the chat of the message an ack, edit, revoke or " +
           'reaction concerns, a group event\'s group), or "*" for events of the whole session; null for ' +
           'deliveries stored before Herald kept chats',
+      }),
+    ),
+    waiting_for: Nullable(
+      Type.String({
+        description:
+          'for a webhook ordered by chat: the delivery this one waits for, the first of its chat still pending ' +
+          '(in flight, or waiting for its retry); null when it is not waiting',
       }),
     ),
   },

@@ -50,6 +50,7 @@ export const webhookView = (w: Webhook, x: WebhookExtras) => {
     headers: x.headers,
     rate_limit: w.rate_limit ? { per_second: w.rate_limit } : null,
     standard_webhooks: w.standard_webhooks ?? false,
+    ordering: w.ordering ?? 'none',
     health: {
       ...health,
       last_delivered_at: isoOrNull(health.last_delivered_at),
@@ -85,6 +86,7 @@ export const deliveryView = (d: Delivery) => ({
   last_error: d.last_error,
   failure_reason: d.failure_reason,
   chat: d.chat,
+  waiting_for: d.waiting_for ?? null,
 });
 
 /**

@@ -14,6 +14,7 @@ import { checkDestination } from '../net/destination.ts';
 import type { SecretChange, WebhookConfig } from '../store/records.ts';
 import type { ApiContext } from './context.ts';
 import { HttpError } from './errors.ts';
+import { Ordering } from './schemas.ts';
 
 export const RateLimit = Type.Object(
   {
@@ -59,6 +60,7 @@ export const WebhookBody = Type.Object(
           'be whsec_ and the base64 of 24 to 64 bytes',
       }),
     ),
+    ordering: Type.Optional(Ordering),
   },
   {
     additionalProperties: false,
@@ -73,6 +75,7 @@ export const WebhookBody = Type.Object(
         headers: { Authorization: 'Bearer rcv_live_5f2c' },
         rate_limit: { per_second: 20 },
         standard_webhooks: false,
+        ordering: 'chat',
       },
     ],
   },
@@ -134,6 +137,7 @@ export async function webhookConfig(
     headers_sealed: headers ? ctx.secretBox.seal(JSON.stringify(headers)) : null,
     rate_limit: body.rate_limit?.per_second ?? null,
     standard_webhooks: body.standard_webhooks ?? false,
+    ordering: body.ordering ?? 'none',
   };
 }
 

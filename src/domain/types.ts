@@ -14,6 +14,8 @@ export interface Instance {
   created_at: number;
 }
 
+export type Ordering = 'none' | 'chat';
+
 export interface Webhook {
   webhook_id: string;
   instance_id: string;
@@ -34,6 +36,8 @@ export interface Webhook {
   rate_limit?: number | null;
   /** Standard Webhooks' headers beside Herald's; its secret is then a `whsec_` one. */
   standard_webhooks?: boolean;
+  /** "chat": a chat's deliveries one at a time, in ingest order (ordered delivery per chat). */
+  ordering?: Ordering;
   disabled_reason: string | null;
   disabled_at: number | null;
   created_at: number;
@@ -90,6 +94,8 @@ export interface Delivery {
   failure_reason: FailureReason | null;
   /** Its event's chat (chat-key.ts); null for deliveries stored before chats were kept. */
   chat: string | null;
+  /** Waiting in its chat's queue (a webhook ordered by chat): the delivery it waits for, its chat's head. */
+  waiting_for?: string | null;
 }
 
 /** A field-level complaint about input, turned into a 400 by the API. */

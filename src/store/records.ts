@@ -7,6 +7,7 @@ import type {
   DeliveryStatus,
   EventDraft,
   Filter,
+  Ordering,
   Webhook,
 } from '../domain/types.ts';
 
@@ -48,6 +49,7 @@ export interface WebhookConfig {
   headers_sealed: string | null;
   rate_limit: number | null;
   standard_webhooks: boolean;
+  ordering: Ordering;
 }
 
 export type Router = (event: EventDraft, webhooks: readonly Webhook[]) => Webhook[];
@@ -140,6 +142,8 @@ export interface DeliveryFilter {
   since?: number;
   /** Created before (epoch ms). */
   until?: number;
+  /** The deliveries of one chat (its queue, with status pending). */
+  chat?: string;
   limit: number;
   cursor?: string;
   /** The operator's deliveries too (the admin's view). */

@@ -1,6 +1,6 @@
 /** Row ⇄ domain mapping shared by the adapters (booleans as 0/1 in SQLite and as booleans in PostgreSQL, lists as JSON text). */
 import { secretInGrace } from '../domain/store-rules.ts';
-import type { Attempt, AttemptTrigger, Delivery, Instance, Webhook } from '../domain/types.ts';
+import type { Attempt, AttemptTrigger, Delivery, Instance, Ordering, Webhook } from '../domain/types.ts';
 import type { ApiKey, ClaimedDelivery, PortalLink } from './records.ts';
 
 type Row = Record<string, unknown>;
@@ -35,6 +35,7 @@ export const toWebhook = (r: Row): Webhook => ({
   headers_sealed: (r.headers_sealed as string | null) ?? null,
   rate_limit: (r.rate_limit as number | null) ?? null,
   standard_webhooks: Boolean(r.standard_webhooks),
+  ordering: (r.ordering as Ordering | undefined) ?? 'none',
   disabled_reason: r.disabled_reason as string | null,
   disabled_at: r.disabled_at as number | null,
   created_at: r.created_at as number,
@@ -66,6 +67,7 @@ export const toDelivery = (r: Row): Delivery => ({
   last_error: r.last_error as string | null,
   failure_reason: r.failure_reason as Delivery['failure_reason'],
   chat: (r.chat as string | null) ?? null,
+  waiting_for: r.waiting_for && r.waiting_for !== r.delivery_id ? (r.waiting_for as string) : null,
 });
 
 export const toAttempt = (r: Row): Attempt => ({

@@ -42,9 +42,53 @@ export const FAILURES_IN_A_ROW = `consecutive_failures = excluded.consecutive_fa
 
 /**
  * A manual redelivery: a fresh cycle of attempts, the first at `due` (the dialect's placeholder for now) and marked
- * manual; one whose event still waits for its media waits with it.
+ * manual; one whose event still waits for its media waits with it. One in a chat's queue goes to its back, at
+ * `place` (a fresh number of the deliveries' sequence), and waits: the adapter then promotes the chat's head.
  */
-export const redeliveryReset = (due: string): string =>
+export const redeliveryReset = (due: string, place: string): string =>
   `status = 'pending', cycle_attempts = 0, next_trigger = 'manual', failure_reason = NULL,
-  next_attempt_at = CASE WHEN EXISTS (SELECT 1 FROM media_jobs j WHERE j.event_id = deliveries.event_id) THEN NULL
-    ELSE ${due} END`;
+  queue_seq = CASE WHEN ${IN_CHAT_QUEUE} THEN ${place} ELSE queue_seq END,
+  next_attempt_at = CASE WHEN EXISTS (SELECT 1 FROM media_jobs j WHERE j.event_id = deliveries.event_id)
+    OR (${IN_CHAT_QUEUE}) THEN NULL ELSE ${due} END`;
+
+/**
+ * Ordered delivery per chat (a webhook with ordering "chat"): a chat's queue is its pending deliveries to the webhook,
+ * in their place, and only its head is ever due; the others wait with no due time, so that no claim passes over
+ * them. A delivery's place is its seq, unless a redelivery moved it behind those waiting (queue_seq).
+ */
+export const QUEUE_PLACE = 'COALESCE(queue_seq, seq)';
+
+/** The seq of a chat's head: one step of the deliveries_chat_queue index. `w`, `c`: the dialect's placeholders. */
+export const CHAT_HEAD = (w: string, c: string): string =>
+  `SELECT seq FROM deliveries WHERE webhook_id = ${w} AND chat = ${c} AND status = 'pending'
+   ORDER BY ${QUEUE_PLACE} LIMIT 1`;
+
+/**
+ * Makes a chat's head due at `now`, unless it already has a due time (in flight, or waiting for its retry) or waits
+ * for its event's media (which makes it due once settled). Safe to run whenever a chat's queue may have moved.
+ */
+export const PROMOTE_HEAD = (now: string, w: string, c: string): string =>
+  `UPDATE deliveries SET next_attempt_at = ${now}
+   WHERE seq = (${CHAT_HEAD(w, c)}) AND next_attempt_at IS NULL
+     AND NOT EXISTS (SELECT 1 FROM media_jobs j WHERE j.event_id = deliveries.event_id)`;
+
+/**
+ * The delivery a waiting one (a row of `d`) waits for: its chat's head, as a column of the log's views; null for
+ * any other (the head itself included: toDelivery drops it).
+ */
+export const waitingFor = (
+  d: string,
+): string => `CASE WHEN ${d}.status = 'pending' AND ${d}.next_attempt_at IS NULL
+  AND ${inChatQueue(d)} THEN (SELECT h.delivery_id FROM deliveries h
+    WHERE h.webhook_id = ${d}.webhook_id AND h.chat = ${d}.chat AND h.status = 'pending'
+    ORDER BY COALESCE(h.queue_seq, h.seq) LIMIT 1) END AS waiting_for`;
+
+/** A webhook no longer ordered (`w`): every delivery waiting in a chat's queue is due at `now`. */
+export const releaseWaiting = (now: string, w: string): string => `UPDATE deliveries SET next_attempt_at = ${now}
+  WHERE webhook_id = ${w} AND status = 'pending' AND next_attempt_at IS NULL
+    AND NOT EXISTS (SELECT 1 FROM media_jobs j WHERE j.event_id = deliveries.event_id)`;
+
+/** Whether the delivery (a row of `d`) is in a chat's queue: its webhook orders by chat. */
+export const inChatQueue = (d = 'deliveries'): string => `${d}.chat IS NOT NULL AND EXISTS (
+  SELECT 1 FROM webhooks w WHERE w.webhook_id = ${d}.webhook_id AND w.ordering = 'chat')`;
+export const IN_CHAT_QUEUE = inChatQueue();

@@ -27,6 +27,7 @@ export function catalogConformance(name: string, open: () => Promise<Store>): vo
         headers_sealed: null,
         rate_limit: null,
         standard_webhooks: false,
+        ordering: 'none' as const,
       };
       assert.equal(
         (await store.webhooks.updateWebhook(ins, w.webhook_id, { ...config, secret: { kind: 'keep' } }, T0))
@@ -75,6 +76,7 @@ export function catalogConformance(name: string, open: () => Promise<Store>): vo
         headers_sealed: null,
         rate_limit: null,
         standard_webhooks: false,
+        ordering: 'none' as const,
         secret: { kind: 'keep' } as const,
       };
       assert.equal(

@@ -40,6 +40,7 @@ export function routingConformance(name: string, open: () => Promise<Store>): vo
         headers_sealed: null,
         rate_limit: null,
         standard_webhooks: false,
+        ordering: 'none' as const,
       };
       await store.webhooks.updateWebhook(ins, b.webhook_id, config, T0);
       assert.deepEqual(await routed(), [a.webhook_id], 'its events changed');

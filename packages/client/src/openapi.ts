@@ -682,6 +682,8 @@ export interface paths {
         get: {
             parameters: {
                 query?: {
+                    /** @description one chat's deliveries (with status=pending: its queue) */
+                    chat?: string;
                     /** @description the next_cursor of a previous page */
                     cursor?: string;
                     event?: string;
@@ -729,7 +731,8 @@ export interface paths {
                          *           "last_status_code": 200,
                          *           "last_error": null,
                          *           "failure_reason": null,
-                         *           "chat": "14155550123@c.us"
+                         *           "chat": "14155550123@c.us",
+                         *           "waiting_for": null
                          *         }
                          *       ],
                          *       "next_cursor": null
@@ -873,6 +876,7 @@ export interface paths {
                          *         "last_error": null,
                          *         "failure_reason": null,
                          *         "chat": "14155550123@c.us",
+                         *         "waiting_for": null,
                          *         "media_failure": null,
                          *         "request_body": "{\"event_id\":\"evt_01jd5q7h2k9x4m8n3p6r0t1v2w\",\"event\":\"message\",\"instance_id\":\"ins_01jd5q7h2k9x4m8n3p6r0t1v2a\",\"timestamp\":1795341600000,\"payload\":{\"id\":\"false_15557654321@c.us_3EB0C767D26A1D8F4A2B\",\"from\":\"15557654321@c.us\",\"from_phone\":\"15557654321\",\"fromMe\":false,\"body\":\"Hi! Is my order on its way?\",\"hasMedia\":false}}",
                          *         "attempts": [
@@ -1041,7 +1045,8 @@ export interface paths {
                          *         "last_status_code": 200,
                          *         "last_error": null,
                          *         "failure_reason": null,
-                         *         "chat": "14155550123@c.us"
+                         *         "chat": "14155550123@c.us",
+                         *         "waiting_for": null
                          *       },
                          *       "warnings": [
                          *         "string"
@@ -2918,6 +2923,7 @@ export interface paths {
                          *             "per_second": 20
                          *           },
                          *           "standard_webhooks": false,
+                         *           "ordering": "chat",
                          *           "health": {
                          *             "last_delivered_at": "2026-11-21T10:02:11.000Z",
                          *             "last_failed_at": "2026-11-21T08:40:02.000Z",
@@ -3046,7 +3052,8 @@ export interface paths {
                      *       "rate_limit": {
                      *         "per_second": 20
                      *       },
-                     *       "standard_webhooks": false
+                     *       "standard_webhooks": false,
+                     *       "ordering": "chat"
                      *     }
                      */
                     "application/json": {
@@ -3081,6 +3088,8 @@ export interface paths {
                             [key: string]: unknown;
                         } | null;
                         ignore_status?: boolean;
+                        /** @description "chat": one delivery of a chat in flight at a time, in the order its events were accepted (the next waits until the one before is delivered or failed); "none" (the default): each delivery on its own */
+                        ordering?: "none" | "chat";
                         rate_limit?: {
                             /** @description deliveries started per second at most */
                             per_second: number;
@@ -3286,6 +3295,7 @@ export interface paths {
                          *           "per_second": 20
                          *         },
                          *         "standard_webhooks": false,
+                         *         "ordering": "chat",
                          *         "health": {
                          *           "last_delivered_at": "2026-11-21T10:02:11.000Z",
                          *           "last_failed_at": "2026-11-21T08:40:02.000Z",
@@ -3525,7 +3535,8 @@ export interface paths {
                      *       "rate_limit": {
                      *         "per_second": 20
                      *       },
-                     *       "standard_webhooks": false
+                     *       "standard_webhooks": false,
+                     *       "ordering": "chat"
                      *     }
                      */
                     "application/json": {
@@ -3560,6 +3571,8 @@ export interface paths {
                             [key: string]: unknown;
                         } | null;
                         ignore_status?: boolean;
+                        /** @description "chat": one delivery of a chat in flight at a time, in the order its events were accepted (the next waits until the one before is delivered or failed); "none" (the default): each delivery on its own */
+                        ordering?: "none" | "chat";
                         rate_limit?: {
                             /** @description deliveries started per second at most */
                             per_second: number;
@@ -3602,6 +3615,7 @@ export interface paths {
                          *           "per_second": 20
                          *         },
                          *         "standard_webhooks": false,
+                         *         "ordering": "chat",
                          *         "health": {
                          *           "last_delivered_at": "2026-11-21T10:02:11.000Z",
                          *           "last_failed_at": "2026-11-21T08:40:02.000Z",
@@ -3798,6 +3812,7 @@ export interface paths {
                          *           "per_second": 20
                          *         },
                          *         "standard_webhooks": false,
+                         *         "ordering": "chat",
                          *         "health": {
                          *           "last_delivered_at": "2026-11-21T10:02:11.000Z",
                          *           "last_failed_at": "2026-11-21T08:40:02.000Z",
@@ -3992,6 +4007,7 @@ export interface paths {
                          *           "per_second": 20
                          *         },
                          *         "standard_webhooks": false,
+                         *         "ordering": "chat",
                          *         "health": {
                          *           "last_delivered_at": "2026-11-21T10:02:11.000Z",
                          *           "last_failed_at": "2026-11-21T08:40:02.000Z",
@@ -8472,7 +8488,8 @@ export interface components {
          *       "last_status_code": 200,
          *       "last_error": null,
          *       "failure_reason": null,
-         *       "chat": "14155550123@c.us"
+         *       "chat": "14155550123@c.us",
+         *       "waiting_for": null
          *     }
          */
         Delivery: {
@@ -8490,6 +8507,7 @@ export interface components {
             last_status_code: number | null;
             next_attempt_at: string | null;
             status: "pending" | "delivered" | "failed";
+            waiting_for: string | null;
             webhook_id: string;
         };
         /**
@@ -8507,6 +8525,7 @@ export interface components {
          *       "last_error": null,
          *       "failure_reason": null,
          *       "chat": "14155550123@c.us",
+         *       "waiting_for": null,
          *       "media_failure": null,
          *       "request_body": "{\"event_id\":\"evt_01jd5q7h2k9x4m8n3p6r0t1v2w\",\"event\":\"message\",\"instance_id\":\"ins_01jd5q7h2k9x4m8n3p6r0t1v2a\",\"timestamp\":1795341600000,\"payload\":{\"id\":\"false_15557654321@c.us_3EB0C767D26A1D8F4A2B\",\"from\":\"15557654321@c.us\",\"from_phone\":\"15557654321\",\"fromMe\":false,\"body\":\"Hi! Is my order on its way?\",\"hasMedia\":false}}",
          *       "attempts": [
@@ -8555,6 +8574,7 @@ export interface components {
             next_attempt_at: string | null;
             request_body: string;
             status: "pending" | "delivered" | "failed";
+            waiting_for: string | null;
             webhook_id: string;
         };
         Error: {
@@ -8930,6 +8950,7 @@ export interface components {
          *         "per_second": 20
          *       },
          *       "standard_webhooks": false,
+         *       "ordering": "chat",
          *       "health": {
          *         "last_delivered_at": "2026-11-21T10:02:11.000Z",
          *         "last_failed_at": "2026-11-21T08:40:02.000Z",
@@ -8970,6 +8991,8 @@ export interface components {
             };
             ignore_status: boolean;
             instance_id: string;
+            /** @description "chat": one delivery of a chat in flight at a time, in the order its events were accepted (the next waits until the one before is delivered or failed); "none" (the default): each delivery on its own */
+            ordering: "none" | "chat";
             previous_secret_until: string | null;
             rate_limit: {
                 per_second: number;

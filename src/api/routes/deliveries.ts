@@ -19,6 +19,13 @@ const ListQuery = Type.Object(
     webhook_id: Type.Optional(IdParam('webhook id', 'whk')),
     event: Type.Optional(Type.String()),
     event_id: Type.Optional(IdParam('event id', 'evt')),
+    chat: Type.Optional(
+      Type.String({
+        minLength: 1,
+        maxLength: 200,
+        description: "one chat's deliveries (with status=pending: its queue)",
+      }),
+    ),
     since: Type.Optional(Type.String({ format: 'date-time', description: 'deliveries created at or after' })),
     until: Type.Optional(Type.String({ format: 'date-time', description: 'deliveries created before' })),
     limit: Type.Optional(
@@ -87,6 +94,7 @@ export function deliveryRoutes(app: FastifyInstance, ctx: ApiContext): void {
         webhook_id: q.webhook_id,
         event: q.event,
         event_id: q.event_id,
+        chat: q.chat,
         since: q.since === undefined ? undefined : parseTime('since', q.since),
         until: q.until === undefined ? undefined : parseTime('until', q.until),
         limit: q.limit ? Number(q.limit) : 50,

@@ -125,6 +125,7 @@ export function webhookRoutes(app: FastifyInstance, ctx: ApiContext): void {
           headers_sealed: config.headers_sealed,
           rate_limit: config.rate_limit,
           standard_webhooks: config.standard_webhooks,
+          ordering: config.ordering,
           disabled_reason: null,
           disabled_at: null,
           created_at: now,

@@ -9,6 +9,7 @@ import type { EventDraft, Webhook } from '../../domain/types.ts';
 import { InstanceMissing, StoreConflict } from '../errors.ts';
 import { HandOff, handedOffTo } from '../hand-off.ts';
 import type { Events } from '../ports.ts';
+import { promoteHeads } from '../postgres/chat-queues.ts';
 import type { PostgresDatabase, Tx } from '../postgres/database.ts';
 import type { ClaimedDelivery, IngestResult } from '../records.ts';
 import { toWebhook } from '../rows.ts';
@@ -169,15 +170,18 @@ export class PostgresEvents implements Events {
     const rows = stored.flatMap(({ e, targets, now, chat }) =>
       targets.map((w) => {
         const delivery_id = newId('dlv', now);
-        const claim = handOff.take(e, w, delivery_id, now);
+        // A webhook ordered by chat: its delivery joins the chat's queue, waiting; the chat's head is made due below.
+        const ordered = w.ordering === 'chat';
+        const claim = ordered ? null : handOff.take(e, w, delivery_id, now);
         if (claim) {
           const ofEvent = handedOff.get(e.event_id);
           if (ofEvent) ofEvent.push(claim);
           else handedOff.set(e.event_id, [claim]);
         }
         const taken = claim !== null;
-        const due = e.download != null ? null : taken ? now + handOff.leaseMs : now;
+        const due = e.download != null || ordered ? null : taken ? now + handOff.leaseMs : now;
         return {
+          ordered,
           e,
           now,
           chat,
@@ -214,7 +218,14 @@ export class PostgresEvents implements Events {
                     ${jobs.map(({ now }) => now)}::bigint[])
              AS j(event_id, url, mimetype, filename, engine_error, next_try_at)`;
     }
-    if (handOff.left > 0 || jobs.length > 0) await this.#db.notifyWork(sql);
+    const queued = rows.filter((r) => r.ordered);
+    if (queued.length > 0) {
+      await promoteHeads(
+        sql,
+        queued.map((r) => ({ webhook_id: r.webhook_id, chat: r.chat, now: r.now })),
+      );
+    }
+    if (handOff.left > 0 || jobs.length > 0 || queued.length > 0) await this.#db.notifyWork(sql);
     return handedOff;
   }
 }

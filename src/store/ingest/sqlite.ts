@@ -12,6 +12,7 @@ import { HandOff, handedOffTo } from '../hand-off.ts';
 import type { Events } from '../ports.ts';
 import type { ClaimedDelivery, IngestResult, Router } from '../records.ts';
 import { toWebhook } from '../rows.ts';
+import { PROMOTE_HEAD } from '../rules.ts';
 import type { Settled } from '../same-turn.ts';
 import type { SqliteDatabase } from '../sqlite/database.ts';
 import type { Lease, Leases } from '../sqlite/leases.ts';
@@ -100,9 +101,22 @@ export class SqliteEvents implements Events {
     let handedOff: ClaimedDelivery[] | undefined;
     // Deliveries of an event whose media is still to be downloaded wait for it (media-jobs/ settles them).
     const held = e.download != null && targets.length > 0;
+    // A webhook ordered by chat: its delivery joins the chat's queue, waiting, and the chat's head is made due below.
+    const queued: string[] = [];
     for (const w of targets) {
       const delivery_id = newId('dlv', now);
-      const row = insertDelivery(this.#db, e, w.webhook_id, delivery_id, now, held ? null : now, chat);
+      const ordered = w.ordering === 'chat';
+      if (ordered) queued.push(w.webhook_id);
+      const row = insertDelivery(
+        this.#db,
+        e,
+        w.webhook_id,
+        delivery_id,
+        now,
+        held || ordered ? null : now,
+        chat,
+      );
+      if (ordered) continue;
       // Handed off: leased in memory (as a claim leases) once the transaction has committed.
       const claim = handOff.take(e, w, delivery_id, now);
       if (claim) {
@@ -126,6 +140,11 @@ export class SqliteEvents implements Events {
            VALUES (?, ?, ?, ?, ?, ?)`,
         )
         .run(e.event_id, url, mimetype, filename, engine_error ?? null, now);
+    }
+    if (queued.length > 0) {
+      const promote = this.#db.q(PROMOTE_HEAD('?1', '?2', '?3'));
+      for (const webhookId of queued) promote.run(now, webhookId, chat);
+      this.#db.notifyWork();
     }
     const session = sessionChange([e]);
     if (session) {

@@ -3,7 +3,8 @@
 import type { Row } from 'postgres';
 import { redeliveryConflict } from '../../domain/store-rules.ts';
 import type { DeliveryLog } from '../ports.ts';
-import type { PostgresDatabase } from '../postgres/database.ts';
+import { promoteHeads } from '../postgres/chat-queues.ts';
+import type { PostgresDatabase, Tx } from '../postgres/database.ts';
 import type {
   DeliveryDetail,
   DeliveryFilter,
@@ -12,7 +13,7 @@ import type {
   RedeliverResult,
 } from '../records.ts';
 import { toAttempt, toDelivery } from '../rows.ts';
-import { NOT_OPERATOR, redeliveryReset } from '../rules.ts';
+import { IN_CHAT_QUEUE, NOT_OPERATOR, redeliveryReset, waitingFor } from '../rules.ts';
 
 export class PostgresDeliveryLog implements DeliveryLog {
   readonly #db: PostgresDatabase;
@@ -26,12 +27,13 @@ export class PostgresDeliveryLog implements DeliveryLog {
     const cursor = f.cursor === undefined ? null : Number(f.cursor);
     // A null filter value matches everything: one statement text for every combination of filters.
     const rows = await sql<Row[]>`
-      SELECT * FROM deliveries
+      SELECT *, ${sql.unsafe(waitingFor('deliveries'))} FROM deliveries
       WHERE instance_id = ${instanceId}
         AND (${f.status ?? null}::text IS NULL OR status = ${f.status ?? null}::text)
         AND (${f.webhook_id ?? null}::text IS NULL OR webhook_id = ${f.webhook_id ?? null}::text)
         AND (${f.event ?? null}::text IS NULL OR event = ${f.event ?? null}::text)
         AND (${f.event_id ?? null}::text IS NULL OR event_id = ${f.event_id ?? null}::text)
+        AND (${f.chat ?? null}::text IS NULL OR chat = ${f.chat ?? null}::text)
         AND (${f.since ?? null}::bigint IS NULL OR created_at >= ${f.since ?? null}::bigint)
         AND (${f.until ?? null}::bigint IS NULL OR created_at < ${f.until ?? null}::bigint)
         AND (${cursor}::bigint IS NULL OR seq < ${cursor}::bigint)
@@ -50,7 +52,8 @@ export class PostgresDeliveryLog implements DeliveryLog {
   ): Promise<DeliveryDetail | null> {
     return this.#db.sql.begin('ISOLATION LEVEL REPEATABLE READ READ ONLY', async (sql) => {
       const [row] = await sql<Row[]>`
-        SELECT d.*, e.body, e.media_failure FROM deliveries d JOIN events e ON e.event_id = d.event_id
+        SELECT d.*, e.body, e.media_failure, ${sql.unsafe(waitingFor('d'))}
+        FROM deliveries d JOIN events e ON e.event_id = d.event_id
         WHERE d.instance_id = ${instanceId} AND d.delivery_id = ${deliveryId}
           AND (${operator}::boolean OR ${sql.unsafe(NOT_OPERATOR('d.'))})`;
       if (!row) return null;
@@ -80,28 +83,28 @@ export class PostgresDeliveryLog implements DeliveryLog {
       if (!row) return null;
       const conflict = redeliveryConflict(row as { status: string; webhook_id: string }, row.enabled);
       if (conflict) return { ok: false, conflict };
-      const [updated] = await sql.unsafe<Row[]>(`${RESTART} WHERE delivery_id = $2 RETURNING *`, [
-        now,
-        deliveryId,
-      ]);
+      await restart(sql, 'delivery_id = $2', [deliveryId], now);
       await this.#db.notifyWork(sql);
+      const [updated] = await sql<Row[]>`
+        SELECT *, ${sql.unsafe(waitingFor('deliveries'))} FROM deliveries WHERE delivery_id = ${deliveryId}`;
       return { ok: true, delivery: toDelivery(updated) };
     });
   }
 
   async redeliverFailed(instanceId: string, range: RedeliverRange, now: number): Promise<number> {
     return this.#db.tx(async (sql) => {
-      const result = await sql.unsafe(
-        `${RESTART}
-         WHERE instance_id = $2 AND status = 'failed'
-           AND webhook_id IN (SELECT webhook_id FROM webhooks WHERE instance_id = $2 AND enabled)
-           AND ($3::text IS NULL OR webhook_id = $3::text)
-           AND ($4::bigint IS NULL OR created_at >= $4::bigint)
-           AND ($5::bigint IS NULL OR created_at < $5::bigint)`,
-        [now, instanceId, range.webhook_id ?? null, range.since ?? null, range.until ?? null],
+      const count = await restart(
+        sql,
+        `instance_id = $2 AND status = 'failed'
+         AND webhook_id IN (SELECT webhook_id FROM webhooks WHERE instance_id = $2 AND enabled)
+         AND ($3::text IS NULL OR webhook_id = $3::text)
+         AND ($4::bigint IS NULL OR created_at >= $4::bigint)
+         AND ($5::bigint IS NULL OR created_at < $5::bigint)`,
+        [instanceId, range.webhook_id ?? null, range.since ?? null, range.until ?? null],
+        now,
       );
-      if (result.count > 0) await this.#db.notifyWork(sql);
-      return result.count;
+      if (count > 0) await this.#db.notifyWork(sql);
+      return count;
     });
   }
 
@@ -121,5 +124,27 @@ export class PostgresDeliveryLog implements DeliveryLog {
   }
 }
 
-/** A manual redelivery (rules.ts), at the time given as $1, its lease gone. */
-const RESTART = `UPDATE deliveries SET ${redeliveryReset('$1::bigint')}, lease_token = NULL`;
+/**
+ * Pending again, the deliveries `where` picks ($1 is now, its parameters from $2), their leases gone: those in a
+ * chat's queue go to its back, at places taken from the deliveries' own sequence in seq order (so that no later
+ * delivery shares one), and each such chat's head is then made due. Returns how many.
+ */
+async function restart(sql: Tx, where: string, params: (string | number | null)[], now: number) {
+  const restarted = await sql.unsafe<{ webhook_id: string; chat: string; queued: boolean }[]>(
+    `WITH picked AS (
+       SELECT seq, nextval(pg_get_serial_sequence('deliveries', 'seq')) AS place
+       FROM (SELECT seq FROM deliveries WHERE ${where} ORDER BY seq FOR UPDATE) s
+     )
+     UPDATE deliveries SET ${redeliveryReset('$1::bigint', 'picked.place')}, lease_token = NULL
+     FROM picked WHERE deliveries.seq = picked.seq
+     RETURNING deliveries.webhook_id, deliveries.chat, (${IN_CHAT_QUEUE}) AS queued`,
+    [now, ...params],
+  );
+  const queued = restarted.filter((r) => r.queued);
+  if (queued.length > 0)
+    await promoteHeads(
+      sql,
+      queued.map((r) => ({ ...r, now })),
+    );
+  return restarted.length;
+}

@@ -11,7 +11,7 @@ import type {
   RedeliverResult,
 } from '../records.ts';
 import { toAttempt, toDelivery } from '../rows.ts';
-import { NOT_OPERATOR, redeliveryReset } from '../rules.ts';
+import { IN_CHAT_QUEUE, NOT_OPERATOR, PROMOTE_HEAD, redeliveryReset, waitingFor } from '../rules.ts';
 import type { SqliteDatabase } from '../sqlite/database.ts';
 
 type Row = Record<string, SQLInputValue>;
@@ -35,12 +35,15 @@ export class SqliteDeliveryLog implements DeliveryLog {
     add('webhook_id = ?', f.webhook_id);
     add('event = ?', f.event);
     add('event_id = ?', f.event_id);
+    add('chat = ?', f.chat);
     add('created_at >= ?', f.since);
     add('created_at < ?', f.until);
     add('seq < ?', f.cursor === undefined ? undefined : Number(f.cursor));
     if (!f.operator) where.push(NOT_OPERATOR());
     const rows = this.#db
-      .q(`SELECT * FROM deliveries WHERE ${where.join(' AND ')} ORDER BY seq DESC LIMIT ?`)
+      .q(
+        `SELECT *, ${waitingFor('deliveries')} FROM deliveries WHERE ${where.join(' AND ')} ORDER BY seq DESC LIMIT ?`,
+      )
       .all(...params, f.limit + 1);
     const page = rows.slice(0, f.limit);
     const next_cursor = rows.length > f.limit ? String(page[page.length - 1].seq) : null;
@@ -54,7 +57,7 @@ export class SqliteDeliveryLog implements DeliveryLog {
   ): Promise<DeliveryDetail | null> {
     const row = this.#db
       .q(
-        `SELECT d.*, e.body, e.media_failure FROM deliveries d JOIN events e ON e.event_id = d.event_id
+        `SELECT d.*, e.body, e.media_failure, ${waitingFor('d')} FROM deliveries d JOIN events e ON e.event_id = d.event_id
        WHERE d.instance_id = ? AND d.delivery_id = ? AND (? OR ${NOT_OPERATOR('d.')})`,
       )
       .get(instanceId, deliveryId, operator ? 1 : 0);
@@ -86,9 +89,12 @@ export class SqliteDeliveryLog implements DeliveryLog {
       if (!row) return null;
       const conflict = redeliveryConflict(row as { status: string; webhook_id: string }, row.enabled === 1);
       if (conflict) return { ok: false, conflict };
-      this.#db.q(`${RESTART} WHERE delivery_id = ?`).run(now, deliveryId);
-      this.#db.notifyWork();
-      const updated = this.#db.q('SELECT * FROM deliveries WHERE delivery_id = ?').get(deliveryId) as Row;
+      const seq = this.#db.q('SELECT seq FROM deliveries WHERE delivery_id = ?').get(deliveryId)
+        ?.seq as number;
+      this.#restart([seq], now);
+      const updated = this.#db
+        .q(`SELECT *, ${waitingFor('deliveries')} FROM deliveries WHERE delivery_id = ?`)
+        .get(deliveryId) as Row;
       return { ok: true, delivery: toDelivery(updated) };
     });
   }
@@ -112,9 +118,39 @@ export class SqliteDeliveryLog implements DeliveryLog {
       where.push('created_at < ?');
       params.push(range.until);
     }
-    const restarted = Number(this.#db.q(`${RESTART} WHERE ${where.join(' AND ')}`).run(...params).changes);
-    if (restarted > 0) this.#db.notifyWork();
-    return restarted;
+    return this.#db.tx(() => {
+      const seqs = this.#db
+        .rows(`SELECT seq FROM deliveries WHERE ${where.join(' AND ')} ORDER BY seq`)
+        .all(...params)
+        .map((r) => (r as unknown as [number])[0]);
+      this.#restart(seqs, now);
+      return seqs.length;
+    });
+  }
+
+  /**
+   * Pending again, in seq order: those in a chat's queue go to its back, each at a place taken from the deliveries'
+   * own sequence (so that no later delivery ever shares it), and each such chat's head is then made due.
+   */
+  #restart(seqs: number[], now: number): void {
+    if (seqs.length === 0) return;
+    const base = Number(
+      this.#db
+        .q("UPDATE sqlite_sequence SET seq = seq + ?1 WHERE name = 'deliveries' RETURNING seq - ?1 AS base")
+        .get(seqs.length)?.base,
+    );
+    const restart = this.#db.q(
+      `UPDATE deliveries SET ${redeliveryReset('?1', '?2')} WHERE seq = ?3
+       RETURNING webhook_id, chat, ${IN_CHAT_QUEUE} AS queued`,
+    );
+    const chats = new Map<string, [string, string]>();
+    for (const [i, seq] of seqs.entries()) {
+      const r = restart.get(now, base + i + 1, seq);
+      if (r?.queued) chats.set(`${r.webhook_id} ${r.chat}`, [r.webhook_id as string, r.chat as string]);
+    }
+    const promote = this.#db.q(PROMOTE_HEAD('?1', '?2', '?3'));
+    for (const [webhookId, chat] of chats.values()) promote.run(now, webhookId, chat);
+    this.#db.notifyWork();
   }
 
   /** Every delivery belongs to a webhook, so failed ones are counted per webhook, through its (webhook_id, status) index. */
@@ -141,6 +177,3 @@ export class SqliteDeliveryLog implements DeliveryLog {
     );
   }
 }
-
-/** A manual redelivery (rules.ts), bound to its time. */
-const RESTART = `UPDATE deliveries SET ${redeliveryReset('?')}`;

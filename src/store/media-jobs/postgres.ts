@@ -6,8 +6,10 @@
 import { withSettledMedia } from '../../domain/event-body.ts';
 import { randomToken } from '../../domain/ids.ts';
 import type { MediaJobs } from '../ports.ts';
+import { promoteHeads } from '../postgres/chat-queues.ts';
 import type { PostgresDatabase } from '../postgres/database.ts';
 import type { MediaJob } from '../records.ts';
+import { IN_CHAT_QUEUE } from '../rules.ts';
 
 export class PostgresMediaJobs implements MediaJobs {
   readonly #db: PostgresDatabase;
@@ -46,11 +48,21 @@ export class PostgresMediaJobs implements MediaJobs {
       await sql`
         UPDATE events SET body = ${withSettledMedia(row.body, media)}, media_failure = ${failure}
         WHERE event_id = ${job.event_id}`;
+      // Due now, but one in a chat's queue only as its chat's head (once the job is gone).
       const released = await sql`
         UPDATE deliveries SET next_attempt_at = ${now}::bigint
-        WHERE event_id = ${job.event_id} AND status = 'pending' AND next_attempt_at IS NULL`;
+        WHERE event_id = ${job.event_id} AND status = 'pending' AND next_attempt_at IS NULL
+          AND NOT (${sql.unsafe(IN_CHAT_QUEUE)})`;
       await sql`DELETE FROM media_jobs WHERE event_id = ${job.event_id}`;
-      if (released.count > 0) await this.#db.notifyWork(sql);
+      const queued = await sql<{ webhook_id: string; chat: string }[]>`
+        SELECT webhook_id, chat FROM deliveries
+        WHERE event_id = ${job.event_id} AND status = 'pending' AND ${sql.unsafe(IN_CHAT_QUEUE)}`;
+      if (queued.length > 0)
+        await promoteHeads(
+          sql,
+          queued.map((q) => ({ ...q, now })),
+        );
+      if (released.count > 0 || queued.length > 0) await this.#db.notifyWork(sql);
       return true;
     });
   }

@@ -7,6 +7,7 @@ import { withSettledMedia } from '../../domain/event-body.ts';
 import { randomToken } from '../../domain/ids.ts';
 import type { MediaJobs } from '../ports.ts';
 import type { MediaJob } from '../records.ts';
+import { IN_CHAT_QUEUE, PROMOTE_HEAD } from '../rules.ts';
 import type { SqliteDatabase } from '../sqlite/database.ts';
 
 export class SqliteMediaJobs implements MediaJobs {
@@ -53,13 +54,21 @@ export class SqliteMediaJobs implements MediaJobs {
       this.#db
         .q('UPDATE events SET body = ?, media_failure = ? WHERE event_id = ?')
         .run(withSettledMedia(row.body as string, media), failure, job.event_id);
+      // Due now, but one in a chat's queue only as its chat's head (once the job is gone).
       this.#db
         .q(
           `UPDATE deliveries SET next_attempt_at = ?
-           WHERE event_id = ? AND status = 'pending' AND next_attempt_at IS NULL`,
+           WHERE event_id = ? AND status = 'pending' AND next_attempt_at IS NULL AND NOT (${IN_CHAT_QUEUE})`,
         )
         .run(now, job.event_id);
       this.#db.q('DELETE FROM media_jobs WHERE event_id = ?').run(job.event_id);
+      const queued = this.#db
+        .q(
+          `SELECT webhook_id, chat FROM deliveries WHERE event_id = ? AND status = 'pending' AND ${IN_CHAT_QUEUE}`,
+        )
+        .all(job.event_id);
+      const promote = this.#db.q(PROMOTE_HEAD('?1', '?2', '?3'));
+      for (const q of queued) promote.run(now, q.webhook_id, q.chat);
       this.#db.notifyWork();
       return true;
     });

@@ -19,9 +19,10 @@ import { disablesWebhook, healthInput, planOutcome } from '../../domain/store-ru
 import { announce } from '../announce/postgres.ts';
 import { applyHealth } from '../health/postgres.ts';
 import type { Outcomes } from '../ports.ts';
+import { promoteHeads } from '../postgres/chat-queues.ts';
 import type { PostgresDatabase, Tx } from '../postgres/database.ts';
 import type { AttemptResult, ClaimedDelivery } from '../records.ts';
-import { isLatest, lastResult } from '../rules.ts';
+import { inChatQueue, isLatest, lastResult } from '../rules.ts';
 import { disableWebhook } from '../webhooks/postgres.ts';
 
 export class PostgresOutcomes implements Outcomes {
@@ -77,7 +78,7 @@ export class PostgresOutcomes implements Outcomes {
         // compared in SET: a disable committed while this waits for the row is then seen (the expressions are
         // re-read on the new row).
         const ids = rows.map((r) => r.delivery_id);
-        await sql`
+        const finished = await sql<{ webhook_id: string; chat: string }[]>`
           WITH r AS (
             SELECT * FROM jsonb_to_recordset(${json}) AS r(${sql.unsafe(RECORD_COLUMNS)})
           ), applied AS (
@@ -91,13 +92,21 @@ export class PostgresOutcomes implements Outcomes {
               lease_token = CASE WHEN ${sql.unsafe(LEASE_HOLDS)} THEN NULL ELSE d.lease_token END
             FROM r
             WHERE d.delivery_id = ANY(${ids}::text[]) AND d.delivery_id = r.delivery_id
-            RETURNING d.delivery_id
+            RETURNING d.delivery_id, d.webhook_id, d.chat, d.status
+          ), logged AS (
+            INSERT INTO attempts (delivery_id, attempt, trigger, started_at, duration_ms, status_code, error,
+              response_body, next_attempt_at, next_attempt_reason)
+            SELECT r.delivery_id, r.attempt, r.trigger, r.started_at, r.duration_ms, r.status_code, r.error,
+              r.response_body, r.next_attempt_at, r.next_attempt_reason
+            FROM r JOIN applied a ON a.delivery_id = r.delivery_id
           )
-          INSERT INTO attempts (delivery_id, attempt, trigger, started_at, duration_ms, status_code, error,
-            response_body, next_attempt_at, next_attempt_reason)
-          SELECT r.delivery_id, r.attempt, r.trigger, r.started_at, r.duration_ms, r.status_code, r.error,
-            r.response_body, r.next_attempt_at, r.next_attempt_reason
-          FROM r JOIN applied a ON a.delivery_id = r.delivery_id`;
+          -- Finished deliveries in a chat's queue let the next one go (a late result's is a harmless no-op).
+          SELECT a.webhook_id, a.chat FROM applied a WHERE a.status <> 'pending' AND ${sql.unsafe(inChatQueue('a'))}`;
+        if (finished.length > 0)
+          await promoteHeads(
+            sql,
+            finished.map((f) => ({ ...f, now })),
+          );
         const turns = await applyHealth(sql, changes, this.#failing, now);
         for (const webhookId of [...gone].sort()) await disableWebhook(this.#db, sql, webhookId, 'gone', now);
         for (const webhookId of turns.failedTooLong.filter((id) => disabling.includes(id))) {

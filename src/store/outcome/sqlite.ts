@@ -17,7 +17,7 @@ import { announce } from '../announce/sqlite.ts';
 import { applyHealth } from '../health/sqlite.ts';
 import type { Outcomes } from '../ports.ts';
 import type { AttemptResult, ClaimedDelivery } from '../records.ts';
-import { isLatest, lastResult } from '../rules.ts';
+import { IN_CHAT_QUEUE, isLatest, lastResult, PROMOTE_HEAD } from '../rules.ts';
 import type { SqliteDatabase } from '../sqlite/database.ts';
 import type { Leases } from '../sqlite/leases.ts';
 import { disableWebhook } from '../webhooks/sqlite.ts';
@@ -54,6 +54,7 @@ export class SqliteOutcomes implements Outcomes {
          WHERE seq = ?`,
       );
       const failed: number[] = [];
+      const finished: number[] = [];
       for (const { claim, outcome, decision } of results) {
         const { attempt: a, delivery: d } = planOutcome(outcome, decision);
         log.run(
@@ -81,14 +82,26 @@ export class SqliteOutcomes implements Outcomes {
             lease.seq,
           );
           if (d.status === 'failed') failed.push(lease.seq);
+          if (d.status !== 'pending') finished.push(lease.seq);
         } else {
           late.run(d.last_attempt_at, d.last_status_code, d.last_error, claim.delivery_id);
         }
         if (disablesWebhook(decision)) disableWebhook(this.#db, this.#leases, claim.webhook_id, 'gone', now);
       }
+      this.#nextInChats(finished, now);
       const turns = applyHealth(this.#db, healthChanges(results.map(healthInput)), this.#failing, now);
       this.#announce(failed, turns, now);
     }, 'lazy');
+  }
+
+  /** A finished delivery in a chat's queue lets the next one go (rules.ts). */
+  #nextInChats(finished: number[], now: number): void {
+    const chat = this.#db.q(`SELECT webhook_id, chat FROM deliveries WHERE seq = ? AND ${IN_CHAT_QUEUE}`);
+    const promote = this.#db.q(PROMOTE_HEAD('?1', '?2', '?3'));
+    for (const seq of finished) {
+      const c = chat.get(seq);
+      if (c) promote.run(now, c.webhook_id, c.chat);
+    }
   }
 
   /** Failed deliveries and streaks' turns, announced in the transaction that made them. */

@@ -224,6 +224,14 @@ export const MIGRATIONS: string[] = [
   ALTER TABLE webhook_health ADD COLUMN failing_announced_at bigint;
   ALTER TABLE webhooks ALTER COLUMN instance_id DROP NOT NULL;
   `,
+  // Ordered delivery per chat: a webhook's ordering, and a delivery's place in its chat's queue when a redelivery
+  // moved it behind those waiting (null: its seq). Only a chat's head is ever due; the next is found by this index.
+  `
+  ALTER TABLE webhooks ADD COLUMN ordering text NOT NULL DEFAULT 'none';
+  ALTER TABLE deliveries ADD COLUMN queue_seq bigint;
+  CREATE INDEX deliveries_chat_queue ON deliveries(webhook_id, chat, COALESCE(queue_seq, seq))
+    WHERE status = 'pending';
+  `,
 ];
 
 /** Brings the connection's schema up to date; safe when many processes start at once. */

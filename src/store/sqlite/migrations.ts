@@ -209,4 +209,12 @@ export const MIGRATIONS: string[] = [
   ALTER TABLE webhooks_rebuilt RENAME TO webhooks;
   CREATE INDEX webhooks_instance ON webhooks(instance_id);
   `,
+  // Ordered delivery per chat: a webhook's ordering, and a delivery's place in its chat's queue when a redelivery
+  // moved it behind those waiting (null: its seq). Only a chat's head is ever due; the next is found by this index.
+  `
+  ALTER TABLE webhooks ADD COLUMN ordering TEXT NOT NULL DEFAULT 'none';
+  ALTER TABLE deliveries ADD COLUMN queue_seq INTEGER;
+  CREATE INDEX deliveries_chat_queue ON deliveries(webhook_id, chat, COALESCE(queue_seq, seq))
+    WHERE status = 'pending';
+  `,
 ];

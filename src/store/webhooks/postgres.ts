@@ -13,7 +13,7 @@ import type { Webhooks } from '../ports.ts';
 import type { PostgresDatabase, Tx } from '../postgres/database.ts';
 import type { OperatorDestination, WebhookConfig } from '../records.ts';
 import { toWebhook } from '../rows.ts';
-import { ENDED_BY_DISABLE } from '../rules.ts';
+import { ENDED_BY_DISABLE, releaseWaiting } from '../rules.ts';
 
 export class PostgresWebhooks implements Webhooks {
   readonly #db: PostgresDatabase;
@@ -35,11 +35,13 @@ export class PostgresWebhooks implements Webhooks {
       if ((row?.n ?? 0) >= maxPerInstance) return false;
       await sql`
         INSERT INTO webhooks (webhook_id, instance_id, destination_url, events, ignore_status, enabled, secret_sealed,
-          disabled_reason, disabled_at, created_at, updated_at, filter, headers_sealed, rate_limit, standard_webhooks)
+          disabled_reason, disabled_at, created_at, updated_at, filter, headers_sealed, rate_limit, standard_webhooks,
+          ordering)
         VALUES (${w.webhook_id}, ${w.instance_id}, ${w.destination_url}, ${JSON.stringify(w.events)},
           ${w.ignore_status}, ${w.enabled}, ${w.secret_sealed}, ${w.disabled_reason}, ${w.disabled_at}::bigint,
           ${w.created_at}::bigint, ${w.updated_at}::bigint, ${w.filter ? JSON.stringify(w.filter) : null},
-          ${w.headers_sealed ?? null}, ${w.rate_limit ?? null}::integer, ${w.standard_webhooks ?? false})`;
+          ${w.headers_sealed ?? null}, ${w.rate_limit ?? null}::integer, ${w.standard_webhooks ?? false},
+          ${w.ordering ?? 'none'})`;
       return true;
     });
   }
@@ -65,17 +67,20 @@ export class PostgresWebhooks implements Webhooks {
     const keep = c.secret.kind === 'keep';
     const sealed = c.secret.kind === 'set' ? c.secret.sealed : null;
     // A secret set or cleared ends the grace of a rotated-out one.
-    const [row] = await this.#db.sql<Row[]>`
+    return this.#db.tx(async (sql) => {
+      const [row] = await sql<Row[]>`
       UPDATE webhooks SET destination_url = ${c.destination_url}, events = ${JSON.stringify(c.events)},
         ignore_status = ${c.ignore_status}, updated_at = ${now}::bigint,
         filter = ${c.filter ? JSON.stringify(c.filter) : null}, headers_sealed = ${c.headers_sealed},
-        rate_limit = ${c.rate_limit}::integer, standard_webhooks = ${c.standard_webhooks},
+        rate_limit = ${c.rate_limit}::integer, standard_webhooks = ${c.standard_webhooks}, ordering = ${c.ordering},
         secret_sealed = CASE WHEN ${keep}::boolean THEN secret_sealed ELSE ${sealed}::text END,
         previous_secret_sealed = CASE WHEN ${keep}::boolean THEN previous_secret_sealed END,
         previous_secret_until = CASE WHEN ${keep}::boolean THEN previous_secret_until END
       WHERE instance_id = ${instanceId} AND webhook_id = ${webhookId}
       RETURNING *`;
-    return row ? toWebhook(row) : null;
+      if (row && c.ordering === 'none') await sql.unsafe(releaseWaiting('$1::bigint', '$2'), [now, webhookId]);
+      return row ? toWebhook(row) : null;
+    });
   }
 
   async setWebhookEnabled(

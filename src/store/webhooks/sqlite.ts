@@ -11,7 +11,7 @@ import { announce } from '../announce/sqlite.ts';
 import type { Webhooks } from '../ports.ts';
 import type { OperatorDestination, WebhookConfig } from '../records.ts';
 import { toWebhook } from '../rows.ts';
-import { ENDED_BY_DISABLE } from '../rules.ts';
+import { ENDED_BY_DISABLE, releaseWaiting } from '../rules.ts';
 import type { SqliteDatabase } from '../sqlite/database.ts';
 import type { Leases } from '../sqlite/leases.ts';
 
@@ -38,8 +38,9 @@ export class SqliteWebhooks implements Webhooks {
     this.#db
       .q(
         `INSERT INTO webhooks (webhook_id, instance_id, destination_url, events, ignore_status, enabled, secret_sealed,
-          disabled_reason, disabled_at, created_at, updated_at, filter, headers_sealed, rate_limit, standard_webhooks)
-         VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+          disabled_reason, disabled_at, created_at, updated_at, filter, headers_sealed, rate_limit, standard_webhooks,
+          ordering)
+         VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
       )
       .run(
         w.webhook_id,
@@ -57,6 +58,7 @@ export class SqliteWebhooks implements Webhooks {
         w.headers_sealed ?? null,
         w.rate_limit ?? null,
         w.standard_webhooks ? 1 : 0,
+        w.ordering ?? 'none',
       );
   }
 
@@ -98,15 +100,17 @@ export class SqliteWebhooks implements Webhooks {
       c.headers_sealed,
       c.rate_limit,
       c.standard_webhooks ? 1 : 0,
+      c.ordering,
     ];
     if (c.secret.kind !== 'keep') params.push(c.secret.kind === 'set' ? c.secret.sealed : null);
     const changed = this.#db
       .q(
         `UPDATE webhooks SET destination_url = ?, events = ?, ignore_status = ?, updated_at = ?, filter = ?,
-           headers_sealed = ?, rate_limit = ?, standard_webhooks = ?, secret_sealed = ${secretSql}
+           headers_sealed = ?, rate_limit = ?, standard_webhooks = ?, ordering = ?, secret_sealed = ${secretSql}
          WHERE instance_id = ? AND webhook_id = ?`,
       )
       .run(...params, instanceId, webhookId).changes;
+    if (changed && c.ordering === 'none') this.#db.q(releaseWaiting('?1', '?2')).run(now, webhookId);
     return changed ? this.#get(instanceId, webhookId) : null;
   }
 

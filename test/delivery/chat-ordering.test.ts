@@ -9,11 +9,16 @@ import { after, before, describe, type TestContext, test } from 'node:test';
 import { assertChatOrder, ChatReceiver, chatMessage, seeded } from '../support/chat-order.ts';
 import { eventually, startTestHerald, type TestHerald } from '../support/herald.ts';
 
+/** A short timeout, for the attempts that hang; and a long one, for the tests that hold an attempt on purpose. */
+let quick: TestHerald;
+let patient: TestHerald;
 let h: TestHerald;
 before(async () => {
-  h = await startTestHerald({ RETRY_SCHEDULE: '0.03,0.03,0.03,0.03,0.03', DELIVERY_TIMEOUT_MS: '300' });
+  quick = await startTestHerald({ RETRY_SCHEDULE: '0.03,0.03,0.03,0.03,0.03', DELIVERY_TIMEOUT_MS: '300' });
+  patient = await startTestHerald({ RETRY_SCHEDULE: '0.03,0.03,0.03,0.03,0.03', DELIVERY_TIMEOUT_MS: '60000' });
+  h = patient;
 });
-after(() => h.close());
+after(() => Promise.all([quick.close(), patient.close()]));
 
 const chatId = (i: number) => `4917000${String(i).padStart(5, '0')}@c.us`;
 
@@ -68,6 +73,10 @@ describe('ordering: "chat"', () => {
     const seed = Number(process.env.CHAT_ORDER_SEED ?? Date.now() % 100_000);
     t.diagnostic(`seed ${seed} (CHAT_ORDER_SEED replays it)`);
     const random = seeded(seed);
+    h = quick;
+    t.after(() => {
+      h = patient;
+    });
     const { ins, receiver } = await orderedHook(t);
     receiver.answer = () => {
       const x = random();

@@ -11,6 +11,10 @@ import { OPERATOR_WEBHOOK_ID } from '../domain/operational-events.ts';
  */
 export const NOT_OPERATOR = (d = ''): string => `${d}webhook_id <> '${OPERATOR_WEBHOOK_ID}'`;
 
+/** Whether the delivery (a row of `d`) waits for its event's media to be downloaded (media-jobs/). */
+export const waitsForMedia = (d: string): string =>
+  `EXISTS (SELECT 1 FROM media_jobs j WHERE j.event_id = ${d}.event_id)`;
+
 /** Disabling a webhook: its pending deliveries end as failed, for the reason that they cannot be sent any more. */
 export const ENDED_BY_DISABLE = `status = 'failed', failure_reason = 'webhook_disabled', next_attempt_at = NULL`;
 
@@ -48,7 +52,7 @@ export const FAILURES_IN_A_ROW = `consecutive_failures = excluded.consecutive_fa
 export const redeliveryReset = (due: string, place: string): string =>
   `status = 'pending', cycle_attempts = 0, next_trigger = 'manual', failure_reason = NULL,
   queue_seq = CASE WHEN ${IN_CHAT_QUEUE} THEN ${place} ELSE queue_seq END,
-  next_attempt_at = CASE WHEN EXISTS (SELECT 1 FROM media_jobs j WHERE j.event_id = deliveries.event_id)
+  next_attempt_at = CASE WHEN ${waitsForMedia('deliveries')}
     OR (${IN_CHAT_QUEUE}) THEN NULL ELSE ${due} END`;
 
 /**
@@ -70,7 +74,7 @@ export const CHAT_HEAD = (w: string, c: string): string =>
 export const PROMOTE_HEAD = (now: string, w: string, c: string): string =>
   `UPDATE deliveries SET next_attempt_at = ${now}
    WHERE seq = (${CHAT_HEAD(w, c)}) AND next_attempt_at IS NULL
-     AND NOT EXISTS (SELECT 1 FROM media_jobs j WHERE j.event_id = deliveries.event_id)`;
+     AND NOT ${waitsForMedia('deliveries')}`;
 
 /**
  * The delivery a waiting one (a row of `d`) waits for: its chat's head, as a column of the log's views; null for
@@ -84,9 +88,12 @@ export const waitingFor = (
     ORDER BY COALESCE(h.queue_seq, h.seq) LIMIT 1) END AS waiting_for`;
 
 /** A webhook no longer ordered (`w`): every delivery waiting in a chat's queue is due at `now`. */
-export const releaseWaiting = (now: string, w: string): string => `UPDATE deliveries SET next_attempt_at = ${now}
+export const releaseWaiting = (
+  now: string,
+  w: string,
+): string => `UPDATE deliveries SET next_attempt_at = ${now}
   WHERE webhook_id = ${w} AND status = 'pending' AND next_attempt_at IS NULL
-    AND NOT EXISTS (SELECT 1 FROM media_jobs j WHERE j.event_id = deliveries.event_id)`;
+    AND NOT ${waitsForMedia('deliveries')}`;
 
 /** Whether the delivery (a row of `d`) is in a chat's queue: its webhook orders by chat. */
 export const inChatQueue = (d = 'deliveries'): string => `${d}.chat IS NOT NULL AND EXISTS (

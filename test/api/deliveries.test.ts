@@ -11,7 +11,7 @@ before(async () => {
 after(() => h.close());
 
 const DELIVERY_FIELDS = `delivery_id event_id event webhook_id status attempt_count created_at last_attempt_at
-  next_attempt_at last_status_code last_error failure_reason chat`.split(/\s+/);
+  next_attempt_at last_status_code last_error failure_reason chat waiting_for`.split(/\s+/);
 const ISO = /^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z$/;
 
 /** A receiver answering `answer` (closed when the test ends) behind an enabled webhook of `ins`. */
@@ -81,6 +81,7 @@ describe('list', () => {
         last_error: null,
         failure_reason: null,
         chat: '491701234567@c.us',
+        waiting_for: null,
       });
     }
   });

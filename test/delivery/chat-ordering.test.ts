@@ -15,7 +15,10 @@ let patient: TestHerald;
 let h: TestHerald;
 before(async () => {
   quick = await startTestHerald({ RETRY_SCHEDULE: '0.03,0.03,0.03,0.03,0.03', DELIVERY_TIMEOUT_MS: '300' });
-  patient = await startTestHerald({ RETRY_SCHEDULE: '0.03,0.03,0.03,0.03,0.03', DELIVERY_TIMEOUT_MS: '60000' });
+  patient = await startTestHerald({
+    RETRY_SCHEDULE: '0.03,0.03,0.03,0.03,0.03',
+    DELIVERY_TIMEOUT_MS: '60000',
+  });
   h = patient;
 });
 after(() => Promise.all([quick.close(), patient.close()]));

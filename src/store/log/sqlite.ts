@@ -105,7 +105,7 @@ export class SqliteDeliveryLog implements DeliveryLog {
       "status = 'failed'",
       'webhook_id IN (SELECT webhook_id FROM webhooks WHERE instance_id = ? AND enabled = 1)',
     ];
-    const params: SQLInputValue[] = [now, instanceId, instanceId];
+    const params: SQLInputValue[] = [instanceId, instanceId];
     if (range.webhook_id !== undefined) {
       where.push('webhook_id = ?');
       params.push(range.webhook_id);

@@ -4,7 +4,7 @@
  * chat's advisory lock meanwhile, taken in one global order: otherwise two transactions, each blind to the other's
  * uncommitted change (a delivery joining the queue, its head finishing), could both leave the queue with no head due.
  */
-import { CHAT_HEAD } from '../rules.ts';
+import { CHAT_HEAD, waitsForMedia } from '../rules.ts';
 import type { Tx } from './database.ts';
 
 /** First key of the advisory locks of chats' queues (the second is a hash of the webhook and the chat). */
@@ -29,5 +29,5 @@ export async function promoteHeads(
     FROM unnest(${list.map((c) => c.webhook_id)}::text[], ${list.map((c) => c.chat)}::text[],
                 ${list.map((c) => c.now)}::bigint[]) AS c(webhook_id, chat, now)
     WHERE d.seq = (${sql.unsafe(CHAT_HEAD('c.webhook_id', 'c.chat'))}) AND d.next_attempt_at IS NULL
-      AND NOT EXISTS (SELECT 1 FROM media_jobs j WHERE j.event_id = d.event_id)`;
+      AND NOT ${sql.unsafe(waitsForMedia('d'))}`;
 }

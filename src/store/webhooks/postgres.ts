@@ -78,7 +78,8 @@ export class PostgresWebhooks implements Webhooks {
         previous_secret_until = CASE WHEN ${keep}::boolean THEN previous_secret_until END
       WHERE instance_id = ${instanceId} AND webhook_id = ${webhookId}
       RETURNING *`;
-      if (row && c.ordering === 'none') await sql.unsafe(releaseWaiting('$1::bigint', '$2'), [now, webhookId]);
+      if (row && c.ordering === 'none')
+        await sql.unsafe(releaseWaiting('$1::bigint', '$2'), [now, webhookId]);
       return row ? toWebhook(row) : null;
     });
   }

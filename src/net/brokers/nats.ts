@@ -1,0 +1,178 @@
+/**
+ * NATS JetStream through @nats-io/transport-node and @nats-io/jetstream. A publish is delivered when the stream
+ * acknowledges it (PubAck); a subject no stream covers is refused at once by the server ("no responders"), and no
+ * ack within the attempt's time is a failed attempt. Nats-Msg-Id is the event id, so an attempt retried after an
+ * ack was lost (a cut just after the server stored it) is stored once: the stream answers "duplicate".
+ */
+import { type JetStreamClient, jetstream } from '@nats-io/jetstream';
+import { connect, headers, type NatsConnection } from '@nats-io/transport-node';
+import { brokerAddressKey, type NatsTarget } from '../../domain/broker-url.ts';
+import { BackingOff, backoffDelay, ConnectionPool, PoolClosed, type PoolOptions } from './connections.ts';
+import {
+  type BrokerAnswer,
+  type BrokerMessage,
+  type BrokerPublisher,
+  ConnectionDown,
+  delivered,
+  failed,
+  messageOf,
+  scrub,
+  socketWords,
+  withDeadline,
+} from './publisher.ts';
+
+export interface NatsOptions {
+  pool?: PoolOptions;
+  /** For the TCP connection and the NATS handshake; default 10 s. */
+  connectTimeoutMs?: number;
+}
+
+interface Link {
+  nc: NatsConnection;
+  js: JetStreamClient;
+  /** Set while the client is reconnecting: attempts fail at once instead of queueing in its buffer. */
+  down: string | null;
+  attempts: number;
+  /** The attempts awaiting their PubAck: a disconnect fails them at once (the ack would go to a dead inbox). */
+  inflight: Set<(err: Error) => void>;
+}
+
+/** An attempt whose connection was lost before its PubAck arrived. */
+class Cut extends Error {
+  constructor() {
+    super('connection lost before the stream acknowledged');
+  }
+}
+
+export class NatsPublisher implements BrokerPublisher {
+  readonly connections: ConnectionPool<NatsTarget, Link>;
+  readonly #connectTimeoutMs: number;
+
+  constructor(options: NatsOptions = {}) {
+    this.#connectTimeoutMs = options.connectTimeoutMs ?? 10_000;
+    this.connections = new ConnectionPool(
+      { open: (t, lost) => this.#open(t, lost), close: (link) => link.nc.close().catch(() => {}) },
+      options.pool,
+    );
+  }
+
+  async publish(target: NatsTarget, message: BrokerMessage, timeoutMs: number): Promise<BrokerAnswer> {
+    const deadline = performance.now() + timeoutMs;
+    // Inside a promise: even a malformed target answers rather than throws.
+    const attempt = Promise.resolve()
+      .then(() =>
+        this.connections.use(brokerAddressKey(target), target, (link) =>
+          send(link, target, message, deadline),
+        ),
+      )
+      .catch((err) => failed(words(err, target, timeoutMs)));
+    const answer = await withDeadline(timeoutMs, attempt, () =>
+      failed(`timeout: no ack within ${timeoutMs} ms`),
+    );
+    return answer.ok ? answer : failed(scrub(answer.error, target));
+  }
+
+  close(): Promise<void> {
+    return this.connections.closeAll();
+  }
+
+  async #open(t: NatsTarget, lost: (err: unknown) => void): Promise<Link> {
+    const backoff = this.connections.backoff;
+    const auth = t.password
+      ? { user: t.username, pass: t.password }
+      : t.username
+        ? { token: t.username }
+        : {};
+    let link: Link | null = null;
+    const nc = await connect({
+      servers: [`${t.host.includes(':') ? `[${t.host}]` : t.host}:${t.port}`],
+      ...auth,
+      ...(t.tls ? { tls: {} } : {}),
+      name: 'herald',
+      timeout: this.#connectTimeoutMs,
+      maxReconnectAttempts: -1, // the pool's idle timeout ends a connection nobody uses any more
+      reconnectDelayHandler: () => backoffDelay(backoff, link ? link.attempts++ : 0),
+      // Servers a cluster gossips about were never checked as destinations: only the one in the URL is used.
+      ignoreClusterUpdates: true,
+      pingInterval: 20_000,
+      maxPingOut: 2,
+    });
+    link = { nc, js: jetstream(nc), down: null, attempts: 0, inflight: new Set() };
+    const current = link;
+    void (async () => {
+      for await (const s of nc.status()) {
+        if (s.type === 'disconnect' || s.type === 'staleConnection') {
+          current.down ??= 'the connection was lost';
+          for (const drop of current.inflight) drop(new Cut());
+        } else if (s.type === 'reconnect') {
+          current.down = null;
+          current.attempts = 0;
+        }
+      }
+    })().catch(() => {});
+    // Closed by the client itself (e.g. the password was refused twice on reconnect), or by us: the pool tells.
+    void nc.closed().then((err) => lost(err ?? new Error('connection closed')));
+    return link;
+  }
+}
+
+async function send(link: Link, t: NatsTarget, m: BrokerMessage, deadline: number): Promise<BrokerAnswer> {
+  if (link.down) throw new ConnectionDown(link.down);
+  const h = headers();
+  for (const [name, value] of Object.entries(m.headers)) h.set(name, value);
+  let drop: (err: Error) => void = () => {};
+  const cut = new Promise<never>((_, reject) => {
+    drop = reject;
+  });
+  link.inflight.add(drop);
+  try {
+    const published = link.js.publish(t.subject, m.body, {
+      msgID: m.event_id,
+      headers: h,
+      timeout: Math.max(1, Math.round(deadline - performance.now())),
+    });
+    published.catch(() => {}); // when the cut wins, its own timeout comes later and is nobody's concern
+    const ack = await Promise.race([published, cut]);
+    return delivered(`broker_ack stream=${ack.stream} seq=${ack.seq}${ack.duplicate ? ' duplicate' : ''}`);
+  } finally {
+    link.inflight.delete(drop);
+  }
+}
+
+function words(err: unknown, t: NatsTarget, timeoutMs: number): string {
+  if (err instanceof ConnectionDown || err instanceof PoolClosed || err instanceof Cut) return err.message;
+  if (err instanceof BackingOff)
+    return `${words(err.cause, t, timeoutMs)} (next connection attempt in ${Math.ceil(err.retryInMs)} ms)`;
+  const socket = socketWords(err, t) ?? socketWords((err as Error)?.cause, t);
+  if (socket) return socket;
+  const e = err as Error & { code?: number; apiError?: () => { description?: string } };
+  const text = messageOf(err);
+  switch (e?.name) {
+    case 'JetStreamNotEnabled': // what the client makes of "no responders" on a JetStream publish
+    case 'NoResponders':
+      return `no stream for subject "${t.subject}"`;
+    case 'JetStreamApiError':
+    case 'StreamNotFoundError': {
+      const description = e.apiError?.().description ?? text;
+      return /maximum (messages|bytes)/i.test(description)
+        ? `stream full: ${description}`
+        : `the stream refused the message: ${description}`;
+    }
+    case 'TimeoutError':
+      return `timeout: no ack within ${timeoutMs} ms`;
+    case 'AuthorizationError':
+    case 'UserAuthenticationExpiredError':
+      return t.username ? `authentication failed for user "${t.username}"` : 'authentication failed';
+    case 'PermissionViolationError':
+      return `permission denied: this user may not publish to "${t.subject}"`;
+    case 'ClosedConnectionError':
+      return 'connection closed';
+    case 'ConnectionError':
+      return /refused/i.test(text)
+        ? `connection refused by ${t.host}:${t.port}`
+        : `connection error: ${text}`;
+    case 'InvalidArgumentError':
+      return `invalid message: ${text}`;
+  }
+  return text;
+}

@@ -1,0 +1,89 @@
+/**
+ * What every broker publisher offers the delivery pipeline: one attempt in, one answer out. An attempt is
+ * delivered only on the broker's own acknowledgement (a publisher confirm, a JetStream PubAck, XADD's entry id),
+ * never on a socket write; anything else, the deadline included, is an answer with ok:false that the caller
+ * retries. publish never throws, and no answer ever holds the destination's password.
+ */
+import { type BrokerTarget, brokerAddress } from '../../domain/broker-url.ts';
+
+export interface BrokerMessage {
+  event_id: string;
+  /** The event kind, e.g. "message.received". */
+  event: string;
+  /** Seconds, as signed. */
+  timestamp: string;
+  /** The signature header's value, or null when the webhook has no secret. */
+  signature: string | null;
+  /** Built by the caller: Herald's X-Service-* headers and the webhook's own. */
+  headers: Record<string, string>;
+  body: string;
+}
+
+export type BrokerAnswer =
+  /** e.g. "broker_ack", "broker_ack stream=S seq=N", "broker_ack 1712345678901-0". */
+  | { ok: true; answer: string }
+  /** The broker's reason in words, e.g. `unroutable: …`, `timeout: no confirm within 5000 ms`. */
+  | { ok: false; error: string };
+
+export interface BrokerPublisher {
+  publish(target: BrokerTarget, message: BrokerMessage, timeoutMs: number): Promise<BrokerAnswer>;
+  close(): Promise<void>;
+}
+
+export const delivered = (answer: string): BrokerAnswer => ({ ok: true, answer });
+export const failed = (error: string): BrokerAnswer => ({ ok: false, error });
+
+/** Settles with the work's result, or with `late()` when the deadline passes first; the timer never holds a process. */
+export function withDeadline<T>(ms: number, work: Promise<T>, late: () => T): Promise<T> {
+  let timer: NodeJS.Timeout | undefined;
+  const deadline = new Promise<T>((resolve) => {
+    timer = setTimeout(() => resolve(late()), ms);
+    timer.unref();
+  });
+  return Promise.race([work, deadline]).finally(() => clearTimeout(timer));
+}
+
+/** The next turn of the event loop: what was received alongside an acknowledgement has been handled by then. */
+export const nextTurn = (): Promise<void> => new Promise((resolve) => setImmediate(resolve));
+
+/** A connection that broke while it was open: its client reconnects, and meanwhile attempts fail with why. */
+export class ConnectionDown extends Error {
+  constructor(reason: string) {
+    super(`connection down: ${reason}; reconnecting`);
+  }
+}
+
+const SOCKET_ERRORS: Record<string, string> = {
+  ECONNREFUSED: 'connection refused by {addr}',
+  ECONNRESET: 'connection reset by {addr}',
+  EPIPE: 'connection reset by {addr}',
+  ETIMEDOUT: 'connection to {addr} timed out',
+  EHOSTUNREACH: 'host {addr} unreachable',
+  ENETUNREACH: 'host {addr} unreachable',
+  ENOTFOUND: 'host "{host}" not found',
+  EAI_AGAIN: 'host "{host}" not found (DNS lookup failed)',
+};
+
+/**
+ * What a network-level failure means, in words, or null when it is not one (then the broker's own mapping
+ * applies). Shared by the three publishers so the same cut reads the same everywhere.
+ */
+export function socketWords(err: unknown, target: BrokerTarget): string | null {
+  const e = err as { code?: string; cause?: { code?: string }; message?: string };
+  const code = e?.code ?? e?.cause?.code ?? '';
+  const text = SOCKET_ERRORS[code];
+  if (text) return text.replace('{addr}', brokerAddress(target)).replace('{host}', target.host);
+  if (/CERT|TLS|SSL|ERR_SSL/i.test(code)) return `tls error with ${brokerAddress(target)}: ${code}`;
+  return null;
+}
+
+/** Every answer passes here last: the password (and its %-encoded form) can never leave in an error text. */
+export function scrub(text: string, target: BrokerTarget): string {
+  let out = text;
+  for (const secret of new Set([target.password, encodeURIComponent(target.password)])) {
+    if (secret) out = out.split(secret).join('****');
+  }
+  return out;
+}
+
+export const messageOf = (err: unknown): string => (err instanceof Error ? err.message : String(err));

@@ -4,6 +4,7 @@
  */
 import { type Static, Type } from '@sinclair/typebox';
 import { checkHeaders } from '../domain/custom-headers.ts';
+import { isBrokerUrl, maskPassword } from '../domain/broker-url.ts';
 import { OPERATIONAL_KINDS } from '../domain/event-kinds.ts';
 import { isEventKind } from '../domain/events.ts';
 import { checkFilter } from '../domain/filter.ts';
@@ -29,7 +30,12 @@ export const RateLimit = Type.Object(
 
 export const WebhookBody = Type.Object(
   {
-    destination_url: Type.String({ description: 'absolute http(s) URL, at most 2048 characters' }),
+    destination_url: Type.String({
+      description:
+        'absolute http(s) URL, or a broker: amqp(s)://user:pass@host/vhost?exchange=E&routing_key=K (RabbitMQ), ' +
+        'nats://user:pass@host/subject or tls:// (NATS JetStream), redis(s)://:pass@host/db?stream=S&maxlen=N ' +
+        '(Redis Streams); at most 2048 characters. A password is shown as ****',
+    }),
     events: Type.Array(Type.String({ title: 'event kind' }), {
       minItems: 1,
       description: 'event kinds, or ["*"] for all',
@@ -109,6 +115,8 @@ export async function webhookConfig(
     });
   }
   errors.push(...eventListErrors(body.events));
+  const destination = destinationOf(ctx, body.destination_url, current);
+  if ('error' in destination) errors.push(destination.error);
   if (body.standard_webhooks) errors.push(...standardSecretErrors(ctx, body, current));
   if (body.filter != null) errors.push(...checkFilter(body.filter));
   if (body.headers != null) errors.push(...checkHeaders(body.headers));
@@ -128,8 +136,10 @@ export async function webhookConfig(
       ? { kind: 'set', sealed: ctx.secretBox.seal(body.client_sign_secret) }
       : { kind: 'keep' };
   const headers = body.headers && Object.keys(body.headers).length > 0 ? body.headers : null;
+  const { destination_url, destination_sealed } = destination as Exclude<typeof destination, { error: FieldError }>;
   return {
-    destination_url: body.destination_url,
+    destination_url,
+    destination_sealed,
     events: body.events,
     ignore_status: body.ignore_status ?? true,
     secret,
@@ -138,6 +148,32 @@ export async function webhookConfig(
     rate_limit: body.rate_limit?.per_second ?? null,
     standard_webhooks: body.standard_webhooks ?? false,
     ordering: body.ordering ?? 'none',
+  };
+}
+
+/**
+ * A broker URL's password is kept sealed, and the URL shown (and logged) with **** in its place; given back as it is
+ * shown, on PATCH, it keeps the password the webhook has.
+ */
+function destinationOf(
+  ctx: Pick<ApiContext, 'secretBox'>,
+  url: string,
+  current: Webhook | null,
+): { destination_url: string; destination_sealed: string | null } | { error: FieldError } {
+  if (!isBrokerUrl(url)) return { destination_url: url, destination_sealed: null };
+  const shown = maskPassword(url);
+  if (!url.includes('****')) {
+    return { destination_url: shown, destination_sealed: shown === url ? null : ctx.secretBox.seal(url) };
+  }
+  if (current?.destination_url === url) {
+    return { destination_url: url, destination_sealed: current.destination_sealed ?? null };
+  }
+  return {
+    error: {
+      field: 'destination_url',
+      message:
+        "**** stands for the webhook's current password, and only with the rest of its URL unchanged: give the password",
+    },
   };
 }
 

@@ -91,7 +91,9 @@ export class Sender implements SenderPort {
         webhookId,
         item: {
           id,
-          destination_url: claim.destination_url,
+          // A broker's URL with its password, opened here: the thread alone holds it.
+          destination_url:
+            claim.destination_sealed === null ? claim.destination_url : this.#open(claim.destination_sealed),
           event_id: claim.event_id,
           body: claim.body,
           // Signed when handed over: within a second or two of its start, well within a receiver's tolerance.

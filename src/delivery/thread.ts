@@ -6,6 +6,8 @@
 import { parentPort, workerData } from 'node:worker_threads';
 import { AddressAllowList, type Cidr } from '../net/address-allow-list.ts';
 import type { Lookup } from '../net/destination.ts';
+import { isBrokerUrl } from '../domain/broker-url.ts';
+import { BrokerPoster } from '../net/broker-poster.ts';
 import { Poster, type PostRequest } from '../net/poster.ts';
 import { type LaneJob, Lanes } from './lanes.ts';
 
@@ -55,11 +57,11 @@ function serve(port: NonNullable<typeof parentPort>, setup: ThreadSetup): void {
           port.postMessage({ kind: 'lookup', id, host } satisfies FromThread);
         })
     : undefined;
-  const poster = new Poster({
-    timeoutMs: setup.timeoutMs,
-    userAgent: setup.userAgent,
-    destinations: { allowPrivate: setup.allowPrivate, allow: new AddressAllowList(setup.cidrs), lookup },
-  });
+  const destinations = { allowPrivate: setup.allowPrivate, allow: new AddressAllowList(setup.cidrs), lookup };
+  const poster = new Poster({ timeoutMs: setup.timeoutMs, userAgent: setup.userAgent, destinations });
+  // Brokers' destinations (amqp, nats, redis) are published to; every other is an HTTP request.
+  const brokers = new BrokerPoster({ timeoutMs: setup.timeoutMs, destinations });
+  const attempt = (r: Request) => (isBrokerUrl(r.destination_url) ? brokers.post(r) : poster.post(r));
 
   let results: Result[] = [];
   const report = (r: Result) => {
@@ -75,8 +77,7 @@ function serve(port: NonNullable<typeof parentPort>, setup: ThreadSetup): void {
   };
 
   const lanes = new Lanes<Request>(setup.maxRunning, (request, webhookId) => {
-    poster
-      .post(request)
+    attempt(request)
       .then(
         (o): Result => [request.id, o.status_code, o.error, o.response_body, o.retry_after, o.duration_ms],
         // A fault of ours (never expected): an attempt error, logged and retried like any, never lost.

@@ -19,7 +19,10 @@ export type Ordering = 'none' | 'chat';
 export interface Webhook {
   webhook_id: string;
   instance_id: string;
+  /** As shown and logged: a broker URL's password as ****. */
   destination_url: string;
+  /** A broker destination's URL with its password, sealed; null when it has none (and for http). */
+  destination_sealed?: string | null;
   events: string[];
   ignore_status: boolean;
   enabled: boolean;

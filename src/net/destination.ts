@@ -8,6 +8,7 @@ import { lookup as dnsLookup, type LookupAddress, type LookupOptions } from 'nod
 import { lookup as dnsLookupAsync } from 'node:dns/promises';
 import { BlockList, isIP } from 'node:net';
 import { domainToASCII } from 'node:url';
+import { isBrokerUrlProblem, parseBrokerUrl } from '../domain/broker-url.ts';
 import type { AddressAllowList } from './address-allow-list.ts';
 
 export type DestinationProblem = {
@@ -179,14 +180,24 @@ function normaliseHost(host: string): string {
 
 const isLocalhostName = (host: string) => host === 'localhost' || host.endsWith('.localhost');
 
-/** Full check at save time: syntax, then host literal / localhost names / resolved addresses. Null when allowed. */
+/**
+ * Full check at save time: syntax (a broker's URL by its own rules, broker-url.ts), then host literal / localhost
+ * names / resolved addresses of the host (the broker's too). Null when allowed.
+ */
 export async function checkDestination(
   raw: unknown,
   policy: DestinationPolicy,
 ): Promise<DestinationProblem | null> {
-  const syntax = checkDestinationSyntax(raw);
-  if (syntax) return syntax;
-  const host = normaliseHost(new URL(raw as string).hostname);
+  let host: string;
+  if (typeof raw === 'string' && !/^https?:/i.test(raw) && /^[a-z][a-z0-9+.-]*:/i.test(raw)) {
+    const broker = parseBrokerUrl(raw);
+    if (isBrokerUrlProblem(broker)) return broker;
+    host = normaliseHost(broker.host);
+  } else {
+    const syntax = checkDestinationSyntax(raw);
+    if (syntax) return syntax;
+    host = normaliseHost(new URL(raw as string).hostname);
+  }
   // localhost names are refused even when private destinations are allowed.
   if (isLocalhostName(host)) return problem('destination_not_allowed', localhostRefusal(host));
   if (policy.allowPrivate) return null;

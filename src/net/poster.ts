@@ -4,7 +4,7 @@
  */
 import { isIP } from 'node:net';
 import { Agent, type Dispatcher } from 'undici';
-import { HEADERS, STANDARD_HEADERS, signStandard, signWith } from '../domain/signature.ts';
+import { type Signed, signedHeaders } from '../domain/signature.ts';
 import type { AttemptOutcome } from '../domain/types.ts';
 import { Deadlines, type Expiring } from './deadlines.ts';
 import { createGuardedLookup, type DestinationPolicy, isAllowedAddress } from './destination.ts';
@@ -12,18 +12,8 @@ import { createGuardedLookup, type DestinationPolicy, isAllowedAddress } from '.
 export const RESPONSE_BODY_KEPT = 4096;
 
 /** What a request needs: the secrets already opened, the timestamp taken by the caller's clock. */
-export interface PostRequest {
+export interface PostRequest extends Signed {
   destination_url: string;
-  event_id: string;
-  body: string;
-  /** Seconds, as signed and sent in the timestamp header. */
-  timestamp: string;
-  /** Signing secrets, newest first; none signs nothing. */
-  secrets: readonly string[];
-  /** The webhook's own headers; never the ones Herald sets. */
-  headers: Readonly<Record<string, string>> | null;
-  /** Standard Webhooks' headers too (webhook-id, webhook-timestamp, webhook-signature). */
-  standard: boolean;
 }
 
 export interface PosterOptions {
@@ -68,21 +58,11 @@ export class Poster {
 
   post(req: PostRequest): Promise<AttemptOutcome> {
     const started = performance.now();
-    // The webhook's own first, so that Herald's always win (the API refuses them anyway).
     const headers: Record<string, string> = {
-      ...req.headers,
+      ...signedHeaders(req),
       'content-type': 'application/json',
       'user-agent': this.#options.userAgent,
-      [HEADERS.eventId]: req.event_id,
-      [HEADERS.timestamp]: req.timestamp,
     };
-    if (req.secrets.length > 0) headers[HEADERS.signature] = signWith(req.secrets, req.timestamp, req.body);
-    if (req.standard) {
-      headers[STANDARD_HEADERS.id] = req.event_id;
-      headers[STANDARD_HEADERS.timestamp] = req.timestamp;
-      const signature = signStandard(req.secrets, req.event_id, req.timestamp, req.body);
-      if (signature) headers[STANDARD_HEADERS.signature] = signature;
-    }
     const target = this.#target(req.destination_url);
     if (!target.allowed) return Promise.resolve(outcome(failed('destination_not_allowed'), started));
     return new Promise((resolve) => {

@@ -42,6 +42,7 @@ export type SecretChange = { kind: 'keep' } | { kind: 'set'; sealed: string } | 
 
 export interface WebhookConfig {
   destination_url: string;
+  destination_sealed: string | null;
   events: string[];
   ignore_status: boolean;
   secret: SecretChange;
@@ -107,6 +108,8 @@ export interface ClaimedDelivery {
   instance_id: string;
   webhook_id: string;
   destination_url: string;
+  /** The destination with its password, sealed (a broker's), or null: destination_url is then the one. */
+  destination_sealed: string | null;
   secret_sealed: string | null;
   /** A rotated-out secret still in its grace: signed with too. */
   previous_secret_sealed: string | null;

@@ -25,6 +25,7 @@ export const toWebhook = (r: Row): Webhook => ({
   webhook_id: r.webhook_id as string,
   instance_id: r.instance_id as string,
   destination_url: r.destination_url as string,
+  destination_sealed: (r.destination_sealed as string | null) ?? null,
   events: JSON.parse(r.events as string),
   ignore_status: Boolean(r.ignore_status),
   enabled: Boolean(r.enabled),
@@ -89,6 +90,7 @@ export type ClaimTarget = Pick<
   Webhook,
   | 'webhook_id'
   | 'destination_url'
+  | 'destination_sealed'
   | 'secret_sealed'
   | 'previous_secret_sealed'
   | 'previous_secret_until'
@@ -121,6 +123,7 @@ export function claimOf(
     instance_id,
     webhook_id: to.webhook_id,
     destination_url: to.destination_url,
+    destination_sealed: to.destination_sealed ?? null,
     secret_sealed: to.secret_sealed,
     previous_secret_sealed: secretInGrace(to, now),
     headers_sealed: to.headers_sealed ?? null,

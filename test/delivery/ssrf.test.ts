@@ -89,6 +89,7 @@ const claimFor = (destination_url: string): ClaimedDelivery => ({
   instance_id: 'ins_ssrf0000000000000000',
   webhook_id: 'whk_ssrf0000000000000000',
   destination_url,
+  destination_sealed: null,
   secret_sealed: null,
   previous_secret_sealed: null,
   headers_sealed: null,

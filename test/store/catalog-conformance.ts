@@ -28,6 +28,7 @@ export function catalogConformance(name: string, open: () => Promise<Store>): vo
         rate_limit: null,
         standard_webhooks: false,
         ordering: 'none' as const,
+        destination_sealed: null,
       };
       assert.equal(
         (await store.webhooks.updateWebhook(ins, w.webhook_id, { ...config, secret: { kind: 'keep' } }, T0))
@@ -77,6 +78,7 @@ export function catalogConformance(name: string, open: () => Promise<Store>): vo
         rate_limit: null,
         standard_webhooks: false,
         ordering: 'none' as const,
+        destination_sealed: null,
         secret: { kind: 'keep' } as const,
       };
       assert.equal(

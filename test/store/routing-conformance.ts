@@ -41,6 +41,7 @@ export function routingConformance(name: string, open: () => Promise<Store>): vo
         rate_limit: null,
         standard_webhooks: false,
         ordering: 'none' as const,
+        destination_sealed: null,
       };
       await store.webhooks.updateWebhook(ins, b.webhook_id, config, T0);
       assert.deepEqual(await routed(), [a.webhook_id], 'its events changed');

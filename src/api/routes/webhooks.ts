@@ -117,6 +117,7 @@ export function webhookRoutes(app: FastifyInstance, ctx: ApiContext): void {
           webhook_id,
           instance_id: instance.instance_id,
           destination_url: config.destination_url,
+          destination_sealed: config.destination_sealed,
           events: config.events,
           ignore_status: config.ignore_status,
           enabled: false, // a new webhook receives nothing until it is enabled

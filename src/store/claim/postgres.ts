@@ -120,7 +120,7 @@ export class PostgresClaims implements Claims {
         FROM picked, webhooks w, events e
         WHERE d.delivery_id = picked.delivery_id AND w.webhook_id = d.webhook_id AND e.event_id = d.event_id
         RETURNING d.seq, d.delivery_id, d.event_id, d.instance_id, d.webhook_id, d.attempts, d.cycle_attempts,
-          d.next_trigger, w.destination_url, w.secret_sealed, w.previous_secret_sealed, w.previous_secret_until,
+          d.next_trigger, w.destination_url, w.destination_sealed, w.secret_sealed, w.previous_secret_sealed, w.previous_secret_until,
           w.headers_sealed, w.rate_limit, w.standard_webhooks, e.body`;
       // Slots go to a webhook's deliveries oldest first.
       rows.sort((a, b) => a.seq - b.seq);

@@ -68,8 +68,8 @@ export class SqliteClaims implements Claims {
       );
       // The webhook's own fields are read once per webhook, not joined into every row.
       const target = this.#db.q(
-        `SELECT webhook_id, destination_url, secret_sealed, previous_secret_sealed, previous_secret_until,
-           headers_sealed, rate_limit, standard_webhooks FROM webhooks WHERE webhook_id = ?`,
+        `SELECT webhook_id, destination_url, destination_sealed, secret_sealed, previous_secret_sealed,
+           previous_secret_until, headers_sealed, rate_limit, standard_webhooks FROM webhooks WHERE webhook_id = ?`,
       );
       const fetch = this.#db.rows(
         `SELECT d.delivery_id, d.event_id, d.instance_id, d.attempts, d.cycle_attempts, d.next_trigger, e.body

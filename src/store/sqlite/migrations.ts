@@ -217,4 +217,8 @@ export const MIGRATIONS: string[] = [
   CREATE INDEX deliveries_chat_queue ON deliveries(webhook_id, chat, COALESCE(queue_seq, seq))
     WHERE status = 'pending';
   `,
+  // A broker destination's URL with its password, sealed; destination_url keeps it as **** (shown and logged).
+  `
+  ALTER TABLE webhooks ADD COLUMN destination_sealed TEXT;
+  `,
 ];

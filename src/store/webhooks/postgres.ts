@@ -36,12 +36,12 @@ export class PostgresWebhooks implements Webhooks {
       await sql`
         INSERT INTO webhooks (webhook_id, instance_id, destination_url, events, ignore_status, enabled, secret_sealed,
           disabled_reason, disabled_at, created_at, updated_at, filter, headers_sealed, rate_limit, standard_webhooks,
-          ordering)
+          ordering, destination_sealed)
         VALUES (${w.webhook_id}, ${w.instance_id}, ${w.destination_url}, ${JSON.stringify(w.events)},
           ${w.ignore_status}, ${w.enabled}, ${w.secret_sealed}, ${w.disabled_reason}, ${w.disabled_at}::bigint,
           ${w.created_at}::bigint, ${w.updated_at}::bigint, ${w.filter ? JSON.stringify(w.filter) : null},
           ${w.headers_sealed ?? null}, ${w.rate_limit ?? null}::integer, ${w.standard_webhooks ?? false},
-          ${w.ordering ?? 'none'})`;
+          ${w.ordering ?? 'none'}, ${w.destination_sealed ?? null})`;
       return true;
     });
   }
@@ -73,6 +73,7 @@ export class PostgresWebhooks implements Webhooks {
         ignore_status = ${c.ignore_status}, updated_at = ${now}::bigint,
         filter = ${c.filter ? JSON.stringify(c.filter) : null}, headers_sealed = ${c.headers_sealed},
         rate_limit = ${c.rate_limit}::integer, standard_webhooks = ${c.standard_webhooks}, ordering = ${c.ordering},
+        destination_sealed = ${c.destination_sealed},
         secret_sealed = CASE WHEN ${keep}::boolean THEN secret_sealed ELSE ${sealed}::text END,
         previous_secret_sealed = CASE WHEN ${keep}::boolean THEN previous_secret_sealed END,
         previous_secret_until = CASE WHEN ${keep}::boolean THEN previous_secret_until END

@@ -39,8 +39,8 @@ export class SqliteWebhooks implements Webhooks {
       .q(
         `INSERT INTO webhooks (webhook_id, instance_id, destination_url, events, ignore_status, enabled, secret_sealed,
           disabled_reason, disabled_at, created_at, updated_at, filter, headers_sealed, rate_limit, standard_webhooks,
-          ordering)
-         VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+          ordering, destination_sealed)
+         VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
       )
       .run(
         w.webhook_id,
@@ -59,6 +59,7 @@ export class SqliteWebhooks implements Webhooks {
         w.rate_limit ?? null,
         w.standard_webhooks ? 1 : 0,
         w.ordering ?? 'none',
+        w.destination_sealed ?? null,
       );
   }
 
@@ -101,12 +102,13 @@ export class SqliteWebhooks implements Webhooks {
       c.rate_limit,
       c.standard_webhooks ? 1 : 0,
       c.ordering,
+      c.destination_sealed,
     ];
     if (c.secret.kind !== 'keep') params.push(c.secret.kind === 'set' ? c.secret.sealed : null);
     const changed = this.#db
       .q(
         `UPDATE webhooks SET destination_url = ?, events = ?, ignore_status = ?, updated_at = ?, filter = ?,
-           headers_sealed = ?, rate_limit = ?, standard_webhooks = ?, ordering = ?, secret_sealed = ${secretSql}
+           headers_sealed = ?, rate_limit = ?, standard_webhooks = ?, ordering = ?, destination_sealed = ?, secret_sealed = ${secretSql}
          WHERE instance_id = ? AND webhook_id = ?`,
       )
       .run(...params, instanceId, webhookId).changes;

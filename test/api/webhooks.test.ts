@@ -7,7 +7,8 @@ const ISO = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{3}Z$/;
 const PUBLIC_URL = 'https://93.184.215.14/hooks/herald';
 const HOOK = { destination_url: 'http://127.0.0.1:9/hook', events: ['message', 'message.ack'] };
 const WEBHOOK_FIELDS = `client_sign_secret_set created_at destination_url disabled_at disabled_reason enabled
-  events filter headers health ignore_status instance_id previous_secret_until rate_limit standard_webhooks updated_at
+  events filter headers health ignore_status instance_id ordering previous_secret_until rate_limit standard_webhooks
+  updated_at
   webhook_id`.split(/\s+/);
 const URL_2048 = `http://127.0.0.1/${'a'.repeat(2031)}`;
 const UNKNOWN_WEBHOOK = 'whk_0000000000zzzzzzzzzzzzzzzz';
@@ -123,7 +124,7 @@ describe('create and read', () => {
 describe('validation', () => {
   /** [what, body change, field named, rule, create only] */
   const cases: [string, Record<string, unknown>, string, RegExp, boolean?][] = [
-    ['ftp URL', { destination_url: 'ftp://files.example/' }, 'destination_url', /absolute http or https/],
+    ['ftp URL', { destination_url: 'ftp://files.example/' }, 'destination_url', /unknown scheme "ftp:"; use http, https/],
     ['relative URL', { destination_url: '/hook' }, 'destination_url', /absolute http or https/],
     ['scheme-relative URL', { destination_url: '//127.0.0.1/hook' }, 'destination_url', /absolute/],
     ['user:password@', { destination_url: 'http://u:p@127.0.0.1/' }, 'destination_url', /user information/],

@@ -109,6 +109,20 @@ describe('configuration (SPEC §1)', () => {
     assert.deepEqual(loadConfig({}).portal, { frameAncestors: [], title: 'Herald', accent: null });
   });
 
+  test('operational events: the operator destination, FAILING_AFTER 20 and DISABLE_AFTER_FAILING_S unset by default', () => {
+    const none = loadConfig({});
+    assert.equal(none.operator, null);
+    assert.deepEqual(none.failing, { failingAfter: 20, disableAfterFailingMs: null });
+    const set = loadConfig({
+      OPERATOR_WEBHOOK_URL: 'https://ops.example.com/herald',
+      OPERATOR_WEBHOOK_SECRET: 'ops-secret',
+      FAILING_AFTER: '5',
+      DISABLE_AFTER_FAILING_S: '3600',
+    });
+    assert.deepEqual(set.operator, { url: 'https://ops.example.com/herald', secret: 'ops-secret' });
+    assert.deepEqual(set.failing, { failingAfter: 5, disableAfterFailingMs: 3_600_000 });
+  });
+
   test('a bad value is refused with a message naming the variable', () => {
     const cases: [string, string][] = [
       ['PORT', '80a'],
@@ -133,6 +147,11 @@ describe('configuration (SPEC §1)', () => {
       ['PORTAL_FRAME_ANCESTORS', "'self'"],
       ['PORTAL_TITLE', 'x'.repeat(101)],
       ['PORTAL_ACCENT', 'indigo'],
+      ['OPERATOR_WEBHOOK_URL', 'ftp://ops.example.com/'],
+      ['OPERATOR_WEBHOOK_URL', 'https://user:pw@ops.example.com/'],
+      ['OPERATOR_WEBHOOK_SECRET', 'alone-without-a-url'],
+      ['FAILING_AFTER', '0'],
+      ['DISABLE_AFTER_FAILING_S', 'an hour'],
     ];
     for (const [name, value] of cases) {
       assert.throws(

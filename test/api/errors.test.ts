@@ -230,10 +230,13 @@ describe('messages name the field and the rule', () => {
       rules,
       400,
       'invalid_request',
-      'destination_url: must be an absolute http or https URL (and 2 more)',
+      'destination_url: unknown scheme "ftp:"; use http, https, amqp, amqps, nats, tls, redis or rediss (and 2 more)',
     );
     assert.deepEqual(rules.body.error.details, [
-      { field: 'destination_url', message: 'must be an absolute http or https URL' },
+      {
+        field: 'destination_url',
+        message: 'unknown scheme "ftp:"; use http, https, amqp, amqps, nats, tls, redis or rediss',
+      },
       { field: 'events[0]', message: 'unknown event kind "nope"' },
       { field: 'events[2]', message: 'duplicate event kind "message"' },
     ]);

@@ -106,7 +106,8 @@ test('a rotated-out secret signs while its grace lasts, up to but not at its end
 test('a claim: the webhook part, the old secret only in its grace, attempt numbers counting this one', () => {
   const webhook = {
     webhook_id: 'whk_1',
-    destination_url: 'https://example.test/hook',
+    destination_url: 'amqp://guest:****@broker.example/?exchange=x&routing_key=k',
+    destination_sealed: 'sealed-url',
     secret_sealed: 'new',
     previous_secret_sealed: 'old',
     previous_secret_until: 2000,
@@ -120,7 +121,8 @@ test('a claim: the webhook part, the old secret only in its grace, attempt numbe
     event_id: 'evt_1',
     instance_id: 'ins_1',
     webhook_id: 'whk_1',
-    destination_url: 'https://example.test/hook',
+    destination_url: 'amqp://guest:****@broker.example/?exchange=x&routing_key=k',
+    destination_sealed: 'sealed-url',
     secret_sealed: 'new',
     previous_secret_sealed: 'old',
     headers_sealed: 'hdr',

@@ -3060,7 +3060,7 @@ export interface paths {
                         /** @description PATCH only: remove the stored secret */
                         clear_client_sign?: boolean;
                         client_sign_secret?: string;
-                        /** @description absolute http(s) URL, at most 2048 characters */
+                        /** @description absolute http(s) URL, or a broker: amqp(s)://user:pass@host/vhost?exchange=E&routing_key=K (RabbitMQ), nats://user:pass@host/subject or tls:// (NATS JetStream), redis(s)://:pass@host/db?stream=S&maxlen=N (Redis Streams); at most 2048 characters. A password is shown as **** */
                         destination_url: string;
                         /** @description refused: use POST …/enabled */
                         enabled?: boolean;
@@ -3543,7 +3543,7 @@ export interface paths {
                         /** @description PATCH only: remove the stored secret */
                         clear_client_sign?: boolean;
                         client_sign_secret?: string;
-                        /** @description absolute http(s) URL, at most 2048 characters */
+                        /** @description absolute http(s) URL, or a broker: amqp(s)://user:pass@host/vhost?exchange=E&routing_key=K (RabbitMQ), nats://user:pass@host/subject or tls:// (NATS JetStream), redis(s)://:pass@host/db?stream=S&maxlen=N (Redis Streams); at most 2048 characters. A password is shown as **** */
                         destination_url: string;
                         /** @description refused: use POST …/enabled */
                         enabled?: boolean;

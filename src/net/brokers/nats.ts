@@ -91,7 +91,8 @@ export class NatsPublisher implements BrokerPublisher {
       name: 'herald',
       timeout: this.#connectTimeoutMs,
       maxReconnectAttempts: -1, // the pool's idle timeout ends a connection nobody uses any more
-      reconnectDelayHandler: () => backoffDelay(backoff, link ? link.attempts++ : 0),
+      // The client asks at every pass of its reconnect loop, waiting ones too: attempts are counted per dial below.
+      reconnectDelayHandler: () => backoffDelay(backoff, link ? link.attempts : 0),
       // Servers a cluster gossips about were never checked as destinations: only the one in the URL is used.
       ignoreClusterUpdates: true,
       pingInterval: 20_000,
@@ -104,6 +105,8 @@ export class NatsPublisher implements BrokerPublisher {
         if (s.type === 'disconnect' || s.type === 'staleConnection') {
           current.down ??= 'the connection was lost';
           for (const drop of current.inflight) drop(new Cut());
+        } else if (s.type === 'reconnecting') {
+          current.attempts++;
         } else if (s.type === 'reconnect') {
           current.down = null;
           current.attempts = 0;

@@ -219,6 +219,37 @@ test('connections cut mid-stream: every attempt answers in time, every ack is in
   }
 });
 
+test('a cut right after a reconnect: back after one backoff step, not at its cap', async () => {
+  // The client asks for the delay at every pass of its reconnect loop, waiting passes too: counting those as
+  // attempts had it wait the cap (10 s by default) after two quick cuts.
+  const s = await stream();
+  const proxy = await TcpProxy.start({ host: '127.0.0.1', port: 4222 });
+  const pub = new NatsPublisher({
+    pool: { backoff: { firstMs: 250, maxMs: 10_000 } },
+    connectTimeoutMs: 2_000,
+  });
+  try {
+    const t = target(`nats://127.0.0.1:${proxy.port}/${s.subjects}.x`);
+    assert.equal((await pub.publish(t, message(), 3_000)).ok, true);
+    for (let cut = 0; cut < 3; cut++) {
+      proxy.cut();
+      await eventually(() => (proxy.connections > 0 ? true : undefined), 5_000, 'the client back');
+    }
+    proxy.cut();
+    const from = performance.now();
+    await eventually(
+      async () => ((await pub.publish(t, message(), 1_000)).ok ? true : undefined),
+      5_000,
+      'a publish acknowledged again',
+    );
+    const backMs = performance.now() - from;
+    assert.ok(backMs < 2_500, `back after ${Math.round(backMs)} ms`);
+  } finally {
+    await pub.close();
+    await proxy.close();
+  }
+});
+
 test('the server away for a few seconds: attempts fail meanwhile, then succeed again', async () => {
   const s = await stream();
   const proxy = await TcpProxy.start({ host: '127.0.0.1', port: 4222 });

@@ -3,8 +3,8 @@
  * configuration, so a control left out is removed), its field rules, and the destination guard.
  */
 import { type Static, Type } from '@sinclair/typebox';
-import { checkHeaders } from '../domain/custom-headers.ts';
 import { isBrokerUrl, maskPassword } from '../domain/broker-url.ts';
+import { checkHeaders } from '../domain/custom-headers.ts';
 import { OPERATIONAL_KINDS } from '../domain/event-kinds.ts';
 import { isEventKind } from '../domain/events.ts';
 import { checkFilter } from '../domain/filter.ts';
@@ -136,7 +136,10 @@ export async function webhookConfig(
       ? { kind: 'set', sealed: ctx.secretBox.seal(body.client_sign_secret) }
       : { kind: 'keep' };
   const headers = body.headers && Object.keys(body.headers).length > 0 ? body.headers : null;
-  const { destination_url, destination_sealed } = destination as Exclude<typeof destination, { error: FieldError }>;
+  const { destination_url, destination_sealed } = destination as Exclude<
+    typeof destination,
+    { error: FieldError }
+  >;
   return {
     destination_url,
     destination_sealed,

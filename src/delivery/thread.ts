@@ -4,10 +4,10 @@
  * to clone than objects, by the thousand per second).
  */
 import { parentPort, workerData } from 'node:worker_threads';
-import { AddressAllowList, type Cidr } from '../net/address-allow-list.ts';
-import type { Lookup } from '../net/destination.ts';
 import { isBrokerUrl } from '../domain/broker-url.ts';
+import { AddressAllowList, type Cidr } from '../net/address-allow-list.ts';
 import { BrokerPoster } from '../net/broker-poster.ts';
+import type { Lookup } from '../net/destination.ts';
 import { Poster, type PostRequest } from '../net/poster.ts';
 import { type LaneJob, Lanes } from './lanes.ts';
 

@@ -124,7 +124,12 @@ describe('create and read', () => {
 describe('validation', () => {
   /** [what, body change, field named, rule, create only] */
   const cases: [string, Record<string, unknown>, string, RegExp, boolean?][] = [
-    ['ftp URL', { destination_url: 'ftp://files.example/' }, 'destination_url', /unknown scheme "ftp:"; use http, https/],
+    [
+      'ftp URL',
+      { destination_url: 'ftp://files.example/' },
+      'destination_url',
+      /unknown scheme "ftp:"; use http, https/,
+    ],
     ['relative URL', { destination_url: '/hook' }, 'destination_url', /absolute http or https/],
     ['scheme-relative URL', { destination_url: '//127.0.0.1/hook' }, 'destination_url', /absolute/],
     ['user:password@', { destination_url: 'http://u:p@127.0.0.1/' }, 'destination_url', /user information/],

@@ -28,6 +28,8 @@ export interface Webhook {
   headers: Record<string, string> | null;
   rate_limit: { per_second: number } | null;
   standard_webhooks: boolean;
+  /** "chat": each chat's deliveries start one at a time, in the order their events were accepted. */
+  ordering: Ordering;
   health: WebhookHealth;
   disabled_reason: string | null;
   disabled_at: string | null;
@@ -42,6 +44,8 @@ export interface WebhookHealth {
   attempts_24h: number;
   delivered_24h: number;
 }
+
+export type Ordering = 'none' | 'chat';
 
 export type DeliveryStatus = 'pending' | 'delivered' | 'failed';
 
@@ -58,6 +62,10 @@ export interface Delivery {
   last_status_code: number | null;
   last_error: string | null;
   failure_reason: string | null;
+  /** The chat its event concerns, "*" for events of the whole session, null for deliveries from before chats. */
+  chat: string | null;
+  /** For a webhook ordered by chat: the delivery of its chat this one waits for (in flight or awaiting a retry). */
+  waiting_for: string | null;
 }
 
 export interface Attempt {
@@ -147,6 +155,8 @@ export interface DeliveryQuery {
   webhook_id?: string;
   event?: string;
   event_id?: string;
+  /** One chat's deliveries; with status=pending, its queue. */
+  chat?: string;
   since?: string;
   until?: string;
   cursor?: string;

@@ -1,9 +1,11 @@
 /**
  * One delivery opened: its attempts (time, duration, result, response excerpt, next attempt and why), the request
  * body (indented, and its exact bytes), the headers, a copy-as-curl, a media preview of Herald's own media, and why
- * the engine's media was not stored when it was not (the receiver only learns that it failed).
+ * the engine's media was not stored when it was not (the receiver only learns that it failed). Its chat filters the
+ * log to that chat; a delivery waiting its turn in its chat links the one it waits for.
  */
-import type { Attempt, DeliveryDetail, Webhook } from './api.ts';
+import type { DeliveryDetail, Webhook } from './api.ts';
+import { type ChatActions, chatButton, waitedForButton } from './chat-links.ts';
 import { curlCommand } from './curl.ts';
 import { h, uid } from './dom.ts';
 import { failureText, formatDuration, formatTime, nextAttemptText, relative, resultOf } from './format.ts';
@@ -13,8 +15,16 @@ import { notify } from './notices.ts';
 const userAgent = () =>
   `Herald/${document.querySelector('meta[name="herald-version"]')?.getAttribute('content') ?? ''}`;
 
-function attemptsTable(attempts: Attempt[]): HTMLElement {
-  if (attempts.length === 0) return h('p', { class: 'muted' }, 'No attempt yet: the first starts at once.');
+function attemptsTable(d: DeliveryDetail): HTMLElement {
+  const { attempts } = d;
+  if (attempts.length === 0) {
+    const text = d.waiting_for
+      ? 'No attempt yet: the first starts when its turn comes.'
+      : d.next_attempt_at && Date.parse(d.next_attempt_at) <= Date.now()
+        ? 'No attempt finished yet: the first is under way.'
+        : 'No attempt yet: the first starts at once.';
+    return h('p', { class: 'muted' }, text);
+  }
   const rows = [...attempts].reverse().map((a) => {
     const ok = a.status_code !== null && a.status_code >= 200 && a.status_code < 300;
     // data-label names each cell where a phone-width screen stacks the table.
@@ -68,8 +78,13 @@ function statusLine(d: DeliveryDetail): string {
     const last = resultOf({ status_code: d.last_status_code, error: d.last_error });
     return `Failed: ${failureText(d.failure_reason)}. Last result: ${last}${d.last_error ? ` (${d.last_error})` : ''}.`;
   }
-  if (d.next_attempt_at)
+  if (d.waiting_for)
+    return 'Waiting its turn: it starts once the delivery of its chat before it is delivered or has failed.';
+  if (d.next_attempt_at && Date.parse(d.next_attempt_at) > Date.now())
     return `Next attempt ${relative(d.next_attempt_at)} (${formatTime(d.next_attempt_at)}).`;
+  // Due already: the attempt is under way (a chat's first, in flight, stays so until the receiver answers).
+  if (d.next_attempt_at)
+    return `Attempt in progress (due ${relative(d.next_attempt_at)}, ${formatTime(d.next_attempt_at)}).`;
   return 'Attempt in progress.';
 }
 
@@ -147,7 +162,11 @@ function pretty(body: string): string {
   }
 }
 
-export function deliveryDetail(d: DeliveryDetail, webhook: Webhook | undefined): (Node | null)[] {
+export function deliveryDetail(
+  d: DeliveryDetail,
+  webhook: Webhook | undefined,
+  ctx: ChatActions,
+): (Node | null)[] {
   const bodyId = uid('body');
   return [
     h(
@@ -159,13 +178,17 @@ export function deliveryDetail(d: DeliveryDetail, webhook: Webhook | undefined):
       h('dd', { class: 'mono' }, d.event_id),
       h('dt', {}, 'Destination'),
       h('dd', { class: 'mono' }, webhook?.destination_url ?? d.webhook_id),
+      d.chat ? h('dt', {}, 'Chat') : null,
+      d.chat ? h('dd', {}, chatButton(ctx, d.chat)) : null,
       h('dt', {}, 'State'),
       h('dd', {}, statusLine(d)),
+      d.waiting_for ? h('dt', {}, 'Waits for') : null,
+      d.waiting_for ? h('dd', {}, waitedForButton(ctx, d.waiting_for)) : null,
       d.media_failure ? h('dt', {}, 'Media') : null,
       d.media_failure ? h('dd', { 'data-media-failure': '' }, `Not stored: ${d.media_failure}`) : null,
     ),
     h('h4', {}, 'Attempts'),
-    attemptsTable(d.attempts),
+    attemptsTable(d),
     mediaPreview(d.request_body),
     h('h4', {}, 'Request headers'),
     headersBlock(d, webhook),

@@ -1,7 +1,8 @@
 /**
- * The delivery log: newest first, filtered by status, webhook, event kind, event id and a range
+ * The delivery log: newest first, filtered by status, webhook, event kind, event id, chat and a range
  * of dates, paged; each delivery opens to its detail; Redeliver on a failed one, Redeliver all failed with the
- * count first.
+ * count first. A delivery's chat filters the log to that chat (with Pending: its queue); a delivery waiting its turn
+ * in its chat opens the one it waits for.
  * Refreshes keep filters, page, open deliveries and focus: rows are updated in place by delivery id.
  */
 import { EVENT_KINDS } from '../../domain/event-kinds.ts';
@@ -9,7 +10,7 @@ import { type ApiError, api, type Counts, type Delivery, type Webhook } from './
 import { deliveryRow, shownOfWebhook } from './delivery-row.ts';
 import { confirmAction } from './dialog.ts';
 import { h, keepingFocus, uid } from './dom.ts';
-import { plural, shortUrl } from './format.ts';
+import { chatLabel, plural, shortUrl } from './format.ts';
 import { KeyedList } from './keyed-list.ts';
 import { notify } from './notices.ts';
 
@@ -79,6 +80,57 @@ export function deliveryLog(instanceId: string, refreshAll: () => Promise<void>)
     class: 'mono',
   });
   eventId.addEventListener('change', reload);
+  // One chat's deliveries: filled by a click on a delivery's chat, or typed ("*": events of the whole session).
+  const chat = h('input', {
+    id: uid('filter'),
+    name: 'chat',
+    type: 'search',
+    placeholder: '…@c.us',
+    autocomplete: 'off',
+    spellcheck: 'false',
+    class: 'mono',
+  });
+  chat.addEventListener('change', reload);
+  // While a chat is chosen: which one, its queue (its pending deliveries) a click away, and how to leave it.
+  const scopeText = h('span', { class: 'scope-text' });
+  const queueToggle = h('button', { type: 'button', class: 'button secondary small' });
+  queueToggle.addEventListener('click', () => {
+    status.value = status.value === 'pending' ? '' : 'pending';
+    reload();
+  });
+  const allChats = h('button', { type: 'button', class: 'button secondary small' }, 'Show all chats');
+  allChats.addEventListener('click', () => {
+    chat.value = '';
+    reload();
+    chat.focus();
+  });
+  const scope = h(
+    'div',
+    { class: 'scope', hidden: true },
+    h('p', { role: 'status' }, scopeText),
+    h('div', { class: 'actions' }, queueToggle, allChats),
+  );
+  let scopeShown = '';
+  /** Redrawn only when the chat or the status changes: the text is a live region, read out on each change. */
+  function showScope() {
+    const key = chat.value.trim();
+    const queue = status.value === 'pending';
+    if (JSON.stringify([key, queue]) === scopeShown) return;
+    scopeShown = JSON.stringify([key, queue]);
+    scope.hidden = key === '';
+    if (!key) {
+      scopeText.replaceChildren();
+      return;
+    }
+    scopeText.replaceChildren(
+      queue ? 'The queue of chat ' : 'Only chat ',
+      h('span', { class: 'mono' }, chatLabel(key)),
+      queue
+        ? ': its pending deliveries, newest first. The oldest, at the bottom, goes first.'
+        : ': its deliveries, newest first.',
+    );
+    queueToggle.textContent = queue ? 'All its deliveries' : 'Its queue (pending)';
+  }
   // Dates in the browser's time zone, sent as UTC instants: "from" is inclusive, "to" exclusive.
   const since = h('input', { id: uid('filter'), name: 'since', type: 'datetime-local', step: 1 });
   const until = h('input', { id: uid('filter'), name: 'until', type: 'datetime-local', step: 1 });
@@ -148,8 +200,50 @@ export function deliveryLog(instanceId: string, refreshAll: () => Promise<void>)
     await refreshAll();
   }
 
+  function showChat(key: string) {
+    chat.value = key;
+    reload();
+  }
+
+  /** A delivery to give focus to once a read shows it (reveal of one not on the page). */
+  let focusOnArrival: string | null = null;
+  function focusRow(id: string): void {
+    const toggle = rows.get(id)?.el.querySelector<HTMLElement>('[data-focus="toggle"]');
+    toggle?.focus();
+    toggle?.scrollIntoView({ block: 'nearest' });
+  }
+
+  /** Opens a delivery: in place when it is on the page, else with its event's deliveries (by its event id). */
+  async function reveal(id: string) {
+    const shownNow = shown.get(id);
+    if (shownNow) {
+      open.add(id);
+      rows.get(id)?.update(shownNow);
+      focusRow(id);
+      return;
+    }
+    try {
+      const d = await api.getDelivery(instanceId, id);
+      for (const el of [status, webhook, event, chat, since, until]) el.value = '';
+      eventId.value = d.event_id;
+      open.add(id);
+      focusOnArrival = id;
+      reload();
+    } catch (err) {
+      notify((err as ApiError).message, 'bad');
+    }
+  }
+
   // A row shows its webhook too (address, whether Redeliver is possible): a change there updates the row.
-  const context = { instanceId, webhook: (id: string) => webhooks.get(id), open, redeliver };
+  const context = {
+    instanceId,
+    webhook: (id: string) => webhooks.get(id),
+    open,
+    redeliver,
+    showChat,
+    reveal: (id: string) => void reveal(id),
+  };
+  let shown = new Map<string, Delivery>();
   const rows = new KeyedList<Delivery>(
     list,
     (d) => d.delivery_id,
@@ -157,27 +251,44 @@ export function deliveryLog(instanceId: string, refreshAll: () => Promise<void>)
     (d) => JSON.stringify([d, shownOfWebhook(webhooks.get(d.webhook_id))]),
   );
 
+  /** Counts the reads: an answer to an older one (filters changed while it was under way) is dropped. */
+  let reads = 0;
+
   async function refresh() {
+    const read = ++reads;
     try {
       const page = await api.listDeliveries(instanceId, {
         status: status.value || undefined,
         webhook_id: webhook.value || undefined,
         event: event.value || undefined,
         event_id: eventId.value.trim() || undefined,
+        chat: chat.value.trim() || undefined,
         since: instant(since),
         until: instant(until),
         cursor: cursors[cursors.length - 1],
         limit: PAGE_SIZE,
       });
+      if (read !== reads) return;
       error.replaceChildren();
       rows.set(page.deliveries);
+      shown = new Map(page.deliveries.map((d) => [d.delivery_id, d]));
+      showScope();
+      // The first read with the filters reveal set shows the delivery (or it is gone): focus goes to it once.
+      if (focusOnArrival) focusRow(focusOnArrival);
+      focusOnArrival = null;
       // Open pending deliveries change without their summary changing (a countdown): their detail reloads too.
       for (const d of page.deliveries) {
         if (open.has(d.delivery_id) && d.status === 'pending') rows.get(d.delivery_id)?.update(d);
       }
       nextCursor = page.next_cursor;
       const filtered =
-        status.value || webhook.value || event.value || eventId.value || since.value || until.value;
+        status.value ||
+        webhook.value ||
+        event.value ||
+        eventId.value ||
+        chat.value ||
+        since.value ||
+        until.value;
       empty.textContent = filtered
         ? 'No delivery matches these filters.'
         : 'No deliveries yet. Events published to this session appear here.';
@@ -186,6 +297,7 @@ export function deliveryLog(instanceId: string, refreshAll: () => Promise<void>)
       older.disabled = nextCursor === null;
       pageLabel.textContent = `Page ${cursors.length}`;
     } catch (err) {
+      if (read !== reads) return;
       error.textContent = (err as ApiError).message;
       throw err;
     }
@@ -213,9 +325,11 @@ export function deliveryLog(instanceId: string, refreshAll: () => Promise<void>)
         filter(webhook, 'Webhook'),
         filter(event, 'Event'),
         filter(eventId, 'Event id', 'event_id'),
+        filter(chat, 'Chat', 'chat'),
         filter(since, `From (${zone})`, 'since'),
         filter(until, `To (${zone})`, 'until'),
       ),
+      scope,
       error,
       h('div', { class: 'card flush' }, list, empty),
       h('div', { class: 'pager' }, newer, pageLabel, older),

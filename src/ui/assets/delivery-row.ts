@@ -1,9 +1,11 @@
 /**
- * One delivery of the log: a summary line (status, event, webhook, time, attempts, last result, Redeliver), for a
- * failed one the reason in full, and, when opened, its detail, reloaded as the delivery changes. Open rows are
- * remembered by the log, so a row that leaves the page and comes back (paging, filters) opens again.
+ * One delivery of the log: a summary line (status, event and its chat, webhook, time, attempts, last result,
+ * Redeliver), for a failed one the reason in full, for one waiting its turn in its chat the delivery it waits for,
+ * and, when opened, its detail, reloaded as the delivery changes. Open rows are remembered by the log, so a row that
+ * leaves the page and comes back (paging, filters) opens again.
  */
 import { type ApiError, api, type Delivery, type DeliveryStatus, type Webhook } from './api.ts';
+import { type ChatActions, chatButton, waitedForButton } from './chat-links.ts';
 import { deliveryDetail } from './delivery-detail.ts';
 import { fill, h, keepingFocus } from './dom.ts';
 import { failureText, formatShortTime, formatTime, lastResult, plural, shortUrl } from './format.ts';
@@ -16,7 +18,7 @@ const STATUS_LABEL: Record<DeliveryStatus, string> = {
 };
 const STATUS_TONE: Record<DeliveryStatus, string> = { pending: 'info', delivered: 'good', failed: 'bad' };
 
-export interface RowContext {
+export interface RowContext extends ChatActions {
   instanceId: string;
   webhook(webhookId: string): Webhook | undefined;
   /** Ids of the deliveries the reader opened. */
@@ -33,8 +35,16 @@ export function deliveryRow(ctx: RowContext, first: Delivery): Row<Delivery> {
   const blockedId = `blocked-${first.delivery_id}`;
   const summary = h('div', { class: 'delivery-summary' });
   const failure = h('p', { class: 'failure small', hidden: true });
+  const waiting = h('p', { class: 'waiting small', hidden: true });
   const detail = h('div', { class: 'delivery-detail', id: detailId, hidden: true });
-  const el = h('li', { class: 'delivery', 'data-delivery-id': first.delivery_id }, summary, failure, detail);
+  const el = h(
+    'li',
+    { class: 'delivery', 'data-delivery-id': first.delivery_id },
+    summary,
+    failure,
+    waiting,
+    detail,
+  );
   let current = first;
   let detailSig = '';
 
@@ -44,7 +54,7 @@ export function deliveryRow(ctx: RowContext, first: Delivery): Row<Delivery> {
       const sig = JSON.stringify([d, shownOfWebhook(ctx.webhook(d.webhook_id))]);
       if (sig === detailSig && d.status !== 'pending') return;
       detailSig = sig;
-      keepingFocus(detail, () => fill(detail, ...deliveryDetail(d, ctx.webhook(d.webhook_id))));
+      keepingFocus(detail, () => fill(detail, ...deliveryDetail(d, ctx.webhook(d.webhook_id), ctx)));
     } catch (err) {
       fill(detail, h('p', { class: 'form-error' }, (err as ApiError).message));
     }
@@ -100,17 +110,22 @@ export function deliveryRow(ctx: RowContext, first: Delivery): Row<Delivery> {
       summary.replaceChildren(
         h('span', { class: `badge ${STATUS_TONE[d.status]}` }, STATUS_LABEL[d.status]),
         h(
-          'button',
-          {
-            type: 'button',
-            class: 'disclosure',
-            'aria-expanded': String(isOpen),
-            'aria-controls': detailId,
-            'data-focus': 'toggle',
-            onclick: toggle,
-          },
-          h('span', { class: 'chevron', 'aria-hidden': 'true' }, isOpen ? '▾' : '▸'),
-          h('span', { class: 'mono' }, d.event),
+          'div',
+          { class: 'event-cell' },
+          h(
+            'button',
+            {
+              type: 'button',
+              class: 'disclosure',
+              'aria-expanded': String(isOpen),
+              'aria-controls': detailId,
+              'data-focus': 'toggle',
+              onclick: toggle,
+            },
+            h('span', { class: 'chevron', 'aria-hidden': 'true' }, isOpen ? '▾' : '▸'),
+            h('span', { class: 'mono' }, d.event),
+          ),
+          d.chat ? chatButton(ctx, d.chat) : null,
         ),
         h(
           'span',
@@ -139,6 +154,20 @@ export function deliveryRow(ctx: RowContext, first: Delivery): Row<Delivery> {
       d.status === 'failed'
         ? `Failed: ${failureText(d.failure_reason)}. Last result: ${lastResult(d)}${d.last_error ? ` (${d.last_error})` : ''}.`
         : '';
+    // Waiting its turn in its chat: which delivery holds it up, one click from its detail.
+    waiting.hidden = !d.waiting_for;
+    keepingFocus(waiting, () =>
+      fill(
+        waiting,
+        d.waiting_for
+          ? [
+              'Waits for ',
+              waitedForButton(ctx, d.waiting_for),
+              ', the delivery of its chat before it (in flight or awaiting a retry).',
+            ]
+          : null,
+      ),
+    );
   }
 
   render(first);

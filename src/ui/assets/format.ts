@@ -104,5 +104,8 @@ export const formatPhone = (phone: string | null) => (phone ? `+${phone}` : 'No 
 
 export const plural = (n: number, one: string, many = `${one}s`) => `${n} ${n === 1 ? one : many}`;
 
+/** A delivery's chat as the log names it: "*" is the key of events of the whole session. */
+export const chatLabel = (chat: string) => (chat === '*' ? 'whole session (*)' : chat);
+
 /** A destination as a person scans it: host and path, without the scheme. */
 export const shortUrl = (url: string) => url.replace(/^https?:\/\//, '');

@@ -1,7 +1,7 @@
 /**
  * Add or edit a webhook. An edit is a PATCH that replaces the whole configuration, so the form always shows and
- * sends every part of it: the destination, the events, ignore_status, Standard Webhooks, the filter, the headers
- * and the rate limit.
+ * sends every part of it: the destination, the events, ignore_status, Standard Webhooks, the ordering per chat,
+ * the filter, the headers and the rate limit.
  * The signing secret is an explicit choice (secret-fieldset.ts); a rotation is saved after the configuration, by
  * its own call, and shows what it did.
  */
@@ -42,6 +42,13 @@ export function openWebhookForm(instanceId: string, current: Webhook | null, onS
     id: standardId,
     type: 'checkbox',
     checked: current?.standard_webhooks ?? false,
+  });
+  const orderedId = uid('ordered');
+  const ordered = h('input', {
+    id: orderedId,
+    name: 'ordering',
+    type: 'checkbox',
+    checked: current?.ordering === 'chat',
   });
 
   const more = h(
@@ -105,6 +112,25 @@ export function openWebhookForm(instanceId: string, current: Webhook | null, onS
           'standardwebhooks or svix libraries. The secret must then start with whsec_ (a generated one does).',
       ),
     ),
+    h(
+      'div',
+      { class: 'field', 'data-field': 'ordering' },
+      h(
+        'label',
+        { class: 'check', for: orderedId },
+        ordered,
+        h('span', {}, 'Deliver each chat’s events in order'),
+      ),
+      h(
+        'p',
+        { class: 'help' },
+        'One delivery of a chat at a time, in the order its events arrived: the next starts once the one before ' +
+          'is delivered or has failed. Other chats are not held up. ' +
+          (current?.ordering === 'chat'
+            ? 'Unticked, the deliveries waiting now start at once.'
+            : 'Unticked, each delivery starts on its own.'),
+      ),
+    ),
     more,
     h(
       'div',
@@ -135,6 +161,7 @@ export function openWebhookForm(instanceId: string, current: Webhook | null, onS
       events: events.value(),
       ignore_status: ignore.checked,
       standard_webhooks: standard.checked,
+      ordering: ordered.checked ? 'chat' : 'none',
       filter: limited.filter,
       headers: headers.value(),
       rate_limit: limited.rate_limit,

@@ -42,6 +42,7 @@ export function webhookHealth(w: Webhook): (HTMLElement | string | null)[] {
 export function controlsSummary(w: Webhook): string[] {
   const headers = w.headers ? Object.keys(w.headers).length : 0;
   return [
+    w.ordering === 'chat' ? 'Ordered per chat' : null,
     w.filter ? 'Filtered' : null,
     headers ? plural(headers, 'own header') : null,
     w.rate_limit ? `At most ${w.rate_limit.per_second}/s` : null,

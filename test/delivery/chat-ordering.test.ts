@@ -183,6 +183,19 @@ describe('ordering: "chat"', () => {
     await settled(ins);
   });
 
+  test('a lone chat: each next delivery starts as soon as the one before is answered, not at the next round', async (t) => {
+    // Nothing but the outcome makes the next due: without a wake-up, the dispatcher found it only at its next round
+    // (a second later), and a lone chat went at one delivery a second.
+    const { ins, receiver } = await orderedHook(t);
+    const chat = chatId(7);
+    for (let n = 0; n < 10; n++) await h.publish(ins, chatMessage(chat, n));
+    await settled(ins);
+    const gaps = receiver.requests.slice(1).map((r, i) => r.start - (receiver.requests[i].end ?? r.start));
+    const median = [...gaps].sort((a, b) => a - b)[Math.floor(gaps.length / 2)];
+    t.diagnostic(`gaps between one answer and the next request: median ${median.toFixed(1)} ms`);
+    assert.ok(median < 500, `median gap ${median.toFixed(1)} ms`);
+  });
+
   test('an unknown ordering is a 400 naming the field', async () => {
     const ins = await h.createInstance();
     const r = await h.request('POST', `/instances/${ins}/webhooks`, {

@@ -102,11 +102,16 @@ export class PostgresOutcomes implements Outcomes {
           )
           -- Finished deliveries in a chat's queue let the next one go (a late result's is a harmless no-op).
           SELECT a.webhook_id, a.chat FROM applied a WHERE a.status <> 'pending' AND ${sql.unsafe(inChatQueue('a'))}`;
-        if (finished.length > 0)
-          await promoteHeads(
+        // The next of each chat is due now: the workers are woken for it, as no claim or retry would wake them.
+        if (
+          finished.length > 0 &&
+          (await promoteHeads(
             sql,
             finished.map((f) => ({ ...f, now })),
-          );
+          )) > 0
+        ) {
+          await this.#db.notifyWork(sql);
+        }
         const turns = await applyHealth(sql, changes, this.#failing, now);
         for (const webhookId of [...gone].sort()) await disableWebhook(this.#db, sql, webhookId, 'gone', now);
         for (const webhookId of turns.failedTooLong.filter((id) => disabling.includes(id))) {

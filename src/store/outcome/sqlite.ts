@@ -94,14 +94,19 @@ export class SqliteOutcomes implements Outcomes {
     }, 'lazy');
   }
 
-  /** A finished delivery in a chat's queue lets the next one go (rules.ts). */
+  /**
+   * A finished delivery in a chat's queue lets the next one go (rules.ts), and wakes the dispatcher for it: nothing
+   * else would until its next round (a lone chat went at one delivery a second without it).
+   */
   #nextInChats(finished: number[], now: number): void {
     const chat = this.#db.q(`SELECT webhook_id, chat FROM deliveries WHERE seq = ? AND ${IN_CHAT_QUEUE}`);
     const promote = this.#db.q(PROMOTE_HEAD('?1', '?2', '?3'));
+    let promoted = 0;
     for (const seq of finished) {
       const c = chat.get(seq);
-      if (c) promote.run(now, c.webhook_id, c.chat);
+      if (c) promoted += Number(promote.run(now, c.webhook_id, c.chat).changes);
     }
+    if (promoted > 0) this.#db.notifyWork();
   }
 
   /** Failed deliveries and streaks' turns, announced in the transaction that made them. */

@@ -10,11 +10,14 @@ import type { Tx } from './database.ts';
 /** First key of the advisory locks of chats' queues (the second is a hash of the webhook and the chat). */
 const CHAT_LOCK = 0x48524351; // "HRCQ"
 
-/** Locks each chat's queue (sorted, once each) for the transaction, then makes each one's head due at its `now`. */
+/**
+ * Locks each chat's queue (sorted, once each) for the transaction, then makes each one's head due at its `now`.
+ * Returns how many became due: the caller wakes the workers for them.
+ */
 export async function promoteHeads(
   sql: Tx,
   chats: readonly { webhook_id: string; chat: string; now: number }[],
-): Promise<void> {
+): Promise<number> {
   const unique = new Map(chats.map((c) => [`${c.webhook_id} ${c.chat}`, c]));
   const list = [...unique.values()];
   await sql`
@@ -23,11 +26,15 @@ export async function promoteHeads(
       ORDER BY h
     )
     SELECT pg_advisory_xact_lock(${CHAT_LOCK}::integer, h)::text FROM keys`;
-  // Each chat's head, one index step per chat, in one statement.
-  await sql`
-    UPDATE deliveries d SET next_attempt_at = c.now
-    FROM unnest(${list.map((c) => c.webhook_id)}::text[], ${list.map((c) => c.chat)}::text[],
-                ${list.map((c) => c.now)}::bigint[]) AS c(webhook_id, chat, now)
-    WHERE d.seq = (${sql.unsafe(CHAT_HEAD('c.webhook_id', 'c.chat'))}) AND d.next_attempt_at IS NULL
-      AND NOT ${sql.unsafe(waitsForMedia('d'))}`;
+  // Each chat's head, one index step per chat (a LATERAL probe per chat: written as a correlated subquery in the
+  // WHERE, the planner hashed every waiting delivery of the webhook), then the heads updated by their key.
+  const promoted = await sql`
+    UPDATE deliveries d SET next_attempt_at = h.now
+    FROM (
+      SELECT c.now, head.seq FROM unnest(${list.map((c) => c.webhook_id)}::text[], ${list.map((c) => c.chat)}::text[],
+                                         ${list.map((c) => c.now)}::bigint[]) AS c(webhook_id, chat, now)
+      CROSS JOIN LATERAL (${sql.unsafe(CHAT_HEAD('c.webhook_id', 'c.chat'))}) head
+    ) h
+    WHERE d.seq = h.seq AND d.next_attempt_at IS NULL AND NOT ${sql.unsafe(waitsForMedia('d'))}`;
+  return promoted.count;
 }

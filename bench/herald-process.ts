@@ -7,7 +7,7 @@
 import { closeSync, openSync } from 'node:fs';
 import { join } from 'node:path';
 import { V8_FLAGS } from '../bin/v8-flags.js';
-import { type Role, startHerald } from '../src/app.ts';
+import { type Herald, type Role, startHerald } from '../src/app.ts';
 import { loadConfig } from '../src/config.ts';
 import { Child, serveParent } from './ipc.ts';
 
@@ -28,6 +28,23 @@ export interface HeraldProcessOptions {
    * ENGINE_MEDIA_HEADERS, the file server's key).
    */
   env?: Record<string, string>;
+  /** Count the dispatcher's calls into the store (storeCalls): W-order's claims per second. */
+  countStoreCalls?: boolean;
+}
+
+/**
+ * The dispatcher's calls into the store, counted in the Herald process by wrapping the store's methods (nothing of
+ * Herald's own changes). `claimGapsMs`: for each claim that took something, the time since the last outcome write
+ * ended (at most the last 100,000).
+ */
+export interface StoreCalls {
+  claims: number;
+  /** Claims that took nothing. */
+  emptyClaims: number;
+  claimed: number;
+  outcomeWrites: number;
+  outcomes: number;
+  claimGapsMs: number[];
 }
 
 export class HeraldProcess {
@@ -62,7 +79,7 @@ export class HeraldProcess {
     const log = openSync(join(o.dataDir, 'herald.log'), 'a', 0o600);
     const child = new Child(
       import.meta.filename,
-      [o.dispatch ? 'dispatch' : 'no-dispatch', o.role ?? 'all'],
+      [o.dispatch ? 'dispatch' : 'no-dispatch', o.role ?? 'all', o.countStoreCalls ? 'count' : ''],
       {
         env,
         execArgv,
@@ -90,6 +107,11 @@ export class HeraldProcess {
     return this.#child.call<number>('peakRss');
   }
 
+  /** What the dispatcher asked of the store so far, when started with `countStoreCalls`; counts from zero again. */
+  async storeCalls(): Promise<StoreCalls> {
+    return this.#child.call<StoreCalls>('storeCalls');
+  }
+
   /** Closes Herald as SIGTERM would (in-flight attempts finish or are released), then ends the process. */
   async stop(): Promise<void> {
     await this.#child.call('close').catch(() => {});
@@ -97,7 +119,40 @@ export class HeraldProcess {
   }
 }
 
-async function main(dispatch: boolean, role: Role): Promise<void> {
+/** Wraps the store's claim and outcome methods (the dispatcher reads them at each call) to count them. */
+function countStoreCalls(store: Herald['store']): () => StoreCalls {
+  let calls: StoreCalls;
+  let lastWriteAt = 0;
+  const reset = () => {
+    calls = { claims: 0, emptyClaims: 0, claimed: 0, outcomeWrites: 0, outcomes: 0, claimGapsMs: [] };
+  };
+  reset();
+  const { claims, outcomes } = store;
+  const claimDue = claims.claimDue.bind(claims);
+  claims.claimDue = async (...args) => {
+    const got = await claimDue(...args);
+    calls.claims++;
+    calls.claimed += got.length;
+    if (got.length === 0) calls.emptyClaims++;
+    else if (lastWriteAt > 0 && calls.claimGapsMs.length < 100_000)
+      calls.claimGapsMs.push(performance.now() - lastWriteAt);
+    return got;
+  };
+  const recordAttempts = outcomes.recordAttempts.bind(outcomes);
+  outcomes.recordAttempts = async (results, now) => {
+    await recordAttempts(results, now);
+    calls.outcomeWrites++;
+    calls.outcomes += results.length;
+    lastWriteAt = performance.now();
+  };
+  return () => {
+    const result = calls;
+    reset();
+    return result;
+  };
+}
+
+async function main(dispatch: boolean, role: Role, count: boolean): Promise<void> {
   let herald: Awaited<ReturnType<typeof startHerald>>;
   try {
     herald = await startHerald(loadConfig(process.env), { role });
@@ -106,10 +161,15 @@ async function main(dispatch: boolean, role: Role): Promise<void> {
     return;
   }
   if (!dispatch) await herald.dispatcher.stop();
+  const storeCalls = count ? countStoreCalls(herald.store) : null;
   serveParent(
     { url: herald.url },
     {
       peakRss: () => process.resourceUsage().maxRSS * 1024,
+      storeCalls: () => {
+        if (!storeCalls) throw new Error('storeCalls: Herald was started without countStoreCalls');
+        return storeCalls();
+      },
       close: async () => {
         await herald.close();
         // Let the reply go out, then exit (which writes the CPU profile when one was asked for).
@@ -119,4 +179,5 @@ async function main(dispatch: boolean, role: Role): Promise<void> {
   );
 }
 
-if (import.meta.main) await main(process.argv[2] === 'dispatch', process.argv[3] as Role);
+if (import.meta.main)
+  await main(process.argv[2] === 'dispatch', process.argv[3] as Role, process.argv[4] === 'count');

@@ -53,10 +53,15 @@ export class Publisher {
     return (await this.#post('/instances', { name }, 201)).instance_id;
   }
 
-  /** An enabled, signed webhook subscribed to messages. */
-  async createWebhook(instanceId: string, url: string): Promise<string> {
+  /** An enabled, signed webhook subscribed to messages; `ordering` "chat" delivers each chat's events one at a time. */
+  async createWebhook(instanceId: string, url: string, ordering?: 'none' | 'chat'): Promise<string> {
     const hooks = `/instances/${instanceId}/webhooks`;
-    const body = { destination_url: url, events: ['message'], client_sign_secret: SECRET };
+    const body = {
+      destination_url: url,
+      events: ['message'],
+      client_sign_secret: SECRET,
+      ...(ordering ? { ordering } : {}),
+    };
     const { webhook_id } = await this.#post(hooks, body, 201);
     await this.#post(`${hooks}/${webhook_id}/enabled`, { enabled: true }, 200);
     return webhook_id;
@@ -79,12 +84,18 @@ export class Publisher {
 
   /**
    * Publishes `events` through POST …/events/batch, `inFlight` batches at a time; `onAck` counts acknowledged
-   * events. Bodies are serialised before the clock starts: only Herald's work is timed, not the publisher's.
+   * events, `onBatch` each batch's send and acknowledgement times (`wallNow`). Bodies are serialised before the clock
+   * starts: only Herald's work is timed, not the publisher's.
    */
   async publishBatches(
     instanceId: string,
     events: PublishedEvent[],
-    o: { batch: number; inFlight: number; onAck?: (n: number) => void },
+    o: {
+      batch: number;
+      inFlight: number;
+      onAck?: (n: number) => void;
+      onBatch?: (index: number, sentAt: number, ackedAt: number) => void;
+    },
   ): Promise<{ startedAt: number; ackedAt: number }> {
     const bodies: { body: string; n: number }[] = [];
     for (let i = 0; i < events.length; i += o.batch) {
@@ -95,8 +106,11 @@ export class Publisher {
     const startedAt = wallNow();
     const worker = async () => {
       while (next < bodies.length) {
-        const { body, n } = bodies[next++];
+        const index = next++;
+        const { body, n } = bodies[index];
+        const sentAt = o.onBatch ? wallNow() : 0;
         await this.publishBatch(instanceId, body);
+        o.onBatch?.(index, sentAt, wallNow());
         o.onAck?.(n);
       }
     };

@@ -39,6 +39,9 @@ const targets = (store: string): Record<string, { text: string; met: (v: number)
   'ES1 Herald events/s ÷ BullMQ-AOF': { text: '≥ 2', met: (v) => v >= 2 },
   'W3 healthy p99 ÷ raw': { text: '≤ 3', met: (v) => v <= 3 },
   'W4 delivered / W1': { text: '≥ 0.80', met: (v) => v >= 0.8 },
+  'W-order chat / none': { text: '≥ 0.80', met: (v) => v >= 0.8 },
+  'W-order chats out of order, chat': { text: '= 0', met: (v) => v === 0 },
+  'W-order single chat out of order': { text: '= 0', met: (v) => v === 0 },
   'W4 peak RSS': { text: '≤ 300 MB', met: (v) => v <= 300 * 2 ** 20 },
 });
 

@@ -4,6 +4,7 @@ import { freshData } from './fresh-data.ts';
 import { HeraldProcess } from './herald-process.ts';
 import { onEachSystem } from './legs.ts';
 import type { System } from './loader.ts';
+import { CHATS, orderedDelivery, SINGLE_CHAT_EVENTS } from './ordering.ts';
 import { wallNow } from './payloads.ts';
 import { messageEvents, Publisher } from './publisher.ts';
 import { rawBaseline, rawIsolation } from './raw.ts';
@@ -269,6 +270,14 @@ export const WORKLOADS: Workload[] = [
     id: 'W5',
     title: (c) => `fan-out: ${c.events ?? 10_000} events to 50 webhooks (one receiver process, 50 paths)`,
     run: (ctx) => throughput(ctx, ctx.events ?? 10_000, 50),
+  },
+  {
+    id: 'W-order',
+    title: (c) =>
+      `ordered delivery per chat: W1's ${c.events ?? 50_000} events over ${CHATS.toLocaleString('en')} chats to a ` +
+      `webhook with ordering "none", then "chat" (alternating which first), then ` +
+      `${Math.min(c.events ?? 50_000, SINGLE_CHAT_EVENTS)} events of one chat, ordering "chat"`,
+    run: (ctx) => orderedDelivery(ctx, ctx.events ?? 50_000),
   },
   {
     id: 'ES1',

@@ -1,15 +1,15 @@
-/** `herald --help`, `herald help [command]` and `herald <command> --help` print exactly what the README shows. */
+/** `herald --help`, `herald help [command]` and `herald <command> --help` print exactly what docs/cli.md shows. */
 import assert from 'node:assert/strict';
 import { readFileSync } from 'node:fs';
 import { resolve } from 'node:path';
 import { test } from 'node:test';
 import { runCli } from '../support/cli.ts';
 
-const README = readFileSync(resolve(import.meta.dirname, '../../README.md'), 'utf8');
+const DOC = readFileSync(resolve(import.meta.dirname, '../../docs/cli.md'), 'utf8');
 
-/** The README's help blocks: "### `herald serve --help`" followed by a text block. */
+/** docs/cli.md's help blocks: "### `herald serve --help`" followed by a text block. */
 const documented = new Map(
-  [...README.matchAll(/^### `herald ((?:\S+ )?)--help`\n\n```text\n([\s\S]*?)\n```/gm)].map((m) => [
+  [...DOC.matchAll(/^### `herald ((?:\S+ )?)--help`\n\n```text\n([\s\S]*?)\n```/gm)].map((m) => [
     m[1].trim(),
     m[2],
   ]),

@@ -14,6 +14,7 @@ import { type AMQPError, Connection, type Publisher, type ReturnedMessage } from
 import { type AmqpTarget, brokerAddressKey } from '../../domain/broker-url.ts';
 import { BackingOff, ConnectionPool, PoolClosed, type PoolOptions } from './connections.ts';
 import {
+  answerWithin,
   type BrokerAnswer,
   type BrokerMessage,
   type BrokerPublisher,
@@ -22,7 +23,6 @@ import {
   failed,
   messageOf,
   nextTurn,
-  scrub,
   socketWords,
   withDeadline,
 } from './publisher.ts';
@@ -59,16 +59,13 @@ export class AmqpPublisher implements BrokerPublisher {
   }
 
   async publish(target: AmqpTarget, message: BrokerMessage, timeoutMs: number): Promise<BrokerAnswer> {
-    // Inside a promise: even a malformed target answers rather than throws.
-    const attempt = Promise.resolve()
-      .then(() =>
-        this.connections.use(brokerAddressKey(target), target, (link) => send(link, target, message)),
-      )
-      .catch((err) => failed(words(err, target)));
-    const answer = await withDeadline(timeoutMs, attempt, () =>
-      failed(`timeout: no confirm within ${timeoutMs} ms`),
+    return answerWithin(
+      target,
+      timeoutMs,
+      `timeout: no confirm within ${timeoutMs} ms`,
+      () => this.connections.use(brokerAddressKey(target), target, (link) => send(link, target, message)),
+      (err) => words(err, target),
     );
-    return answer.ok ? answer : failed(scrub(answer.error, target));
   }
 
   close(): Promise<void> {

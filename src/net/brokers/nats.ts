@@ -9,16 +9,14 @@ import { connect, headers, type NatsConnection } from '@nats-io/transport-node';
 import { brokerAddressKey, type NatsTarget } from '../../domain/broker-url.ts';
 import { BackingOff, backoffDelay, ConnectionPool, PoolClosed, type PoolOptions } from './connections.ts';
 import {
+  answerWithin,
   type BrokerAnswer,
   type BrokerMessage,
   type BrokerPublisher,
   ConnectionDown,
   delivered,
-  failed,
   messageOf,
-  scrub,
   socketWords,
-  withDeadline,
 } from './publisher.ts';
 
 export interface NatsOptions {
@@ -58,18 +56,16 @@ export class NatsPublisher implements BrokerPublisher {
 
   async publish(target: NatsTarget, message: BrokerMessage, timeoutMs: number): Promise<BrokerAnswer> {
     const deadline = performance.now() + timeoutMs;
-    // Inside a promise: even a malformed target answers rather than throws.
-    const attempt = Promise.resolve()
-      .then(() =>
+    return answerWithin(
+      target,
+      timeoutMs,
+      `timeout: no ack within ${timeoutMs} ms`,
+      () =>
         this.connections.use(brokerAddressKey(target), target, (link) =>
           send(link, target, message, deadline),
         ),
-      )
-      .catch((err) => failed(words(err, target, timeoutMs)));
-    const answer = await withDeadline(timeoutMs, attempt, () =>
-      failed(`timeout: no ack within ${timeoutMs} ms`),
+      (err) => words(err, target, timeoutMs),
     );
-    return answer.ok ? answer : failed(scrub(answer.error, target));
   }
 
   close(): Promise<void> {

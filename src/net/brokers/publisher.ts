@@ -87,3 +87,21 @@ export function scrub(text: string, target: BrokerTarget): string {
 }
 
 export const messageOf = (err: unknown): string => (err instanceof Error ? err.message : String(err));
+
+/**
+ * One publish as every publisher answers it: the work run inside a promise (even a malformed target answers rather
+ * than throws), its error in words, the deadline's answer `late` when it takes too long, and no password in any of it.
+ */
+export async function answerWithin(
+  target: BrokerTarget,
+  timeoutMs: number,
+  late: string,
+  work: () => Promise<BrokerAnswer>,
+  words: (err: unknown) => string,
+): Promise<BrokerAnswer> {
+  const attempt = Promise.resolve()
+    .then(work)
+    .catch((err) => failed(words(err)));
+  const answer = await withDeadline(timeoutMs, attempt, () => failed(late));
+  return answer.ok ? answer : failed(scrub(answer.error, target));
+}

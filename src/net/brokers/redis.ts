@@ -8,14 +8,13 @@ import { createClient, type RedisClientType } from '@redis/client';
 import { brokerAddressKey, type RedisTarget } from '../../domain/broker-url.ts';
 import { BackingOff, backoffDelay, ConnectionPool, PoolClosed, type PoolOptions } from './connections.ts';
 import {
+  answerWithin,
   type BrokerAnswer,
   type BrokerMessage,
   type BrokerPublisher,
   ConnectionDown,
   delivered,
-  failed,
   messageOf,
-  scrub,
   socketWords,
   withDeadline,
 } from './publisher.ts';
@@ -57,16 +56,13 @@ export class RedisPublisher implements BrokerPublisher {
   }
 
   async publish(target: RedisTarget, message: BrokerMessage, timeoutMs: number): Promise<BrokerAnswer> {
-    // Inside a promise: even a malformed target answers rather than throws.
-    const attempt = Promise.resolve()
-      .then(() =>
-        this.connections.use(brokerAddressKey(target), target, (link) => send(link, target, message)),
-      )
-      .catch((err) => failed(words(err, target)));
-    const answer = await withDeadline(timeoutMs, attempt, () =>
-      failed(`timeout: no answer from Redis within ${timeoutMs} ms`),
+    return answerWithin(
+      target,
+      timeoutMs,
+      `timeout: no answer from Redis within ${timeoutMs} ms`,
+      () => this.connections.use(brokerAddressKey(target), target, (link) => send(link, target, message)),
+      (err) => words(err, target),
     );
-    return answer.ok ? answer : failed(scrub(answer.error, target));
   }
 
   close(): Promise<void> {

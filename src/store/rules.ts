@@ -62,9 +62,12 @@ export const redeliveryReset = (due: string, place: string): string =>
  */
 export const QUEUE_PLACE = 'COALESCE(queue_seq, seq)';
 
-/** The seq of a chat's head: one step of the deliveries_chat_queue index. `w`, `c`: the dialect's placeholders. */
-export const CHAT_HEAD = (w: string, c: string): string =>
-  `SELECT seq FROM deliveries WHERE webhook_id = ${w} AND chat = ${c} AND status = 'pending'
+/**
+ * A chat's head, its `key` column: one step of the deliveries_chat_queue index. `w`, `c`: the dialect's placeholders.
+ * The key must be one the dialect finds a row by (SQLite's seq is the rowid; PostgreSQL's is not indexed alone).
+ */
+export const CHAT_HEAD = (w: string, c: string, key: 'seq' | 'delivery_id' = 'seq'): string =>
+  `SELECT ${key} FROM deliveries WHERE webhook_id = ${w} AND chat = ${c} AND status = 'pending'
    ORDER BY ${QUEUE_PLACE} LIMIT 1`;
 
 /**

@@ -132,11 +132,11 @@ export class PostgresDeliveryLog implements DeliveryLog {
 async function restart(sql: Tx, where: string, params: (string | number | null)[], now: number) {
   const restarted = await sql.unsafe<{ webhook_id: string; chat: string; queued: boolean }[]>(
     `WITH picked AS (
-       SELECT seq, nextval(pg_get_serial_sequence('deliveries', 'seq')) AS place
-       FROM (SELECT seq FROM deliveries WHERE ${where} ORDER BY seq FOR UPDATE) s
+       SELECT delivery_id, nextval(pg_get_serial_sequence('deliveries', 'seq')) AS place
+       FROM (SELECT delivery_id FROM deliveries WHERE ${where} ORDER BY seq FOR UPDATE) s
      )
      UPDATE deliveries SET ${redeliveryReset('$1::bigint', 'picked.place')}, lease_token = NULL
-     FROM picked WHERE deliveries.seq = picked.seq
+     FROM picked WHERE deliveries.delivery_id = picked.delivery_id
      RETURNING deliveries.webhook_id, deliveries.chat, (${IN_CHAT_QUEUE}) AS queued`,
     [now, ...params],
   );

@@ -27,14 +27,19 @@ export async function promoteHeads(
     )
     SELECT pg_advisory_xact_lock(${CHAT_LOCK}::integer, h)::text FROM keys`;
   // Each chat's head, one index step per chat (a LATERAL probe per chat: written as a correlated subquery in the
-  // WHERE, the planner hashed every waiting delivery of the webhook), then the heads updated by their key.
+  // WHERE, the planner hashed every waiting delivery of the webhook), then the heads updated by their primary key
+  // (seq has no index of its own: joined on it, the update scanned the whole table). Without statistics on a
+  // fast-growing table the planner took deliveries_webhook_due and sorted the webhook's whole queue for each chat;
+  // with sorting off, only deliveries_chat_queue (already in the head's order) is left to it.
+  await sql`SET LOCAL enable_sort = off`;
   const promoted = await sql`
     UPDATE deliveries d SET next_attempt_at = h.now
     FROM (
-      SELECT c.now, head.seq FROM unnest(${list.map((c) => c.webhook_id)}::text[], ${list.map((c) => c.chat)}::text[],
+      SELECT c.now, head.delivery_id FROM unnest(${list.map((c) => c.webhook_id)}::text[], ${list.map((c) => c.chat)}::text[],
                                          ${list.map((c) => c.now)}::bigint[]) AS c(webhook_id, chat, now)
-      CROSS JOIN LATERAL (${sql.unsafe(CHAT_HEAD('c.webhook_id', 'c.chat'))}) head
+      CROSS JOIN LATERAL (${sql.unsafe(CHAT_HEAD('c.webhook_id', 'c.chat', 'delivery_id'))}) head
     ) h
-    WHERE d.seq = h.seq AND d.next_attempt_at IS NULL AND NOT ${sql.unsafe(waitsForMedia('d'))}`;
+    WHERE d.delivery_id = h.delivery_id AND d.next_attempt_at IS NULL AND NOT ${sql.unsafe(waitsForMedia('d'))}`;
+  await sql`SET LOCAL enable_sort TO DEFAULT`;
   return promoted.count;
 }

@@ -3,7 +3,7 @@
  * configuration, so a control left out is removed), its field rules, and the destination guard.
  */
 import { type Static, Type } from '@sinclair/typebox';
-import { isBrokerUrl, maskPassword } from '../domain/broker-url.ts';
+import { isBrokerUrl, maskPassword, restorePassword } from '../domain/broker-url.ts';
 import { checkHeaders } from '../domain/custom-headers.ts';
 import { OPERATIONAL_KINDS } from '../domain/event-kinds.ts';
 import { isEventKind } from '../domain/events.ts';
@@ -156,7 +156,7 @@ export async function webhookConfig(
 
 /**
  * A broker URL's password is kept sealed, and the URL shown (and logged) with **** in its place; given back as it is
- * shown, on PATCH, it keeps the password the webhook has.
+ * shown, on PATCH, it keeps the password the webhook has, as long as the URL still names the same server and user.
  */
 function destinationOf(
   ctx: Pick<ApiContext, 'secretBox'>,
@@ -171,11 +171,15 @@ function destinationOf(
   if (current?.destination_url === url) {
     return { destination_url: url, destination_sealed: current.destination_sealed ?? null };
   }
+  const original = current?.destination_sealed ? ctx.secretBox.open(current.destination_sealed) : null;
+  const restored = original === null ? null : restorePassword(url, original);
+  if (restored !== null) return { destination_url: url, destination_sealed: ctx.secretBox.seal(restored) };
   return {
     error: {
       field: 'destination_url',
       message:
-        "**** stands for the webhook's current password, and only with the rest of its URL unchanged: give the password",
+        "**** stands for the webhook's current password, for the same server and user only (scheme, host, port " +
+        'and user unchanged): give the password',
     },
   };
 }

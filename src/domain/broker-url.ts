@@ -110,7 +110,7 @@ export function parseBrokerUrl(raw: string): BrokerTarget | BrokerUrlProblem {
     return problem('must not contain spaces or control characters (write %20)');
   const at = authority.lastIndexOf('@');
   const hostPort = authority.slice(at + 1);
-  const port = /^(?:\[[^\]]*\]|[^:]*):(.*)$/.exec(hostPort)?.[1];
+  const port = /^(?:\[[^\]]*\]|[^:[\]]*):(.*)$/.exec(hostPort)?.[1];
   if (port !== undefined && !(/^\d{1,5}$/.test(port) && +port >= 1 && +port <= 65535))
     return problem(`the port must be a whole number from 1 to 65535, got "${port}"`);
   if (!URL.canParse(raw)) return problem('is not a valid URL (check the host name and any % escapes)');
@@ -204,12 +204,15 @@ function redisTarget(e: Endpoint, db: string, params: Map<string, string>): Redi
   };
 }
 
+/** A URL's scheme with its // (1) and its user information (2), when it has some. */
+const USERINFO = /^([a-z][a-z0-9+.-]*:\/\/)([^/?#]*)@/i;
+
 /**
  * The URL as it may be shown: the password replaced by ****, the user kept. A NATS URL's lone user is a token,
  * so it is masked too. Works on any text, even one that does not parse.
  */
 export function maskPassword(raw: string): string {
-  const m = /^([a-z][a-z0-9+.-]*:\/\/)([^/?#]*)@/i.exec(raw);
+  const m = USERINFO.exec(raw);
   if (!m) return raw;
   const userinfo = m[2];
   const colon = userinfo.indexOf(':');
@@ -217,6 +220,24 @@ export function maskPassword(raw: string): string {
   const masked =
     colon >= 0 ? `${userinfo.slice(0, colon)}:****` : kind === 'nats' && userinfo ? '****' : userinfo;
   return `${m[1]}${masked}@${raw.slice(m[0].length)}`;
+}
+
+/**
+ * `masked`, a URL whose password is **** (as shown), with the password of `original` put back: only when both go to
+ * the same server as the same user (scheme, host, port, user), so that **** never carries a password elsewhere.
+ * The rest (vhost, exchange, routing key, subject, database, stream, maxlen) may differ. Null otherwise.
+ */
+export function restorePassword(masked: string, original: string): string | null {
+  const shown = parseBrokerUrl(maskPassword(original));
+  const given = parseBrokerUrl(masked);
+  if (isBrokerUrlProblem(shown) || isBrokerUrlProblem(given)) return null;
+  const same = (['scheme', 'host', 'port', 'username', 'password'] as const).every(
+    (k) => shown[k] === given[k],
+  );
+  const credentials = USERINFO.exec(original)?.[2];
+  const m = USERINFO.exec(masked);
+  if (!same || !m || credentials === undefined) return null;
+  return `${m[1]}${credentials}@${masked.slice(m[0].length)}`;
 }
 
 /**

@@ -171,7 +171,7 @@ describe('broker destinations', () => {
     assert.match(detail.body.delivery.attempts[0].response_body, /^broker_ack \d+-\d+$/);
   });
 
-  test('a password is sealed: **** in the view, kept when given back so, and refused when not the current one', async () => {
+  test('a password is sealed: **** in the view, kept when given back so for the same server, refused for another', async () => {
     const ins = await h.createInstance();
     const url = 'amqp://guest:s3cret-pass@127.0.0.1/?exchange=x&routing_key=k';
     const created = await h.request('POST', `/instances/${ins}/webhooks`, {
@@ -186,11 +186,17 @@ describe('broker destinations', () => {
       body: { destination_url: shown, events: ['message', 'message.ack'] },
     });
     assert.equal(kept.status, 200, JSON.stringify(kept.body));
-    const other = await h.request('PATCH', `/instances/${ins}/webhooks/${id}`, {
+    const moved = await h.request('PATCH', `/instances/${ins}/webhooks/${id}`, {
       body: { destination_url: 'amqp://guest:****@127.0.0.1/?exchange=y&routing_key=k', events: ['message'] },
     });
-    assert.equal(other.status, 400);
+    assert.equal(moved.status, 200, 'another exchange on the same server keeps the password');
+    assert.equal(moved.body.webhook.destination_url, 'amqp://guest:****@127.0.0.1/?exchange=y&routing_key=k');
+    const other = await h.request('PATCH', `/instances/${ins}/webhooks/${id}`, {
+      body: { destination_url: 'amqp://guest:****@127.0.0.2/?exchange=y&routing_key=k', events: ['message'] },
+    });
+    assert.equal(other.status, 400, 'another host does not get the password');
     assert.equal(other.body.error.details[0].field, 'destination_url');
+    assert.match(other.body.error.details[0].message, /same server and user/);
     assert.equal(
       JSON.stringify(await h.request('GET', `/instances/${ins}/webhooks`)).includes('s3cret'),
       false,

@@ -12,6 +12,7 @@ import {
   isBrokerUrlProblem,
   maskPassword,
   parseBrokerUrl,
+  restorePassword,
 } from '../../../src/domain/broker-url.ts';
 
 function target(raw: string): BrokerTarget {
@@ -184,6 +185,41 @@ test('maskPassword hides the password, keeps the user and everything else', () =
     'amqp://u:****@h:99999/',
     'even when it does not parse',
   );
+});
+
+test('restorePassword puts the password back behind **** for the same server and user only', () => {
+  const original = 'amqp://guest:p%40ss@rabbit.example.com/?routing_key=jobs';
+  assert.equal(
+    restorePassword('amqp://guest:****@rabbit.example.com:5672/prod?exchange=x&routing_key=k', original),
+    'amqp://guest:p%40ss@rabbit.example.com:5672/prod?exchange=x&routing_key=k',
+    'vhost, exchange and routing key may change; the default port written out is the same port',
+  );
+  assert.equal(
+    restorePassword('nats://****@h/b.c', 'nats://tok3n@h/a.b'),
+    'nats://tok3n@h/b.c',
+    'a NATS token is kept like a password',
+  );
+  assert.equal(
+    restorePassword('redis://:****@h/1?stream=t&maxlen=10', 'redis://:s3cret@h/0?stream=s'),
+    'redis://:s3cret@h/1?stream=t&maxlen=10',
+  );
+  for (const elsewhere of [
+    'amqp://guest:****@evil.example.com/?routing_key=jobs',
+    'amqp://guest:****@rabbit.example.com:5673/?routing_key=jobs',
+    'amqps://guest:****@rabbit.example.com/?routing_key=jobs',
+    'amqp://admin:****@rabbit.example.com/?routing_key=jobs',
+  ])
+    assert.equal(restorePassword(elsewhere, original), null, `${elsewhere} names another server or user`);
+  assert.equal(
+    restorePassword('redis://:****@h/0?stream=s', 'redis://h/0?stream=s'),
+    null,
+    'no password to keep',
+  );
+});
+
+test('an IPv6 host in brackets may leave out its port', () => {
+  const t = target('redis://[::1]/0?stream=s');
+  assert.ok(t.host === '::1' && t.port === 6379);
 });
 
 test('destinations share a connection when scheme, credentials, host, port and vhost/db are the same', () => {

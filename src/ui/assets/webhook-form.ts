@@ -1,11 +1,12 @@
 /**
  * Add or edit a webhook. An edit is a PATCH that replaces the whole configuration, so the form always shows and
- * sends every part of it: the destination, the events, ignore_status, Standard Webhooks, the ordering per chat,
- * the filter, the headers and the rate limit.
+ * sends every part of it: the destination (field by field, destination-fields.ts), the events, ignore_status,
+ * Standard Webhooks, the ordering per chat, the filter, the headers and the rate limit.
  * The signing secret is an explicit choice (secret-fieldset.ts); a rotation is saved after the configuration, by
  * its own call, and shows what it did.
  */
 import { ApiError, api, type Webhook } from './api.ts';
+import { destinationFields } from './destination-fields.ts';
 import { openDialog } from './dialog.ts';
 import { h, uid } from './dom.ts';
 import { eventPicker } from './event-picker.ts';
@@ -16,17 +17,7 @@ import { secretFieldset } from './secret-fieldset.ts';
 import { webhookLimits } from './webhook-limits.ts';
 
 export function openWebhookForm(instanceId: string, current: Webhook | null, onSaved: () => void): void {
-  const urlId = uid('url');
-  const url = h('input', {
-    id: urlId,
-    name: 'destination_url',
-    type: 'text',
-    inputmode: 'url',
-    autocomplete: 'off',
-    spellcheck: 'false',
-    placeholder: 'https://example.com/webhooks/herald',
-    value: current?.destination_url ?? '',
-  });
+  const destination = destinationFields(current?.destination_url ?? null);
   const events = eventPicker(current?.events ?? ['message']);
   const secret = secretFieldset(current);
   const limits = webhookLimits(current?.filter ?? null, current?.rate_limit ?? null);
@@ -59,10 +50,12 @@ export function openWebhookForm(instanceId: string, current: Webhook | null, onS
     h('div', { class: 'field', 'data-field': 'headers' }, headers.el),
     limits.rateField,
   );
-  /** Shows each error at its field, opening the section that holds it. */
+  /** Shows each error at its field, opening the section that holds it; a broker URL's, at the part it names. */
   const show = (error: ApiError) => {
     if (error.details?.some((d) => /^(filter|headers|rate_limit)/.test(d.field))) more.open = true;
     showErrors(form, error);
+    const wrong = error.details?.find((d) => d.field === 'destination_url');
+    if (wrong) destination.mark(wrong.message);
   };
 
   const save = h('button', { type: 'submit', class: 'button primary' }, 'Save');
@@ -77,12 +70,7 @@ export function openWebhookForm(instanceId: string, current: Webhook | null, onS
         )
       : h('p', { class: 'help' }, 'A new webhook starts disabled: enable it when the receiver is ready.'),
     h('div', { class: 'form-error', role: 'alert' }),
-    h(
-      'div',
-      { class: 'field', 'data-field': 'destination_url' },
-      h('label', { for: urlId }, 'Destination URL'),
-      url,
-    ),
+    h('div', { class: 'field', 'data-field': 'destination_url' }, destination.el),
     h('div', { class: 'field', 'data-field': 'events' }, events.el),
     h('div', { class: 'field', 'data-field': 'client_sign_secret' }, secret.el),
     h(
@@ -157,7 +145,7 @@ export function openWebhookForm(instanceId: string, current: Webhook | null, onS
       return;
     }
     const body: Record<string, unknown> = {
-      destination_url: url.value.trim(),
+      destination_url: destination.value(),
       events: events.value(),
       ignore_status: ignore.checked,
       standard_webhooks: standard.checked,
@@ -195,5 +183,5 @@ export function openWebhookForm(instanceId: string, current: Webhook | null, onS
       save.disabled = false;
     }
   });
-  url.focus();
+  destination.focus();
 }

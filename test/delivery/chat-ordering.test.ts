@@ -1,8 +1,8 @@
 /**
  * Ordered delivery per chat (`ordering: "chat"`), property-style: many chats, a receiver that fails a random third of
  * the attempts and hangs on some, a short retry schedule. At the receiver, for every chat, no two requests overlap
- * and the first successful arrivals are in ingest order; a chat held up does not hold up the others; redelivery goes
- * after the chat's waiting deliveries. Run on SQLite and, in the second pass, PostgreSQL.
+ * and the first successful arrivals are in ingest order; a chat held up does not hold up the others; redelivery and
+ * bulk replay go after the chat's waiting deliveries. Run on SQLite and, in the second pass, PostgreSQL.
  */
 import assert from 'node:assert/strict';
 import { after, before, describe, type TestContext, test } from 'node:test';
@@ -162,6 +162,46 @@ describe('ordering: "chat"', () => {
     assert.deepEqual(successes, [second, third, first]);
     const hook = await h.request('GET', `/instances/${ins}/webhooks/${webhookId}`);
     assert.equal(hook.body.webhook.ordering, 'chat');
+  });
+
+  test('bulk replay puts the chat’s failed deliveries after its waiting ones, in their own order', async (t) => {
+    const { ins, receiver, webhookId } = await orderedHook(t);
+    const chat = chatId(3);
+    let release: (() => void) | null = null;
+    const held = new Promise<'ok'>((resolve) => {
+      release = () => resolve('ok');
+    });
+    // Two messages fail their six attempts each; the third's first request is held while the replay is asked for.
+    receiver.answer = (_c, _id, n) => (n < 12 ? 'fail' : n === 12 ? held : 'ok');
+    const failed = [
+      (await h.publish(ins, chatMessage(chat, 0))).body.event_id,
+      (await h.publish(ins, chatMessage(chat, 1))).body.event_id,
+    ];
+    await eventually(
+      async () => ((await deliveries(ins, '&status=failed')).length === 2 ? true : undefined),
+      15_000,
+    );
+    const waiting = [
+      (await h.publish(ins, chatMessage(chat, 2))).body.event_id,
+      (await h.publish(ins, chatMessage(chat, 3))).body.event_id,
+    ];
+    await eventually(async () => (receiver.requests.length === 13 ? true : undefined));
+    const replay = await h.request('POST', `/instances/${ins}/deliveries/redeliver`, {
+      body: { webhook_id: webhookId },
+    });
+    assert.equal(replay.status, 202, JSON.stringify(replay.body));
+    assert.equal(replay.body.redelivered, 2);
+    const queue = await deliveries(ins, `&status=pending&chat=${encodeURIComponent(chat)}`);
+    assert.equal(queue.length, 4);
+    assert.equal(
+      queue.filter((d) => failed.includes(d.event_id) && d.waiting_for !== null).length,
+      2,
+      'the replayed ones wait for the chat’s head',
+    );
+    (release as unknown as () => void)();
+    await settled(ins);
+    const successes = receiver.requests.filter((r) => r.ok).map((r) => r.event_id);
+    assert.deepEqual(successes, [...waiting, ...failed]);
   });
 
   test('back to "none": the waiting deliveries are released at once', async (t) => {

@@ -58,17 +58,18 @@ export const redeliveryReset = (due: string, place: string): string =>
 /**
  * Ordered delivery per chat (a webhook with ordering "chat"): a chat's queue is its pending deliveries to the webhook,
  * in their place, and only its head is ever due; the others wait with no due time, so that no claim passes over
- * them. A delivery's place is its seq, unless a redelivery moved it behind those waiting (queue_seq).
+ * them. A delivery's place is its seq, unless a redelivery moved it behind those waiting (queue_seq): the
+ * deliveries_chat_queue index is on (webhook_id, chat, COALESCE(queue_seq, seq)) of the pending ones.
  */
-export const QUEUE_PLACE = 'COALESCE(queue_seq, seq)';
 
 /**
- * A chat's head, its `key` column: one step of the deliveries_chat_queue index. `w`, `c`: the dialect's placeholders.
- * The key must be one the dialect finds a row by (SQLite's seq is the rowid; PostgreSQL's is not indexed alone).
+ * A chat's head, its `key` column: one step of the deliveries_chat_queue index. `w`, `c`: the dialect's placeholders,
+ * or the columns of an outer row (the head's own table is `h`). The key must be one the dialect finds a row by
+ * (SQLite's seq is the rowid; PostgreSQL's is not indexed alone).
  */
 export const CHAT_HEAD = (w: string, c: string, key: 'seq' | 'delivery_id' = 'seq'): string =>
-  `SELECT ${key} FROM deliveries WHERE webhook_id = ${w} AND chat = ${c} AND status = 'pending'
-   ORDER BY ${QUEUE_PLACE} LIMIT 1`;
+  `SELECT h.${key} FROM deliveries h WHERE h.webhook_id = ${w} AND h.chat = ${c} AND h.status = 'pending'
+   ORDER BY COALESCE(h.queue_seq, h.seq) LIMIT 1`;
 
 /**
  * Makes a chat's head due at `now`, unless it already has a due time (in flight, or waiting for its retry) or waits
@@ -80,15 +81,14 @@ export const PROMOTE_HEAD = (now: string, w: string, c: string): string =>
      AND NOT ${waitsForMedia('deliveries')}`;
 
 /**
- * The delivery a waiting one (a row of `d`) waits for: its chat's head, as a column of the log's views; null for
- * any other (the head itself included: toDelivery drops it).
+ * The delivery a waiting one (a row of `d`) waits for: its chat's head, as a column of SQLite's log views (PostgreSQL
+ * looks the page's heads up in one planned step, postgres/chat-queues.ts); null for any other (the head itself
+ * included: toDelivery drops it).
  */
 export const waitingFor = (
   d: string,
 ): string => `CASE WHEN ${d}.status = 'pending' AND ${d}.next_attempt_at IS NULL
-  AND ${inChatQueue(d)} THEN (SELECT h.delivery_id FROM deliveries h
-    WHERE h.webhook_id = ${d}.webhook_id AND h.chat = ${d}.chat AND h.status = 'pending'
-    ORDER BY COALESCE(h.queue_seq, h.seq) LIMIT 1) END AS waiting_for`;
+  AND ${inChatQueue(d)} THEN (${CHAT_HEAD(`${d}.webhook_id`, `${d}.chat`, 'delivery_id')}) END AS waiting_for`;
 
 /** A webhook no longer ordered (`w`): every delivery waiting in a chat's queue is due at `now`. */
 export const releaseWaiting = (

@@ -3,7 +3,7 @@
 import type { Row } from 'postgres';
 import { redeliveryConflict } from '../../domain/store-rules.ts';
 import type { DeliveryLog } from '../ports.ts';
-import { promoteHeads } from '../postgres/chat-queues.ts';
+import { promoteHeads, withWaitingFor } from '../postgres/chat-queues.ts';
 import type { PostgresDatabase, Tx } from '../postgres/database.ts';
 import type {
   DeliveryDetail,
@@ -13,7 +13,7 @@ import type {
   RedeliverResult,
 } from '../records.ts';
 import { toAttempt, toDelivery } from '../rows.ts';
-import { IN_CHAT_QUEUE, NOT_OPERATOR, redeliveryReset, waitingFor } from '../rules.ts';
+import { IN_CHAT_QUEUE, NOT_OPERATOR, redeliveryReset } from '../rules.ts';
 
 export class PostgresDeliveryLog implements DeliveryLog {
   readonly #db: PostgresDatabase;
@@ -22,12 +22,13 @@ export class PostgresDeliveryLog implements DeliveryLog {
     this.#db = db;
   }
 
+  /** A page, and what its waiting deliveries wait for, in one snapshot. */
   async listDeliveries(instanceId: string, f: DeliveryFilter) {
-    const sql = this.#db.sql;
     const cursor = f.cursor === undefined ? null : Number(f.cursor);
-    // A null filter value matches everything: one statement text for every combination of filters.
-    const rows = await sql<Row[]>`
-      SELECT *, ${sql.unsafe(waitingFor('deliveries'))} FROM deliveries
+    const rows = (await this.#db.sql.begin('ISOLATION LEVEL REPEATABLE READ READ ONLY', async (sql) => {
+      // A null filter value matches everything: one statement text for every combination of filters.
+      const found = await sql<Row[]>`
+      SELECT * FROM deliveries
       WHERE instance_id = ${instanceId}
         AND (${f.status ?? null}::text IS NULL OR status = ${f.status ?? null}::text)
         AND (${f.webhook_id ?? null}::text IS NULL OR webhook_id = ${f.webhook_id ?? null}::text)
@@ -39,6 +40,8 @@ export class PostgresDeliveryLog implements DeliveryLog {
         AND (${cursor}::bigint IS NULL OR seq < ${cursor}::bigint)
         AND (${f.operator ?? false}::boolean OR ${sql.unsafe(NOT_OPERATOR())})
       ORDER BY seq DESC LIMIT ${f.limit + 1}::integer`;
+      return withWaitingFor(sql, found);
+    })) as Row[];
     const page = rows.slice(0, f.limit);
     const next_cursor = rows.length > f.limit ? String(page[page.length - 1].seq) : null;
     return { deliveries: page.map(toDelivery), next_cursor };
@@ -52,11 +55,12 @@ export class PostgresDeliveryLog implements DeliveryLog {
   ): Promise<DeliveryDetail | null> {
     return this.#db.sql.begin('ISOLATION LEVEL REPEATABLE READ READ ONLY', async (sql) => {
       const [row] = await sql<Row[]>`
-        SELECT d.*, e.body, e.media_failure, ${sql.unsafe(waitingFor('d'))}
+        SELECT d.*, e.body, e.media_failure
         FROM deliveries d JOIN events e ON e.event_id = d.event_id
         WHERE d.instance_id = ${instanceId} AND d.delivery_id = ${deliveryId}
           AND (${operator}::boolean OR ${sql.unsafe(NOT_OPERATOR('d.'))})`;
       if (!row) return null;
+      await withWaitingFor(sql, [row]);
       const attempts = await sql<Row[]>`
         SELECT * FROM attempts WHERE delivery_id = ${deliveryId} ORDER BY attempt, started_at`;
       return {
@@ -85,8 +89,10 @@ export class PostgresDeliveryLog implements DeliveryLog {
       if (conflict) return { ok: false, conflict };
       await restart(sql, 'delivery_id = $2', [deliveryId], now);
       await this.#db.notifyWork(sql);
-      const [updated] = await sql<Row[]>`
-        SELECT *, ${sql.unsafe(waitingFor('deliveries'))} FROM deliveries WHERE delivery_id = ${deliveryId}`;
+      const [updated] = await withWaitingFor(
+        sql,
+        await sql<Row[]>`SELECT * FROM deliveries WHERE delivery_id = ${deliveryId}`,
+      );
       return { ok: true, delivery: toDelivery(updated) };
     });
   }

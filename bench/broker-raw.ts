@@ -110,7 +110,12 @@ async function open(
     };
   }
   if (where.kind === 'nats') {
-    const nc = await connect({ servers: `${BROKER_HOST}:${BROKER_PORT.nats}`, name: 'herald-bench-raw' });
+    // Configured as Herald configures the library (src/net/brokers/nats.ts): no async traces.
+    const nc = await connect({
+      servers: `${BROKER_HOST}:${BROKER_PORT.nats}`,
+      name: 'herald-bench-raw',
+      noAsyncTraces: true,
+    });
     const js = jetstream(nc);
     return {
       send: (m) => {

@@ -93,6 +93,9 @@ export class NatsPublisher implements BrokerPublisher {
       ignoreClusterUpdates: true,
       pingInterval: 20_000,
       maxPingOut: 2,
+      // The client otherwise builds two errors with stack traces for every publish, in case it times out: a quarter
+      // of the delivery thread's time in a NATS burst (BENCHMARKS.md). Herald's failure words never use them.
+      noAsyncTraces: true,
     });
     link = { nc, js: jetstream(nc), down: null, attempts: 0, inflight: new Set() };
     const current = link;

@@ -28,18 +28,18 @@ export class PostgresDeliveryLog implements DeliveryLog {
     const rows = (await this.#db.sql.begin('ISOLATION LEVEL REPEATABLE READ READ ONLY', async (sql) => {
       // A null filter value matches everything: one statement text for every combination of filters.
       const found = await sql<Row[]>`
-      SELECT * FROM deliveries
-      WHERE instance_id = ${instanceId}
-        AND (${f.status ?? null}::text IS NULL OR status = ${f.status ?? null}::text)
-        AND (${f.webhook_id ?? null}::text IS NULL OR webhook_id = ${f.webhook_id ?? null}::text)
-        AND (${f.event ?? null}::text IS NULL OR event = ${f.event ?? null}::text)
-        AND (${f.event_id ?? null}::text IS NULL OR event_id = ${f.event_id ?? null}::text)
-        AND (${f.chat ?? null}::text IS NULL OR chat = ${f.chat ?? null}::text)
-        AND (${f.since ?? null}::bigint IS NULL OR created_at >= ${f.since ?? null}::bigint)
-        AND (${f.until ?? null}::bigint IS NULL OR created_at < ${f.until ?? null}::bigint)
-        AND (${cursor}::bigint IS NULL OR seq < ${cursor}::bigint)
-        AND (${f.operator ?? false}::boolean OR ${sql.unsafe(NOT_OPERATOR())})
-      ORDER BY seq DESC LIMIT ${f.limit + 1}::integer`;
+        SELECT * FROM deliveries
+        WHERE instance_id = ${instanceId}
+          AND (${f.status ?? null}::text IS NULL OR status = ${f.status ?? null}::text)
+          AND (${f.webhook_id ?? null}::text IS NULL OR webhook_id = ${f.webhook_id ?? null}::text)
+          AND (${f.event ?? null}::text IS NULL OR event = ${f.event ?? null}::text)
+          AND (${f.event_id ?? null}::text IS NULL OR event_id = ${f.event_id ?? null}::text)
+          AND (${f.chat ?? null}::text IS NULL OR chat = ${f.chat ?? null}::text)
+          AND (${f.since ?? null}::bigint IS NULL OR created_at >= ${f.since ?? null}::bigint)
+          AND (${f.until ?? null}::bigint IS NULL OR created_at < ${f.until ?? null}::bigint)
+          AND (${cursor}::bigint IS NULL OR seq < ${cursor}::bigint)
+          AND (${f.operator ?? false}::boolean OR ${sql.unsafe(NOT_OPERATOR())})
+        ORDER BY seq DESC LIMIT ${f.limit + 1}::integer`;
       return withWaitingFor(sql, found);
     })) as Row[];
     const page = rows.slice(0, f.limit);

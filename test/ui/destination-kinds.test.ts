@@ -1,10 +1,10 @@
 /**
  * The webhook form's destination kinds, in real Chromium at desktop width and at 390 px, against the machine's real
- * Redis and RabbitMQ: a Redis stream entered part by part is stored as its URL and Send test lands in the stream; a
- * RabbitMQ destination with a password reopens as its parts with the password shown as ****, is refused at the
- * password when moved to another host, and moved to another queue of the same server publishes there with that
- * password; a missing part is refused with the API's words next to it, and switching kind keeps what was typed in
- * each.
+ * Redis, NATS and RabbitMQ: a Redis stream and a NATS subject entered part by part are stored as their URLs and Send
+ * test lands in the stream; a RabbitMQ destination with a password reopens as its parts with the password shown as
+ * ****, is refused at the password when moved to another host, and moved to another queue of the same server
+ * publishes there with that password; a missing part is refused with the API's words next to it, and switching kind
+ * keeps what was typed in each.
  */
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
@@ -145,6 +145,29 @@ for (const width of [1280, 390]) {
       await card.getByRole('button', { name: 'Enable' }).waitFor();
     });
 
+    it('a NATS JetStream subject entered part by part is stored as its URL, and Send test lands in the stream', async () => {
+      const d = await brokers.destination('nats');
+      const subject = decodeURIComponent(new URL(d.url()).pathname.slice(1));
+      await page.getByRole('button', { name: 'Add webhook' }).click();
+      const dialog = page.getByRole('dialog', { name: 'Add webhook' });
+      await dialog.getByRole('radio', { name: 'NATS JetStream subject' }).check();
+      assert.equal(await field(dialog, 'Port').getAttribute('placeholder'), '4222');
+      await field(dialog, 'Host').fill('127.0.0.1');
+      await field(dialog, 'Subject').fill(subject);
+      await dialog.getByText('One subject, no wildcards; a JetStream stream must capture it.').waitFor();
+      await dialog.getByRole('button', { name: 'Save' }).click();
+      await dialog.waitFor({ state: 'detached' });
+
+      const hook = (await webhooks()).find((w: any) => w.destination_url.startsWith('nats:'));
+      const url = `nats://127.0.0.1:4222/${subject}`;
+      assert.equal(hook.destination_url, url, 'the default port written out');
+      const card = page.getByRole('article', { name: `Webhook ${url}` });
+      await sendTestTo(card, d, hook.webhook_id);
+      await shot('04-nats-delivered');
+      await card.getByRole('button', { name: 'Disable' }).click();
+      await card.getByRole('button', { name: 'Enable' }).waitFor();
+    });
+
     it('a RabbitMQ destination reopens as its parts, password ****, kept for another queue of the same server', async () => {
       const d = await brokers.destination('amqp');
       const queue = partOf(d, 'routing_key');
@@ -187,7 +210,7 @@ for (const width of [1280, 390]) {
         routingKey: queue,
       });
       await edit.getByText(/\*\*\*\* keeps the saved password/).waitFor();
-      await shot('04-rabbitmq-edit');
+      await shot('05-rabbitmq-edit');
       await noSidewaysScroll();
       // **** stands for the saved password on the same server only: another host is refused, at the password.
       await field(edit, 'Host').fill('localhost');
@@ -208,7 +231,7 @@ for (const width of [1280, 390]) {
 
       // Published with the password kept: RabbitMQ takes guest's password only, so the test reaches the new queue.
       await sendTestTo(page.getByRole('article', { name: `Webhook ${movedUrl}` }), moved, hook.webhook_id);
-      await shot('05-rabbitmq-delivered');
+      await shot('06-rabbitmq-delivered');
     });
   });
 }

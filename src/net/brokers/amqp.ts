@@ -12,26 +12,22 @@
  */
 import { type AMQPError, Connection, type Publisher, type ReturnedMessage } from 'rabbitmq-client';
 import { type AmqpTarget, brokerAddressKey } from '../../domain/broker-url.ts';
-import { BackingOff, ConnectionPool, PoolClosed, type PoolOptions } from './connections.ts';
+import { BackingOff, ConnectionPool, PoolClosed } from './connections.ts';
 import {
   answerWithin,
   type BrokerAnswer,
   type BrokerMessage,
   type BrokerPublisher,
+  CONNECT_TIMEOUT_MS,
   ConnectionDown,
   delivered,
   failed,
   messageOf,
   nextTurn,
+  type PublisherOptions,
   socketWords,
   withDeadline,
 } from './publisher.ts';
-
-export interface AmqpOptions {
-  pool?: PoolOptions;
-  /** For the TCP connection and the AMQP handshake; default 10 s. */
-  connectTimeoutMs?: number;
-}
 
 interface Link {
   connection: Connection;
@@ -50,8 +46,8 @@ export class AmqpPublisher implements BrokerPublisher {
   readonly connections: ConnectionPool<AmqpTarget, Link>;
   readonly #connectTimeoutMs: number;
 
-  constructor(options: AmqpOptions = {}) {
-    this.#connectTimeoutMs = options.connectTimeoutMs ?? 10_000;
+  constructor(options: PublisherOptions = {}) {
+    this.#connectTimeoutMs = options.connectTimeoutMs ?? CONNECT_TIMEOUT_MS;
     this.connections = new ConnectionPool(
       { open: (t) => this.#open(t), close: (link) => closeLink(link) },
       options.pool,

@@ -14,7 +14,7 @@ export type { BrokerAnswer, BrokerMessage, BrokerPublisher } from './publisher.t
 export interface BrokerPublisherOptions {
   /** Close a broker connection no publish has used for this long; default 60 s. */
   idleMs?: number;
-  /** TCP connect plus the broker's handshake; default 10 s. */
+  /** TCP connect plus the broker's handshake; default 10 s (CONNECT_TIMEOUT_MS). */
   connectTimeoutMs?: number;
   /** Waits between (re)connection attempts; default 250 ms doubling up to 10 s. */
   backoff?: Backoff;

@@ -7,23 +7,19 @@
 import { type JetStreamClient, jetstream } from '@nats-io/jetstream';
 import { connect, headers, type NatsConnection } from '@nats-io/transport-node';
 import { brokerAddressKey, type NatsTarget } from '../../domain/broker-url.ts';
-import { BackingOff, backoffDelay, ConnectionPool, PoolClosed, type PoolOptions } from './connections.ts';
+import { BackingOff, backoffDelay, ConnectionPool, PoolClosed } from './connections.ts';
 import {
   answerWithin,
   type BrokerAnswer,
   type BrokerMessage,
   type BrokerPublisher,
+  CONNECT_TIMEOUT_MS,
   ConnectionDown,
   delivered,
   messageOf,
+  type PublisherOptions,
   socketWords,
 } from './publisher.ts';
-
-export interface NatsOptions {
-  pool?: PoolOptions;
-  /** For the TCP connection and the NATS handshake; default 10 s. */
-  connectTimeoutMs?: number;
-}
 
 interface Link {
   nc: NatsConnection;
@@ -46,8 +42,8 @@ export class NatsPublisher implements BrokerPublisher {
   readonly connections: ConnectionPool<NatsTarget, Link>;
   readonly #connectTimeoutMs: number;
 
-  constructor(options: NatsOptions = {}) {
-    this.#connectTimeoutMs = options.connectTimeoutMs ?? 10_000;
+  constructor(options: PublisherOptions = {}) {
+    this.#connectTimeoutMs = options.connectTimeoutMs ?? CONNECT_TIMEOUT_MS;
     this.connections = new ConnectionPool(
       { open: (t, lost) => this.#open(t, lost), close: (link) => link.nc.close().catch(() => {}) },
       options.pool,

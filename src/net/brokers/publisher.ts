@@ -5,6 +5,7 @@
  * retries. publish never throws, and no answer ever holds the destination's password.
  */
 import { type BrokerTarget, brokerAddress } from '../../domain/broker-url.ts';
+import type { PoolOptions } from './connections.ts';
 
 export interface BrokerMessage {
   event_id: string;
@@ -29,6 +30,14 @@ export interface BrokerPublisher {
   publish(target: BrokerTarget, message: BrokerMessage, timeoutMs: number): Promise<BrokerAnswer>;
   close(): Promise<void>;
 }
+
+/** How each publisher is made: its connections' pool, and how long opening one may take. */
+export interface PublisherOptions {
+  pool?: PoolOptions;
+  /** The TCP connection plus the broker's handshake (AUTH and SELECT on Redis); default CONNECT_TIMEOUT_MS. */
+  connectTimeoutMs?: number;
+}
+export const CONNECT_TIMEOUT_MS = 10_000;
 
 export const delivered = (answer: string): BrokerAnswer => ({ ok: true, answer });
 export const failed = (error: string): BrokerAnswer => ({ ok: false, error });

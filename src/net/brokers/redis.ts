@@ -6,24 +6,20 @@
  */
 import { createClient, type RedisClientType } from '@redis/client';
 import { brokerAddressKey, type RedisTarget } from '../../domain/broker-url.ts';
-import { BackingOff, backoffDelay, ConnectionPool, PoolClosed, type PoolOptions } from './connections.ts';
+import { BackingOff, backoffDelay, ConnectionPool, PoolClosed } from './connections.ts';
 import {
   answerWithin,
   type BrokerAnswer,
   type BrokerMessage,
   type BrokerPublisher,
+  CONNECT_TIMEOUT_MS,
   ConnectionDown,
   delivered,
   messageOf,
+  type PublisherOptions,
   socketWords,
   withDeadline,
 } from './publisher.ts';
-
-export interface RedisOptions {
-  pool?: PoolOptions;
-  /** For the TCP connection and the handshake (AUTH, SELECT); default 10 s. */
-  connectTimeoutMs?: number;
-}
 
 // RESP2: stream replies as plain objects, and servers older than 6 (no HELLO) work too.
 type Client = RedisClientType<Record<string, never>, Record<string, never>, Record<string, never>, 2>;
@@ -47,8 +43,8 @@ export class RedisPublisher implements BrokerPublisher {
   readonly connections: ConnectionPool<RedisTarget, Link>;
   readonly #connectTimeoutMs: number;
 
-  constructor(options: RedisOptions = {}) {
-    this.#connectTimeoutMs = options.connectTimeoutMs ?? 10_000;
+  constructor(options: PublisherOptions = {}) {
+    this.#connectTimeoutMs = options.connectTimeoutMs ?? CONNECT_TIMEOUT_MS;
     this.connections = new ConnectionPool(
       { open: (t, lost) => this.#open(t, lost), close: (link) => closeLink(link) },
       options.pool,

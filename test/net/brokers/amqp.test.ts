@@ -10,7 +10,15 @@ import { type AsyncMessage, Connection } from 'rabbitmq-client';
 import { type AmqpTarget, isBrokerUrlProblem, parseBrokerUrl } from '../../../src/domain/broker-url.ts';
 import { AmqpPublisher } from '../../../src/net/brokers/amqp.ts';
 import { TcpProxy } from '../../support/tcp-proxy.ts';
-import { eventually, freePort, message, publishThroughCuts, suffix, TIMEOUT } from './support.ts';
+import {
+  eventually,
+  freePort,
+  message,
+  oneConnectionPerAddress,
+  publishThroughCuts,
+  suffix,
+  TIMEOUT,
+} from './support.ts';
 
 const RUN = suffix();
 const BACKOFF = { firstMs: 50, maxMs: 500 };
@@ -223,19 +231,7 @@ test('many publishes share one connection per address; an idle one is closed and
   try {
     const ta = target(`amqp://guest:guest@127.0.0.1/?exchange=${a.exchange}&routing_key=k`);
     const tb = target(`amqp://guest:guest@127.0.0.1:5672/%2F?exchange=${b.exchange}&routing_key=k`);
-    const answers = await Promise.all(
-      Array.from({ length: 100 }, (_, i) => pub.publish(i % 2 ? ta : tb, message(), 5_000)),
-    );
-    assert.ok(answers.every((x) => x.ok));
-    assert.equal(pub.connections.opened, 1);
-    assert.equal(pub.connections.size, 1);
-    await eventually(
-      () => (pub.connections.size === 0 ? true : undefined),
-      5_000,
-      'the idle connection to close',
-    );
-    assert.equal((await pub.publish(ta, message(), 5_000)).ok, true);
-    assert.equal(pub.connections.opened, 2);
+    await oneConnectionPerAddress(pub, ta, tb);
     assert.equal((await consume(a.queue, 51)).length, 51);
   } finally {
     await pub.close();

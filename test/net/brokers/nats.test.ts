@@ -15,6 +15,7 @@ import {
   eventually,
   freePort,
   message,
+  oneConnectionPerAddress,
   PrivateServer,
   publishThroughCuts,
   suffix,
@@ -182,19 +183,7 @@ test('many publishes share one connection per address; an idle one is closed and
   try {
     const a = target(`nats://127.0.0.1/${s.subjects}.a`);
     const b = target(`nats://127.0.0.1:4222/${s.subjects}.b`);
-    const answers = await Promise.all(
-      Array.from({ length: 100 }, (_, i) => pub.publish(i % 2 ? a : b, message(), 5_000)),
-    );
-    assert.ok(answers.every((x) => x.ok));
-    assert.equal(pub.connections.opened, 1);
-    assert.equal(pub.connections.size, 1);
-    await eventually(
-      () => (pub.connections.size === 0 ? true : undefined),
-      5_000,
-      'the idle connection to close',
-    );
-    assert.equal((await pub.publish(a, message(), 5_000)).ok, true);
-    assert.equal(pub.connections.opened, 2);
+    await oneConnectionPerAddress(pub, a, b);
     assert.equal((await jsm.streams.info(s.name)).state.messages, 101);
   } finally {
     await pub.close();

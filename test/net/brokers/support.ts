@@ -1,6 +1,7 @@
 /**
- * Shared by the broker tests: unique names per run, a message, waiting for a condition with a deadline, and private
- * broker servers (nats-server, redis-server) on a free port for tests that need to restart one or set a password.
+ * Shared by the broker tests: unique names per run, a message, waiting for a condition with a deadline, the cuts and
+ * the connection sharing every publisher must pass, and private broker servers (nats-server, redis-server) on a free
+ * port for tests that need to restart one or set a password.
  * The machine's shared brokers are never stopped: only the processes started here, by their PID.
  */
 
@@ -12,6 +13,8 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { createServer, Socket } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import type { BrokerTarget } from '../../../src/domain/broker-url.ts';
+import type { ConnectionPool } from '../../../src/net/brokers/connections.ts';
 import type { BrokerAnswer, BrokerMessage } from '../../../src/net/brokers/publisher.ts';
 import type { TcpProxy } from '../../support/tcp-proxy.ts';
 
@@ -204,4 +207,32 @@ export async function publishThroughCuts(
   const kinds = [...new Set(errors.map((e) => e.replace(/\d+/g, 'N')))];
   const summary = `500 messages through 2 cuts in ${elapsed} ms, ${attempts} attempts (slowest ${Math.round(slowest)} ms), failures: ${kinds.join(' | ')}`;
   return { acked, errors, summary };
+}
+
+/**
+ * Two targets at one broker address, written differently (default port left out in one), through a publisher whose
+ * pool closes a connection idle for 300 ms: 100 publishes at once share one connection; it closes once idle; the
+ * next publish (to `a`) opens a second.
+ */
+export async function oneConnectionPerAddress<T extends BrokerTarget>(
+  pub: {
+    publish(t: T, m: BrokerMessage, timeoutMs: number): Promise<BrokerAnswer>;
+    connections: ConnectionPool<T, unknown>;
+  },
+  a: T,
+  b: T,
+): Promise<void> {
+  const answers = await Promise.all(
+    Array.from({ length: 100 }, (_, i) => pub.publish(i % 2 ? a : b, message(), 5_000)),
+  );
+  assert.ok(answers.every((x) => x.ok));
+  assert.equal(pub.connections.opened, 1);
+  assert.equal(pub.connections.size, 1);
+  await eventually(
+    () => (pub.connections.size === 0 ? true : undefined),
+    5_000,
+    'the idle connection to close',
+  );
+  assert.equal((await pub.publish(a, message(), 5_000)).ok, true);
+  assert.equal(pub.connections.opened, 2);
 }

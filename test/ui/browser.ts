@@ -1,10 +1,12 @@
 /**
  * Real Chromium for the session page tests: Debian's /usr/bin/chromium driven by playwright-core (never a
- * downloaded browser). Missing Chromium fails the run in CI (CI=true) and skips with a message elsewhere.
+ * downloaded browser). Missing Chromium fails the run in CI (CI=true) and skips with a message elsewhere. Also
+ * what the page tests ask of any page: one at a width (a phone's below 500 px), a control's error, no sideways scroll.
  */
+import assert from 'node:assert/strict';
 import { existsSync, mkdirSync } from 'node:fs';
 import { join, resolve } from 'node:path';
-import { type Browser, chromium, type Page } from 'playwright-core';
+import { type Browser, type BrowserContextOptions, chromium, type Locator, type Page } from 'playwright-core';
 
 export const CHROMIUM = process.env.CHROMIUM_PATH ?? '/usr/bin/chromium';
 const SCREENSHOTS = resolve(import.meta.dirname, '../../test-output/screenshots');
@@ -46,4 +48,35 @@ export async function signIn(page: Page, baseUrl: string, key: string, path = '/
   await page.getByLabel('API key').fill(key);
   await page.getByLabel('API key').press('Enter');
   await page.getByRole('button', { name: 'Sign out' }).waitFor();
+}
+
+/** A page `width` px wide (900 high), touch and mobile below 500 px, waiting up to 20 s for what it is asked. */
+export async function openPage(
+  browser: Browser,
+  width: number,
+  options: BrowserContextOptions = {},
+): Promise<Page> {
+  const page = await browser.newPage({
+    viewport: { width, height: 900 },
+    isMobile: width < 500,
+    hasTouch: width < 500,
+    ...options,
+  });
+  page.setDefaultTimeout(20_000);
+  return page;
+}
+
+/** The text of the error a control points at with aria-describedby (waits for it). */
+export async function errorOf(control: Locator): Promise<string> {
+  await control.locator('xpath=self::*[contains(@aria-describedby, "err-")]').waitFor();
+  const ids = (await control.getAttribute('aria-describedby')) ?? '';
+  const id = ids.split(' ').find((x) => x.startsWith('err-'));
+  assert.ok(id, `no error described for the control (aria-describedby="${ids}")`);
+  return control.page().locator(`#${id}`).innerText();
+}
+
+/** The page is no wider than the screen. */
+export async function assertNoSidewaysScroll(page: Page): Promise<void> {
+  const overflow = await page.evaluate(() => document.documentElement.scrollWidth - window.innerWidth);
+  assert.ok(overflow <= 0, `page is ${overflow}px wider than the screen`);
 }

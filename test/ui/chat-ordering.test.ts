@@ -7,10 +7,18 @@
  */
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
-import type { Browser, Locator, Page } from 'playwright-core';
+import type { Browser, Page } from 'playwright-core';
 import { ADMIN_KEY, startTestHerald, type TestHerald } from '../support/herald.ts';
 import { TestReceiver } from '../support/receiver.ts';
-import { launch, missingChromium, screenshot, signIn } from './browser.ts';
+import {
+  assertNoSidewaysScroll,
+  errorOf,
+  launch,
+  missingChromium,
+  openPage,
+  screenshot,
+  signIn,
+} from './browser.ts';
 
 const CHAT = '4917000000001@c.us';
 const OTHER = '4917000000002@c.us';
@@ -44,12 +52,7 @@ for (const width of [1280, 390]) {
         req.body?.payload?.from === CHAT ? held.then(() => ({ status: 200 })) : { status: 200 };
       browser = await launch();
       ins = await h.createInstance('Support line');
-      page = await browser.newPage({
-        viewport: { width, height: 900 },
-        isMobile: width < 500,
-        hasTouch: width < 500,
-      });
-      page.setDefaultTimeout(20_000);
+      page = await openPage(browser, width);
       await signIn(page, h.url, ADMIN_KEY, `/ui/instances/${ins}`);
     });
     after(async () => {
@@ -67,17 +70,7 @@ for (const width of [1280, 390]) {
     const chatDeliveries = async () =>
       (await h.request('GET', `/instances/${ins}/deliveries?chat=${encodeURIComponent(CHAT)}`)).body
         .deliveries as { delivery_id: string; event_id: string; waiting_for: string | null }[];
-    async function errorOf(control: Locator): Promise<string> {
-      await control.locator('xpath=self::*[contains(@aria-describedby, "err-")]').waitFor();
-      const id = ((await control.getAttribute('aria-describedby')) ?? '')
-        .split(' ')
-        .find((x) => x.startsWith('err-'));
-      return page.locator(`#${id}`).innerText();
-    }
-    const noSidewaysScroll = async () => {
-      const overflow = await page.evaluate(() => document.documentElement.scrollWidth - window.innerWidth);
-      assert.ok(overflow <= 0, `page is ${overflow}px wider than the screen`);
-    };
+    const noSidewaysScroll = () => assertNoSidewaysScroll(page);
     /** Waits until the log shows exactly these deliveries, in this order. */
     async function logShows(ids: string[]): Promise<void> {
       await page.waitForFunction(

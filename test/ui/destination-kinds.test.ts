@@ -11,7 +11,15 @@ import { after, before, describe, it } from 'node:test';
 import type { Browser, Locator, Page } from 'playwright-core';
 import { BrokerClients, type Destination } from '../support/broker-consumers.ts';
 import { ADMIN_KEY, eventually, startTestHerald, type TestHerald } from '../support/herald.ts';
-import { launch, missingChromium, screenshot, signIn } from './browser.ts';
+import {
+  assertNoSidewaysScroll,
+  errorOf,
+  launch,
+  missingChromium,
+  openPage,
+  screenshot,
+  signIn,
+} from './browser.ts';
 
 /** The queue or stream of a destination the broker clients made, as its URL names it. */
 const partOf = (d: Destination, name: string) => new URL(d.url()).searchParams.get(name) ?? '';
@@ -32,12 +40,7 @@ for (const width of [1280, 390]) {
       brokers = await BrokerClients.connect();
       browser = await launch();
       ins = await h.createInstance('Support line');
-      page = await browser.newPage({
-        viewport: { width, height: 900 },
-        isMobile: width < 500,
-        hasTouch: width < 500,
-      });
-      page.setDefaultTimeout(20_000);
+      page = await openPage(browser, width);
       await signIn(page, h.url, ADMIN_KEY, `/ui/instances/${ins}`);
     });
     after(async () => {
@@ -48,18 +51,7 @@ for (const width of [1280, 390]) {
 
     const webhooks = async () => (await h.request('GET', `/instances/${ins}/webhooks`)).body.webhooks;
     const field = (dialog: Locator, label: string) => dialog.getByLabel(label, { exact: true });
-    /** The text of the error a control points at with aria-describedby. */
-    async function errorOf(control: Locator): Promise<string> {
-      await control.locator('xpath=self::*[contains(@aria-describedby, "err-")]').waitFor();
-      const id = ((await control.getAttribute('aria-describedby')) ?? '')
-        .split(' ')
-        .find((x) => x.startsWith('err-'));
-      return page.locator(`#${id}`).innerText();
-    }
-    const noSidewaysScroll = async () => {
-      const overflow = await page.evaluate(() => document.documentElement.scrollWidth - window.innerWidth);
-      assert.ok(overflow <= 0, `page is ${overflow}px wider than the screen`);
-    };
+    const noSidewaysScroll = () => assertNoSidewaysScroll(page);
     /** Enables the card's webhook, sends a test `message` and waits until `d` has read its event. */
     async function sendTestTo(card: Locator, d: Destination, webhookId: string): Promise<void> {
       await card.getByRole('button', { name: 'Enable' }).click();

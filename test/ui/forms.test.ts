@@ -6,7 +6,7 @@ import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import type { Browser, Page } from 'playwright-core';
 import { ADMIN_KEY, startTestHerald, type TestHerald } from '../support/herald.ts';
-import { launch, missingChromium, screenshot, signIn } from './browser.ts';
+import { errorOf, launch, missingChromium, screenshot, signIn } from './browser.ts';
 
 describe('session page: forms, errors and keyboard', { skip: missingChromium() ?? false }, () => {
   let h: TestHerald;
@@ -33,13 +33,6 @@ describe('session page: forms, errors and keyboard', { skip: missingChromium() ?
   }
 
   /** The error paragraph a control points at with aria-describedby, once the answer has put one there. */
-  async function errorOf(control: ReturnType<Page['getByLabel']>): Promise<string> {
-    await control.locator('xpath=self::*[contains(@aria-describedby, "err-")]').waitFor();
-    const ids = (await control.getAttribute('aria-describedby')) ?? '';
-    const id = ids.split(' ').find((x) => x.startsWith('err-'));
-    assert.ok(id, `no error described for the control (aria-describedby="${ids}")`);
-    return page.locator(`#${id}`).innerText();
-  }
 
   it('refuses an unknown key next to the key field, and keeps nothing', async () => {
     await freshPage();

@@ -12,7 +12,7 @@ import { after, before, describe, it } from 'node:test';
 import type { Browser, Frame, Page } from 'playwright-core';
 import { eventually, messagePayload, startTestHerald, type TestHerald } from '../support/herald.ts';
 import { TestReceiver } from '../support/receiver.ts';
-import { launch, missingChromium, screenshot } from './browser.ts';
+import { launch, missingChromium, openPage, screenshot } from './browser.ts';
 
 /** A page of another site that frames `?src=`, as a platform's dashboard would. */
 async function embeddingSite(): Promise<{ server: Server; port: number }> {
@@ -53,12 +53,7 @@ for (const width of [1280, 390]) {
         '--host-resolver-rules=MAP embed.test 127.0.0.1, MAP other.test 127.0.0.1',
         '--test-third-party-cookie-phaseout',
       ]);
-      page = await browser.newPage({
-        viewport: { width, height: 900 },
-        isMobile: width < 500,
-        hasTouch: width < 500,
-      });
-      page.setDefaultTimeout(20_000);
+      page = await openPage(browser, width);
     });
     after(async () => {
       await browser?.close();

@@ -16,7 +16,7 @@ import {
   type TestHerald,
 } from '../support/herald.ts';
 import { TestReceiver } from '../support/receiver.ts';
-import { launch, missingChromium, screenshot, signIn } from './browser.ts';
+import { assertNoSidewaysScroll, launch, missingChromium, openPage, screenshot, signIn } from './browser.ts';
 
 /** The first answer for rebind.test (when the webhook is saved) is public, every later one private. */
 let asked = 0;
@@ -51,13 +51,7 @@ for (const width of [1280, 390]) {
         events: ['message', 'message.ack'],
       });
       await h.createWebhook(ins, { destination_url: 'http://rebind.test/hook', events: ['session.status'] });
-      page = await browser.newPage({
-        viewport: { width, height: 900 },
-        isMobile: width < 500,
-        hasTouch: width < 500,
-        permissions: ['clipboard-read', 'clipboard-write'],
-      });
-      page.setDefaultTimeout(20_000);
+      page = await openPage(browser, width, { permissions: ['clipboard-read', 'clipboard-write'] });
       await signIn(page, h.url, ADMIN_KEY, `/ui/instances/${ins}`);
     });
     after(async () => {
@@ -69,10 +63,7 @@ for (const width of [1280, 390]) {
     const card = (url: string) =>
       page.getByRole('article', { name: `Webhook ${url.replace(/^https?:\/\//, '')}` });
     const row = (id: string) => page.locator(`li.delivery[data-delivery-id="${id}"]`);
-    const noSidewaysScroll = async () => {
-      const overflow = await page.evaluate(() => document.documentElement.scrollWidth - window.innerWidth);
-      assert.ok(overflow <= 0, `page is ${overflow}px wider than the screen`);
-    };
+    const noSidewaysScroll = () => assertNoSidewaysScroll(page);
 
     it('names the instance in the breadcrumb and the stories setting in words', async () => {
       const crumb = page.getByRole('navigation', { name: 'Breadcrumb' });

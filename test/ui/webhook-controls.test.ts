@@ -5,12 +5,20 @@
  */
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
-import type { Browser, Locator, Page } from 'playwright-core';
+import type { Browser, Page } from 'playwright-core';
 import { Webhook as StandardWebhook } from 'standardwebhooks';
 import { sign } from '../../src/domain/signature.ts';
 import { ADMIN_KEY, messagePayload, startTestHerald, type TestHerald } from '../support/herald.ts';
 import { TestReceiver } from '../support/receiver.ts';
-import { launch, missingChromium, screenshot, signIn } from './browser.ts';
+import {
+  assertNoSidewaysScroll,
+  errorOf,
+  launch,
+  missingChromium,
+  openPage,
+  screenshot,
+  signIn,
+} from './browser.ts';
 
 for (const width of [1280, 390]) {
   describe(`webhook controls on the session page at ${width} px`, {
@@ -28,12 +36,7 @@ for (const width of [1280, 390]) {
       receiver = await TestReceiver.start();
       browser = await launch();
       ins = await h.createInstance('Support line');
-      page = await browser.newPage({
-        viewport: { width, height: 900 },
-        isMobile: width < 500,
-        hasTouch: width < 500,
-      });
-      page.setDefaultTimeout(20_000);
+      page = await openPage(browser, width);
       await signIn(page, h.url, ADMIN_KEY, `/ui/instances/${ins}`);
     });
     after(async () => {
@@ -45,18 +48,7 @@ for (const width of [1280, 390]) {
     const card = () =>
       page.getByRole('article', { name: `Webhook ${receiver.url.replace(/^https?:\/\//, '')}` });
     const webhook = async () => (await h.request('GET', `/instances/${ins}/webhooks`)).body.webhooks[0];
-    /** The text of the error a control points at with aria-describedby. */
-    async function errorOf(control: Locator): Promise<string> {
-      await control.locator('xpath=self::*[contains(@aria-describedby, "err-")]').waitFor();
-      const id = ((await control.getAttribute('aria-describedby')) ?? '')
-        .split(' ')
-        .find((x) => x.startsWith('err-'));
-      return page.locator(`#${id}`).innerText();
-    }
-    const noSidewaysScroll = async () => {
-      const overflow = await page.evaluate(() => document.documentElement.scrollWidth - window.innerWidth);
-      assert.ok(overflow <= 0, `page is ${overflow}px wider than the screen`);
-    };
+    const noSidewaysScroll = () => assertNoSidewaysScroll(page);
 
     it('adds a webhook with a filter, a header and a rate limit, refusing each bad value at its field', async () => {
       await page.getByRole('button', { name: 'Add webhook' }).click();

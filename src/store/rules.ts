@@ -60,10 +60,8 @@ export const redeliveryReset = (due: string, place: string): string =>
  * in their place, and only its head is ever due; the others wait with no due time, so that no claim passes over
  * them. A delivery's place is its seq, unless a redelivery moved it behind those waiting (queue_seq): the
  * deliveries_chat_queue index is on (webhook_id, chat, COALESCE(queue_seq, seq)) of the pending ones.
- */
-
-/**
- * A chat's head, its `key` column: one step of the deliveries_chat_queue index. `w`, `c`: the dialect's placeholders,
+ *
+ * CHAT_HEAD is a chat's head, its `key` column: one step of that index. `w`, `c`: the dialect's placeholders,
  * or the columns of an outer row (the head's own table is `h`). The key must be one the dialect finds a row by
  * (SQLite's seq is the rowid; PostgreSQL's is not indexed alone).
  */
@@ -81,14 +79,18 @@ export const PROMOTE_HEAD = (now: string, w: string, c: string): string =>
      AND NOT ${waitsForMedia('deliveries')}`;
 
 /**
- * The delivery a waiting one (a row of `d`) waits for: its chat's head, as a column of SQLite's log views (PostgreSQL
- * looks the page's heads up in one planned step, postgres/chat-queues.ts); null for any other (the head itself
- * included: toDelivery drops it).
+ * Whether a delivery (a row of `d`) waits in its chat's queue: pending with no due time, its webhook ordered by
+ * chat. A head waiting for its media does too: its head is itself, which toDelivery drops.
  */
-export const waitingFor = (
-  d: string,
-): string => `CASE WHEN ${d}.status = 'pending' AND ${d}.next_attempt_at IS NULL
-  AND ${inChatQueue(d)} THEN (${CHAT_HEAD(`${d}.webhook_id`, `${d}.chat`, 'delivery_id')}) END AS waiting_for`;
+export const waitsInChatQueue = (d: string): string =>
+  `${d}.status = 'pending' AND ${d}.next_attempt_at IS NULL AND ${inChatQueue(d)}`;
+
+/**
+ * The delivery a waiting one (a row of `d`) waits for: its chat's head, as a column of SQLite's log views (PostgreSQL
+ * looks the page's heads up in one planned step, postgres/chat-queues.ts); null for any other.
+ */
+export const waitingFor = (d: string): string =>
+  `CASE WHEN ${waitsInChatQueue(d)} THEN (${CHAT_HEAD(`${d}.webhook_id`, `${d}.chat`, 'delivery_id')}) END AS waiting_for`;
 
 /** A webhook no longer ordered (`w`): every delivery waiting in a chat's queue is due at `now`. */
 export const releaseWaiting = (

@@ -3,7 +3,7 @@
 import type { Row } from 'postgres';
 import { redeliveryConflict } from '../../domain/store-rules.ts';
 import type { DeliveryLog } from '../ports.ts';
-import { promoteHeads, withWaitingFor } from '../postgres/chat-queues.ts';
+import { promoteHeads, WAITS, withWaitingFor } from '../postgres/chat-queues.ts';
 import type { PostgresDatabase, Tx } from '../postgres/database.ts';
 import type {
   DeliveryDetail,
@@ -28,7 +28,7 @@ export class PostgresDeliveryLog implements DeliveryLog {
     const rows = (await this.#db.sql.begin('ISOLATION LEVEL REPEATABLE READ READ ONLY', async (sql) => {
       // A null filter value matches everything: one statement text for every combination of filters.
       const found = await sql<Row[]>`
-        SELECT * FROM deliveries
+        SELECT *, ${sql.unsafe(WAITS('deliveries'))} FROM deliveries
         WHERE instance_id = ${instanceId}
           AND (${f.status ?? null}::text IS NULL OR status = ${f.status ?? null}::text)
           AND (${f.webhook_id ?? null}::text IS NULL OR webhook_id = ${f.webhook_id ?? null}::text)
@@ -55,7 +55,7 @@ export class PostgresDeliveryLog implements DeliveryLog {
   ): Promise<DeliveryDetail | null> {
     return this.#db.sql.begin('ISOLATION LEVEL REPEATABLE READ READ ONLY', async (sql) => {
       const [row] = await sql<Row[]>`
-        SELECT d.*, e.body, e.media_failure
+        SELECT d.*, e.body, e.media_failure, ${sql.unsafe(WAITS('d'))}
         FROM deliveries d JOIN events e ON e.event_id = d.event_id
         WHERE d.instance_id = ${instanceId} AND d.delivery_id = ${deliveryId}
           AND (${operator}::boolean OR ${sql.unsafe(NOT_OPERATOR('d.'))})`;
@@ -91,7 +91,9 @@ export class PostgresDeliveryLog implements DeliveryLog {
       await this.#db.notifyWork(sql);
       const [updated] = await withWaitingFor(
         sql,
-        await sql<Row[]>`SELECT * FROM deliveries WHERE delivery_id = ${deliveryId}`,
+        await sql<
+          Row[]
+        >`SELECT *, ${sql.unsafe(WAITS('deliveries'))} FROM deliveries WHERE delivery_id = ${deliveryId}`,
       );
       return { ok: true, delivery: toDelivery(updated) };
     });

@@ -11,7 +11,7 @@
  * A head is then found by its primary key: seq has no index of its own.
  */
 import type { Row } from 'postgres';
-import { CHAT_HEAD, inChatQueue, waitsForMedia } from '../rules.ts';
+import { CHAT_HEAD, waitsForMedia, waitsInChatQueue } from '../rules.ts';
 import type { Tx } from './database.ts';
 
 /** First key of the advisory locks of chats' queues (the second is a hash of the webhook and the chat). */
@@ -61,21 +61,18 @@ export async function promoteHeads(sql: Tx, chats: readonly Required<Chat>[]): P
   return promoted.count;
 }
 
+/** The log's column telling whether a row (of `d`) waits in its chat's queue, read by withWaitingFor. */
+export const WAITS = (d: string): string => `(${waitsInChatQueue(d)}) AS waits`;
+
 /**
- * Sets each log row's waiting_for: the head of its chat's queue when it waits in one (pending, no due time), else
- * null (rows.ts drops a head's own id). One lookup for the page, in the caller's transaction (for one snapshot).
+ * Sets each log row's waiting_for: the head of its chat's queue for the rows that wait in one (their WAITS column),
+ * else null (rows.ts drops a head's own id). One lookup for the page, in the caller's transaction (one snapshot).
  */
 export async function withWaitingFor(sql: Tx, rows: Row[]): Promise<Row[]> {
-  const waiting = rows.filter((r) => r.status === 'pending' && r.next_attempt_at === null && r.chat !== null);
+  const waiting = rows.filter((r) => r.waits) as unknown as Chat[];
   const found =
-    waiting.length === 0
-      ? []
-      : await withoutSorting(
-          sql,
-          () => sql<Row[]>`
-            SELECT h.* FROM (${heads(sql, waiting as unknown as Chat[])}) h WHERE ${sql.unsafe(inChatQueue('h'))}`,
-        );
+    waiting.length === 0 ? [] : await withoutSorting(sql, () => sql<Row[]>`${heads(sql, waiting)}`);
   const head = new Map(found.map((h) => [`${h.webhook_id} ${h.chat}`, h.delivery_id as string]));
-  for (const r of rows) r.waiting_for = head.get(`${r.webhook_id} ${r.chat}`) ?? null;
+  for (const r of rows) r.waiting_for = r.waits ? (head.get(`${r.webhook_id} ${r.chat}`) ?? null) : null;
   return rows;
 }

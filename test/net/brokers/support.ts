@@ -1,6 +1,6 @@
 /**
  * Shared by the broker tests: unique names per run, a message, waiting for a condition with a deadline, the cuts and
- * the connection sharing every publisher must pass, and private broker servers (nats-server, redis-server) on a free
+ * the connection sharing and the broker away that every publisher must pass, and private broker servers (nats-server, redis-server) on a free
  * port for tests that need to restart one or set a password.
  * The machine's shared brokers are never stopped: only the processes started here, by their PID.
  */
@@ -235,4 +235,24 @@ export async function oneConnectionPerAddress<T extends BrokerTarget>(
   );
   assert.equal((await pub.publish(a, message(), 5_000)).ok, true);
   assert.equal(pub.connections.opened, 2);
+}
+
+/**
+ * While the broker is away (its proxy refusing), publishes for 2.5 s, 100 ms apart, with a 1 s timeout: every attempt
+ * fails, each within 1.25 s. Returns the distinct errors, for the caller to check their words.
+ */
+export async function failingFastWhileAway(
+  publish: (m: BrokerMessage, timeoutMs: number) => Promise<BrokerAnswer>,
+): Promise<Set<string>> {
+  const awayFrom = performance.now();
+  const away = new Set<string>();
+  while (performance.now() - awayFrom < 2_500) {
+    const t0 = performance.now();
+    const answer = await publish(message(), 1_000);
+    assert.equal(answer.ok, false);
+    assert.ok(performance.now() - t0 < 1_250);
+    away.add((answer as { error: string }).error);
+    await new Promise((r) => setTimeout(r, 100));
+  }
+  return away;
 }

@@ -11,6 +11,8 @@ export interface Instance {
   phone: string | null;
   /** AES-GCM sealed key the engine signs its webhook with (X-Webhook-Hmac), or null when it signs nothing. */
   engine_hmac_sealed?: string | null;
+  /** Where this instance's engine media may be downloaded from, within ENGINE_MEDIA_PREFIXES; null: any of them. */
+  engine_media_prefix?: string | null;
   created_at: number;
 }
 

@@ -15,8 +15,12 @@ export interface ApiKey {
   key_id: string;
   instance_id: string;
   key_hash: string;
+  /** What the key may do: `manage` (its instance's webhooks, deliveries and events) or `publish` (events alone). */
+  scope: KeyScope;
   created_at: number;
 }
+
+export type KeyScope = 'manage' | 'publish';
 
 /**
  * A portal link: the session page of one instance for someone outside (a platform's customer), through a token of
@@ -27,6 +31,8 @@ export interface PortalLink {
   instance_id: string;
   token_hash: string;
   read_only: boolean;
+  /** The key it was made with; revoking that key revokes the link. Null when the admin made it. */
+  key_id: string | null;
   expires_at: number;
   created_at: number;
 }

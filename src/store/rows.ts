@@ -1,7 +1,7 @@
 /** Row ⇄ domain mapping shared by the adapters (booleans as 0/1 in SQLite and as booleans in PostgreSQL, lists as JSON text). */
 import { secretInGrace } from '../domain/store-rules.ts';
 import type { Attempt, AttemptTrigger, Delivery, Instance, Ordering, Webhook } from '../domain/types.ts';
-import type { ApiKey, ClaimedDelivery, PortalLink } from './records.ts';
+import type { ApiKey, ClaimedDelivery, KeyScope, PortalLink } from './records.ts';
 
 type Row = Record<string, unknown>;
 
@@ -11,6 +11,7 @@ export const toInstance = (r: Row): Instance => ({
   status: r.status as string,
   phone: r.phone as string | null,
   engine_hmac_sealed: (r.engine_hmac_sealed as string | null) ?? null,
+  engine_media_prefix: (r.engine_media_prefix as string | null) ?? null,
   created_at: r.created_at as number,
 });
 
@@ -18,6 +19,7 @@ export const toKey = (r: Row): ApiKey => ({
   key_id: r.key_id as string,
   instance_id: r.instance_id as string,
   key_hash: r.key_hash as string,
+  scope: (r.scope as KeyScope | undefined) ?? 'manage',
   created_at: r.created_at as number,
 });
 
@@ -48,6 +50,7 @@ export const toPortalLink = (r: Row): PortalLink => ({
   instance_id: r.instance_id as string,
   token_hash: r.token_hash as string,
   read_only: Boolean(r.read_only),
+  key_id: (r.key_id as string | null) ?? null,
   expires_at: Number(r.expires_at),
   created_at: Number(r.created_at),
 });

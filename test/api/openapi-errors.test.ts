@@ -100,6 +100,7 @@ before(async () => {
   await h.herald.store.portalLinks.createPortalLink({
     link_id: 'lnk_expired',
     instance_id: a,
+    key_id: null,
     token_hash: hashKey(expiredLinkOfA),
     read_only: false,
     expires_at: Date.now() - 1000,

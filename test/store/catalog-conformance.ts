@@ -161,6 +161,7 @@ export function catalogConformance(name: string, open: () => Promise<Store>): vo
         key_id: uid('key'),
         instance_id: ins,
         key_hash: uid('hash'),
+        scope: 'manage',
         created_at: T0,
       });
       await store.events.ingest(ins, [draft(ins)], route, T0);

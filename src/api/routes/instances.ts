@@ -189,6 +189,7 @@ export function instanceRoutes(app: FastifyInstance, ctx: ApiContext): void {
         key_id,
         instance_id: instance.instance_id,
         key_hash: hashKey(key),
+        scope: 'manage',
         created_at: now,
       });
       return reply.status(201).send({ success: true, key_id, key });

@@ -83,6 +83,7 @@ export function portalLinkRoutes(app: FastifyInstance, ctx: ApiContext): void {
         instance_id: instance.instance_id,
         token_hash: hashKey(token),
         read_only: body.read_only ?? false,
+        key_id: request.principal.kind === 'instance' ? request.principal.key_id : null,
         expires_at: now + (body.ttl_s ?? PORTAL_TTL_S.default) * 1000,
         created_at: now,
       };

@@ -90,8 +90,8 @@ export class PostgresCatalog implements Catalog {
 
   async createKey(k: ApiKey): Promise<void> {
     await this.#db.sql`
-      INSERT INTO api_keys (key_id, instance_id, key_hash, created_at)
-      VALUES (${k.key_id}, ${k.instance_id}, ${k.key_hash}, ${k.created_at}::bigint)`;
+      INSERT INTO api_keys (key_id, instance_id, key_hash, scope, created_at)
+      VALUES (${k.key_id}, ${k.instance_id}, ${k.key_hash}, ${k.scope}, ${k.created_at}::bigint)`;
   }
 
   async listKeys(instanceId: string) {

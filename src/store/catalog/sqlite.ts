@@ -91,8 +91,8 @@ export class SqliteCatalog implements Catalog {
 
   async createKey(k: ApiKey): Promise<void> {
     this.#db
-      .q('INSERT INTO api_keys (key_id, instance_id, key_hash, created_at) VALUES (?, ?, ?, ?)')
-      .run(k.key_id, k.instance_id, k.key_hash, k.created_at);
+      .q('INSERT INTO api_keys (key_id, instance_id, key_hash, scope, created_at) VALUES (?, ?, ?, ?, ?)')
+      .run(k.key_id, k.instance_id, k.key_hash, k.scope, k.created_at);
   }
 
   async listKeys(instanceId: string) {

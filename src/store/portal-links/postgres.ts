@@ -13,8 +13,8 @@ export class PostgresPortalLinks implements PortalLinks {
 
   async createPortalLink(l: PortalLink): Promise<void> {
     await this.#db.sql`
-      INSERT INTO portal_links (link_id, instance_id, token_hash, read_only, expires_at, created_at)
-      VALUES (${l.link_id}, ${l.instance_id}, ${l.token_hash}, ${l.read_only}, ${l.expires_at}::bigint,
+      INSERT INTO portal_links (link_id, instance_id, token_hash, read_only, key_id, expires_at, created_at)
+      VALUES (${l.link_id}, ${l.instance_id}, ${l.token_hash}, ${l.read_only}, ${l.key_id}, ${l.expires_at}::bigint,
         ${l.created_at}::bigint)`;
   }
 

@@ -14,10 +14,10 @@ export class SqlitePortalLinks implements PortalLinks {
   async createPortalLink(l: PortalLink): Promise<void> {
     this.#db
       .q(
-        `INSERT INTO portal_links (link_id, instance_id, token_hash, read_only, expires_at, created_at)
-         VALUES (?, ?, ?, ?, ?, ?)`,
+        `INSERT INTO portal_links (link_id, instance_id, token_hash, read_only, key_id, expires_at, created_at)
+         VALUES (?, ?, ?, ?, ?, ?, ?)`,
       )
-      .run(l.link_id, l.instance_id, l.token_hash, l.read_only ? 1 : 0, l.expires_at, l.created_at);
+      .run(l.link_id, l.instance_id, l.token_hash, l.read_only ? 1 : 0, l.key_id, l.expires_at, l.created_at);
   }
 
   async listPortalLinks(instanceId: string, now: number): Promise<PortalLink[]> {

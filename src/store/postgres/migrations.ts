@@ -236,6 +236,17 @@ export const MIGRATIONS: string[] = [
   `
   ALTER TABLE webhooks ADD COLUMN destination_sealed text;
   `,
+  // The tenant boundary: a key's scope; the key a portal link was made with (its links die with it; null: the
+  // admin's); where an instance's engine media may come from; and the event the instance's status came from, so that
+  // the newest session.status wins whatever order concurrent posts commit in.
+  `
+  ALTER TABLE api_keys ADD COLUMN scope text NOT NULL DEFAULT 'manage';
+  ALTER TABLE portal_links ADD COLUMN key_id text REFERENCES api_keys(key_id) ON DELETE CASCADE;
+  CREATE INDEX portal_links_key ON portal_links(key_id);
+  ALTER TABLE instances ADD COLUMN engine_media_prefix text;
+  ALTER TABLE instances ADD COLUMN status_at bigint;
+  ALTER TABLE instances ADD COLUMN status_event_id text;
+  `,
 ];
 
 /** Brings the connection's schema up to date; safe when many processes start at once. */

@@ -221,4 +221,15 @@ export const MIGRATIONS: string[] = [
   `
   ALTER TABLE webhooks ADD COLUMN destination_sealed TEXT;
   `,
+  // The tenant boundary: a key's scope; the key a portal link was made with (its links die with it; null: the
+  // admin's); where an instance's engine media may come from; and the event the instance's status came from, so that
+  // the newest session.status wins whatever order concurrent posts commit in.
+  `
+  ALTER TABLE api_keys ADD COLUMN scope TEXT NOT NULL DEFAULT 'manage';
+  ALTER TABLE portal_links ADD COLUMN key_id TEXT REFERENCES api_keys(key_id) ON DELETE CASCADE;
+  CREATE INDEX portal_links_key ON portal_links(key_id);
+  ALTER TABLE instances ADD COLUMN engine_media_prefix TEXT;
+  ALTER TABLE instances ADD COLUMN status_at INTEGER;
+  ALTER TABLE instances ADD COLUMN status_event_id TEXT;
+  `,
 ];

@@ -247,6 +247,11 @@ export const MIGRATIONS: string[] = [
   ALTER TABLE instances ADD COLUMN status_at bigint;
   ALTER TABLE instances ADD COLUMN status_event_id text;
   `,
+  // Whether a media job's event came through an engine endpoint: only then may ENGINE_MEDIA_HEADERS go with the
+  // download. Jobs stored before are taken as not (no headers): the safe reading.
+  `
+  ALTER TABLE media_jobs ADD COLUMN via_engine boolean NOT NULL DEFAULT false;
+  `,
 ];
 
 /** Brings the connection's schema up to date; safe when many processes start at once. */

@@ -232,4 +232,9 @@ export const MIGRATIONS: string[] = [
   ALTER TABLE instances ADD COLUMN status_at INTEGER;
   ALTER TABLE instances ADD COLUMN status_event_id TEXT;
   `,
+  // Whether a media job's event came through an engine endpoint: only then may ENGINE_MEDIA_HEADERS go with the
+  // download. Jobs stored before are taken as not (no headers): the safe reading.
+  `
+  ALTER TABLE media_jobs ADD COLUMN via_engine INTEGER NOT NULL DEFAULT 0;
+  `,
 ];

@@ -74,7 +74,9 @@ export const Webhook = Type.Object(
       Type.Object({}, { additionalProperties: true, description: 'which events of its kinds it receives' }),
     ),
     headers: Nullable(
-      Type.Record(Type.String(), Type.String(), { description: 'its own headers, sent with every attempt' }),
+      Type.Record(Type.String(), Type.String(), {
+        description: 'its own headers, sent with every attempt; each value is shown as **** (write-only)',
+      }),
     ),
     rate_limit: Nullable(Type.Object({ per_second: Type.Integer() })),
     standard_webhooks: Type.Boolean({
@@ -115,7 +117,7 @@ export const Webhook = Type.Object(
         client_sign_secret_set: true,
         previous_secret_until: null,
         filter: { 'payload.fromMe': false },
-        headers: { Authorization: 'Bearer rcv_live_5f2c' },
+        headers: { Authorization: '****' },
         rate_limit: { per_second: 20 },
         standard_webhooks: false,
         ordering: 'chat',

@@ -1,4 +1,5 @@
 /** Domain records as the API shows them: ISO 8601 UTC times, secrets reduced to whether one is set. */
+import { maskHeaders } from '../domain/custom-headers.ts';
 import type { WebhookHealth } from '../domain/health.ts';
 import { secretInGrace } from '../domain/store-rules.ts';
 import type { Attempt, Delivery, Instance, Webhook } from '../domain/types.ts';
@@ -27,7 +28,7 @@ const NO_HEALTH: WebhookHealth = {
   delivered_24h: 0,
 };
 
-/** What a webhook view needs beyond the record: its health, and its headers opened. */
+/** What a webhook view needs beyond the record: its health, and its headers opened (the view shows names only). */
 export interface WebhookExtras {
   health?: WebhookHealth;
   headers: Record<string, string> | null;
@@ -47,7 +48,7 @@ export const webhookView = (w: Webhook, x: WebhookExtras) => {
     client_sign_secret_set: w.secret_sealed !== null,
     previous_secret_until: isoOrNull(graceUntil ?? null),
     filter: w.filter ?? null,
-    headers: x.headers,
+    headers: maskHeaders(x.headers),
     rate_limit: w.rate_limit ? { per_second: w.rate_limit } : null,
     standard_webhooks: w.standard_webhooks ?? false,
     ordering: w.ordering ?? 'none',

@@ -4,13 +4,14 @@
  */
 import { type Static, Type } from '@sinclair/typebox';
 import { isBrokerUrl, maskPassword, restorePassword } from '../domain/broker-url.ts';
-import { checkHeaders } from '../domain/custom-headers.ts';
+import { checkHeaders, unmaskHeaders } from '../domain/custom-headers.ts';
 import { OPERATIONAL_KINDS } from '../domain/event-kinds.ts';
 import { isEventKind } from '../domain/events.ts';
 import { checkFilter } from '../domain/filter.ts';
 import { quote } from '../domain/quote.ts';
 import { standardKey } from '../domain/signature.ts';
 import type { FieldError, Filter, Webhook } from '../domain/types.ts';
+import { urlCharacterProblem } from '../domain/url-characters.ts';
 import { checkDestination } from '../net/destination.ts';
 import type { SecretChange, WebhookConfig } from '../store/records.ts';
 import type { ApiContext } from './context.ts';
@@ -54,7 +55,10 @@ export const WebhookBody = Type.Object(
     ),
     headers: Type.Optional(
       Type.Union([Type.Record(Type.String(), Type.Unknown()), Type.Null()], {
-        description: 'its own headers, sent with every attempt: at most 20, values at most 1 KiB',
+        description:
+          'its own headers, sent with every attempt: at most 20, values at most 1 KiB of Latin-1 text without ' +
+          'control characters; Expect, Upgrade, Keep-Alive, TE, Trailer and Proxy-* are refused. Values are ' +
+          'write-only: shown as ****, and **** given back keeps the saved value of that header',
         examples: [{ Authorization: 'Bearer rcv_…' }],
       }),
     ),
@@ -115,12 +119,16 @@ export async function webhookConfig(
     });
   }
   errors.push(...eventListErrors(body.events));
-  const destination = destinationOf(ctx, body.destination_url, current);
-  if ('error' in destination) errors.push(destination.error);
+  // Checked before any parsing, which would drop or rewrite these characters; then the URL is not read further.
+  const badCharacters = urlCharacterProblem(body.destination_url);
+  if (badCharacters) errors.unshift({ field: 'destination_url', message: badCharacters });
+  const destination = badCharacters ? null : destinationOf(ctx, body.destination_url, current);
+  if (destination && 'error' in destination) errors.push(destination.error);
   if (body.standard_webhooks) errors.push(...standardSecretErrors(ctx, body, current));
   if (body.filter != null) errors.push(...checkFilter(body.filter));
-  if (body.headers != null) errors.push(...checkHeaders(body.headers));
-  const problem = await checkDestination(body.destination_url, ctx.destinations);
+  const headers = headersOf(ctx, body.headers, current);
+  errors.push(...headers.errors);
+  const problem = badCharacters ? null : await checkDestination(body.destination_url, ctx.destinations);
   if (problem?.code === 'invalid_request')
     errors.unshift({ field: problem.field, message: stripField(problem.message) });
   if (errors.length) throw HttpError.invalid(errors);
@@ -135,10 +143,9 @@ export async function webhookConfig(
     : body.client_sign_secret
       ? { kind: 'set', sealed: ctx.secretBox.seal(body.client_sign_secret) }
       : { kind: 'keep' };
-  const headers = body.headers && Object.keys(body.headers).length > 0 ? body.headers : null;
   const { destination_url, destination_sealed } = destination as Exclude<
     typeof destination,
-    { error: FieldError }
+    { error: FieldError } | null
   >;
   return {
     destination_url,
@@ -147,7 +154,7 @@ export async function webhookConfig(
     ignore_status: body.ignore_status ?? true,
     secret,
     filter: body.filter && Object.keys(body.filter).length > 0 ? (body.filter as Filter) : null,
-    headers_sealed: headers ? ctx.secretBox.seal(JSON.stringify(headers)) : null,
+    headers_sealed: headers.saved ? ctx.secretBox.seal(JSON.stringify(headers.saved)) : null,
     rate_limit: body.rate_limit?.per_second ?? null,
     standard_webhooks: body.standard_webhooks ?? false,
     ordering: body.ordering ?? 'none',
@@ -182,6 +189,23 @@ function destinationOf(
         'and user unchanged): give the password',
     },
   };
+}
+
+/**
+ * The headers to save (null for none), with what is wrong with them; a value `****` keeps the value the webhook
+ * has for that header.
+ */
+function headersOf(
+  ctx: Pick<ApiContext, 'secretBox'>,
+  given: WebhookBodyType['headers'],
+  current: Webhook | null,
+): { saved: Record<string, string> | null; errors: FieldError[] } {
+  if (given == null) return { saved: null, errors: [] };
+  const errors = checkHeaders(given);
+  if (errors.length) return { saved: null, errors };
+  const stored = current?.headers_sealed ? JSON.parse(ctx.secretBox.open(current.headers_sealed)) : null;
+  const { headers, errors: unknown } = unmaskHeaders(given as Record<string, string>, stored);
+  return { saved: Object.keys(headers).length > 0 ? headers : null, errors: unknown };
 }
 
 /** A Standard Webhooks secret is `whsec_` and base64: the one given, or the one kept. */

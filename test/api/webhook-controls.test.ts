@@ -83,35 +83,134 @@ describe('filter', () => {
 });
 
 describe('headers', () => {
-  test('sent with every attempt, never over Herald’s own, and shown by GET', async (t) => {
+  test('sent with every attempt, never over Herald’s own; every view shows the names with values ****', async (t) => {
     const ins = await h.createInstance();
-    const headers = { Authorization: 'Bearer rcv_123', 'X-Tenant': 'acme' };
+    // café is Latin-1, as HTTP sends header values: it reaches the receiver as written.
+    const headers = { Authorization: 'Bearer rcv_123', 'X-Tenant': 'acme', 'X-Name': 'café' };
     const { r, id } = await hook(t, ins, { headers }, (_req, n) =>
       n === 0 ? { status: 500 } : { status: 200 },
     );
-    assert.deepEqual((await webhookOf(ins, id)).headers, headers);
+    const masked = { Authorization: '****', 'X-Tenant': '****', 'X-Name': '****' };
+    const path = `/instances/${ins}/webhooks/${id}`;
+    const answers = [
+      (await h.request('GET', path)).body.webhook,
+      (await h.request('GET', `/instances/${ins}/webhooks`)).body.webhooks[0],
+      (await h.request('POST', `${path}/enabled`, { body: { enabled: true } })).body.webhook,
+      (await h.request('POST', `${path}/rotate-secret`, { body: { grace_s: 0 } })).body.webhook,
+      (
+        await h.request('PATCH', path, {
+          body: { destination_url: r.url, events: ['message'], headers: masked },
+        })
+      ).body.webhook,
+    ];
+    for (const [i, view] of answers.entries()) assert.deepEqual(view.headers, masked, `answer ${i}`);
     await h.publish(ins, message({ id: 'h1' }));
     const attempts = await r.waitFor(2);
     for (const a of attempts) {
-      assert.equal(a.headers.authorization, 'Bearer rcv_123');
+      assert.equal(a.headers.authorization, 'Bearer rcv_123', 'the value kept by **** given back');
       assert.equal(a.headers['x-tenant'], 'acme');
+      assert.equal(a.headers['x-name'], 'café');
       assert.equal(a.headers['content-type'], 'application/json');
       assert.match(String(a.headers['x-service-event-id']), /^evt_/);
     }
   });
 
-  test('forbidden names and CR/LF in values are refused with a 400 naming the header', async () => {
+  test('a read-only portal link reads each header’s name, never its value', async () => {
     const ins = await h.createInstance();
-    for (const [headers, field] of [
-      [{ 'X-Service-Signature': 'v1=forged' }, 'headers.X-Service-Signature'],
-      [{ Host: 'evil.example' }, 'headers.Host'],
-      [{ 'X-Token': 'a\r\nX-Evil: 1' }, 'headers.X-Token'],
-    ] as const) {
+    const id = await h.createWebhook(ins, {
+      destination_url: 'http://127.0.0.1:9/x',
+      events: ['message'],
+      headers: { Authorization: 'Bearer rcv_for_the_receiver_only' },
+    });
+    const key = (await h.request('POST', `/instances/${ins}/keys`)).body.key;
+    const made = await h.request('POST', `/instances/${ins}/portal-links`, {
+      body: { read_only: true },
+      key,
+    });
+    assert.equal(made.status, 201, JSON.stringify(made.body));
+    const token = new URL(made.body.url).hash.slice(1);
+    for (const path of [`/instances/${ins}/webhooks`, `/instances/${ins}/webhooks/${id}`]) {
+      const res = await h.request('GET', path, { key: token });
+      assert.equal(res.status, 200, JSON.stringify(res.body));
+      assert.ok(!JSON.stringify(res.body).includes('rcv_for_the_receiver_only'), path);
+      assert.match(JSON.stringify(res.body), /"Authorization":"\*\*\*\*"/);
+    }
+  });
+
+  test('**** keeps the saved value of the same header, whatever the case of its name; a new value replaces it', async (t) => {
+    const ins = await h.createInstance();
+    const { r, id } = await hook(t, ins, { headers: { 'X-Token': 'first', 'X-Other': 'o' } });
+    const patch = (headers: Record<string, string>) =>
+      h.request('PATCH', `/instances/${ins}/webhooks/${id}`, {
+        body: { destination_url: r.url, events: ['message'], headers },
+      });
+    // The case changes, X-Other is dropped, and a new header comes beside the kept one.
+    const kept = await patch({ 'x-token': '****', 'X-New': 'n' });
+    assert.equal(kept.status, 200, JSON.stringify(kept.body));
+    assert.deepEqual(kept.body.webhook.headers, { 'x-token': '****', 'X-New': '****' });
+    await h.publish(ins, message({ id: 'k1' }));
+    const [first] = await r.waitFor(1);
+    assert.deepEqual(
+      [first.headers['x-token'], first.headers['x-new'], first.headers['x-other']],
+      ['first', 'n', undefined],
+    );
+    assert.equal((await patch({ 'X-Token': 'second' })).status, 200);
+    await h.publish(ins, message({ id: 'k2' }));
+    const [, second] = await r.waitFor(2);
+    assert.equal(second.headers['x-token'], 'second');
+  });
+
+  test('**** for a header with no saved value is a 400 naming it, on create and on PATCH', async (t) => {
+    const ins = await h.createInstance();
+    const create = await h.request('POST', `/instances/${ins}/webhooks`, {
+      body: { destination_url: 'http://127.0.0.1:9/x', events: ['message'], headers: { 'X-Token': '****' } },
+    });
+    assert.equal(create.status, 400, JSON.stringify(create.body));
+    assert.equal(create.body.error.details[0].field, 'headers.X-Token');
+    assert.match(
+      create.body.error.message,
+      /^headers\.X-Token: is \*\*\*\*, .*no saved X-Token header: give its value/,
+    );
+    const { r, id } = await hook(t, ins, { headers: { 'X-Token': 'first' } });
+    const res = await h.request('PATCH', `/instances/${ins}/webhooks/${id}`, {
+      body: { destination_url: r.url, events: ['message'], headers: { 'X-Token': '****', 'X-Else': '****' } },
+    });
+    assert.equal(res.status, 400, JSON.stringify(res.body));
+    assert.deepEqual(
+      res.body.error.details.map((d: { field: string }) => d.field),
+      ['headers.X-Else'],
+    );
+    await h.publish(ins, message({ id: 'n1' }));
+    const [got] = await r.waitFor(1);
+    assert.equal(got.headers['x-token'], 'first', 'the refused PATCH changed nothing');
+  });
+
+  test('names Herald sets, names the HTTP client refuses and control characters are a 400 naming the header', async () => {
+    const ins = await h.createInstance();
+    const table: [Record<string, string>, string, RegExp][] = [
+      [{ 'X-Service-Signature': 'v1=forged' }, 'headers.X-Service-Signature', /set by Herald itself/],
+      [{ Host: 'evil.example' }, 'headers.Host', /set by Herald itself/],
+      [{ Expect: '100-continue' }, 'headers.Expect', /connection or a proxy/],
+      [{ Upgrade: 'websocket' }, 'headers.Upgrade', /connection or a proxy/],
+      [{ 'Keep-Alive': 'timeout=5' }, 'headers.Keep-Alive', /connection or a proxy/],
+      [{ TE: 'trailers' }, 'headers.TE', /connection or a proxy/],
+      [{ Trailer: 'X-A' }, 'headers.Trailer', /connection or a proxy/],
+      [{ 'Proxy-Authorization': 'Basic eA==' }, 'headers.Proxy-Authorization', /connection or a proxy/],
+      [{ 'proxy-anything': 'x' }, 'headers.proxy-anything', /connection or a proxy/],
+      [{ 'X-Token': 'a\r\nX-Evil: 1' }, 'headers.X-Token', /control character/],
+      [{ 'X-Token': 'a\tb' }, 'headers.X-Token', /control character/],
+      [{ 'X-Token': 'a\u0000' }, 'headers.X-Token', /control character/],
+      [{ 'X-Token': 'a\u007f' }, 'headers.X-Token', /control character/],
+      [{ 'X-Token': 'a\u0085' }, 'headers.X-Token', /control character/],
+      [{ 'X-Token': '5 €' }, 'headers.X-Token', /up to U\+00FF/],
+    ];
+    for (const [headers, field, rule] of table) {
       const res = await h.request('POST', `/instances/${ins}/webhooks`, {
         body: { destination_url: 'http://127.0.0.1:9/x', events: ['message'], headers },
       });
       assert.equal(res.status, 400, JSON.stringify(res.body));
       assert.equal(res.body.error.details[0].field, field);
+      assert.match(res.body.error.details[0].message, rule, field);
     }
   });
 

@@ -1,8 +1,12 @@
 /**
- * A webhook's own headers as rows of name and value. Values already saved are masked (they often carry tokens,
- * and a screen is shared more often than people think); Show reveals one. Rows left empty are not sent.
+ * A webhook's own headers as rows of name and value. Saved values are write-only: the API shows each as ****, so a
+ * saved row starts with an empty value that keeps the saved one (sent back as ****) until something is typed in
+ * it. Rows left empty are not sent.
  */
 import { h, uid } from './dom.ts';
+
+/** What the API shows for a saved value, and what keeps it when sent back. */
+const MASKED = '****';
 
 export interface HeaderRows {
   el: HTMLElement;
@@ -12,9 +16,9 @@ export interface HeaderRows {
 
 export function headerRows(saved: Record<string, string> | null): HeaderRows {
   const list = h('div', { class: 'header-rows' });
-  const rows: { name: HTMLInputElement; value: HTMLInputElement; el: HTMLElement }[] = [];
+  const rows: { name: HTMLInputElement; value: HTMLInputElement; saved: boolean; el: HTMLElement }[] = [];
 
-  const addRow = (name = '', value = '', masked = false) => {
+  const addRow = (name = '', isSaved = false) => {
     const n = rows.length + 1;
     const nameInput = h('input', {
       type: 'text',
@@ -27,27 +31,21 @@ export function headerRows(saved: Record<string, string> | null): HeaderRows {
       value: name,
     });
     const valueInput = h('input', {
-      type: masked ? 'password' : 'text',
+      type: 'text',
       autocomplete: 'off',
       spellcheck: 'false',
       class: 'mono',
       maxlength: 1024,
       'aria-label': `Header ${n} value`,
-      value,
-    });
-    const show = h('button', { type: 'button', class: 'button secondary small', hidden: !masked }, 'Show');
-    show.addEventListener('click', () => {
-      valueInput.type = 'text';
-      show.hidden = true;
-      valueInput.focus();
+      placeholder: isSaved ? '•••• saved' : '',
     });
     const remove = h(
       'button',
       { type: 'button', class: 'button danger-quiet small', 'aria-label': `Remove header ${n}` },
       'Remove',
     );
-    const row = { name: nameInput, value: valueInput, el: h('div', { class: 'header-row' }) };
-    row.el.append(nameInput, valueInput, show, remove);
+    const row = { name: nameInput, value: valueInput, saved: isSaved, el: h('div', { class: 'header-row' }) };
+    row.el.append(nameInput, valueInput, remove);
     remove.addEventListener('click', () => {
       rows.splice(rows.indexOf(row), 1);
       row.el.remove();
@@ -60,7 +58,7 @@ export function headerRows(saved: Record<string, string> | null): HeaderRows {
 
   const add = h('button', { type: 'button', class: 'button secondary small' }, 'Add header');
   add.addEventListener('click', () => addRow().name.focus());
-  for (const [name, value] of Object.entries(saved ?? {})) addRow(name, value, true);
+  for (const name of Object.keys(saved ?? {})) addRow(name, true);
 
   const legendId = uid('headers');
   return {
@@ -71,7 +69,8 @@ export function headerRows(saved: Record<string, string> | null): HeaderRows {
       h(
         'p',
         { class: 'help' },
-        'For a token or a tenant id your receiver expects. Herald’s own X-Service-* headers cannot be replaced.',
+        'For a token or a tenant id your receiver expects. Saved values are never shown again: leave one empty ' +
+          'to keep it, or type a new one. Herald’s own X-Service-* headers cannot be replaced.',
       ),
       list,
       add,
@@ -79,7 +78,8 @@ export function headerRows(saved: Record<string, string> | null): HeaderRows {
     value() {
       const filled = rows.filter((r) => r.name.value.trim() !== '' || r.value.value !== '');
       if (filled.length === 0) return null;
-      return Object.fromEntries(filled.map((r) => [r.name.value.trim(), r.value.value]));
+      const sent = (r: (typeof rows)[number]) => (r.saved && r.value.value === '' ? MASKED : r.value.value);
+      return Object.fromEntries(filled.map((r) => [r.name.value.trim(), sent(r)]));
     },
   };
 }

@@ -2,30 +2,54 @@
  * One log line per request, written when the answer has gone: method, path (credentials redacted), status and time.
  * Fastify's own request logging (two lines per request) is off. What would drown the rest is logged at `debug`
  * only: health probes, the session page's files, and the page's background refreshes (it marks them with
- * `x-herald-poll`), so that with the page open the log still shows what people and engines did.
+ * `x-herald-poll`) when they are reads that succeeded, so that with the page open the log still shows what people
+ * and engines did; a change or a failure is never hidden by the mark.
  */
 import { type FastifyInstance, type FastifyRequest, LogController } from 'fastify';
-import { redactUrl } from '../domain/redact-url.ts';
+import { redactHeaders } from '../domain/redact-headers.ts';
+import { redactUrl, type SecretTest } from '../domain/redact-url.ts';
+import { hashKey } from './auth.ts';
 
 /** The header the session page sends with the requests of its periodic refresh. */
 export const POLL_HEADER = 'x-herald-poll';
 
 const QUIET_PATHS = /^\/(healthz|readyz)(\?|$)|^\/src\/|^\/favicon/;
 
-function quiet(request: FastifyRequest): boolean {
-  return QUIET_PATHS.test(request.url) || request.headers[POLL_HEADER] !== undefined;
+function quiet(request: FastifyRequest, status: number): boolean {
+  if (QUIET_PATHS.test(request.url)) return true;
+  return (
+    request.headers[POLL_HEADER] !== undefined && request.method === 'GET' && status >= 200 && status < 300
+  );
 }
 
 /** Turns off Fastify's own two lines per request; installRequestLog writes the one line instead. */
 export const requestLogController = () => new LogController({ disableRequestLogging: true });
 
-export function installRequestLog(app: FastifyInstance): void {
+/**
+ * The request line, and, for every line a request logs, its `url` and `headers` fields redacted: Herald's own
+ * credentials (and the admin key, known by `adminKeyHash` alone; at least 16 characters) never reach the log.
+ */
+export function installRequestLog(app: FastifyInstance, adminKeyHash = ''): void {
+  const isAdminKey: SecretTest = (text) => text.length >= 16 && hashKey(text) === adminKeyHash;
+  app.setChildLoggerFactory((logger, bindings, options) =>
+    logger.child(bindings, {
+      ...options,
+      serializers: {
+        ...options.serializers,
+        url: (url: unknown) => (typeof url === 'string' ? redactUrl(url, isAdminKey) : url),
+        headers: (headers: unknown) =>
+          typeof headers === 'object' && headers !== null
+            ? redactHeaders(headers as Record<string, unknown>, isAdminKey)
+            : headers,
+      },
+    }),
+  );
   app.addHook('onResponse', async (request, reply) => {
-    const url = redactUrl(request.url);
+    const url = redactUrl(request.url, isAdminKey);
     const ms = Math.round(reply.elapsedTime);
     const line = { method: request.method, url, status: reply.statusCode, ms };
     const message = `${request.method} ${url} ${reply.statusCode} ${ms} ms`;
-    if (quiet(request)) request.log.debug(line, message);
+    if (quiet(request, reply.statusCode)) request.log.debug(line, message);
     else request.log.info(line, message);
   });
 }

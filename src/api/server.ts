@@ -51,7 +51,7 @@ export async function buildServer(
       },
     },
   });
-  installRequestLog(app);
+  installRequestLog(app, adminKeyHash);
   installJsonBody(app);
   installUnreadBodyClose(app);
   installErrorHandling(app);

@@ -1,12 +1,16 @@
 /**
- * The log: keys and signing secrets never appear in it, even at the most verbose level (SPEC §3); one line per
- * request at info, health probes and the session page's refreshes only at debug; signed media links and other
- * credentials in URLs are redacted.
+ * The log: keys and signing secrets never appear in it, even at the most verbose level, wherever a request carries
+ * them (query, path, headers); one line per request at info, health probes and the session page's successful reads
+ * only at debug; signed media links and other credentials in URLs are redacted.
  */
 import assert from 'node:assert/strict';
 import { Writable } from 'node:stream';
 import { test } from 'node:test';
+import Fastify from 'fastify';
 import pino from 'pino';
+import { hashKey } from '../../src/api/auth.ts';
+import { installRequestLog, requestLogController } from '../../src/api/request-log.ts';
+import { redactHeaders } from '../../src/domain/redact-headers.ts';
 import { redactForeignUrl, redactUrl } from '../../src/domain/redact-url.ts';
 import { EngineFiles, postWaha, wahaBody } from '../support/engine.ts';
 import { ADMIN_KEY, messagePayload, startTestHerald } from '../support/herald.ts';
@@ -49,43 +53,112 @@ test('no key or secret reaches the logs', async () => {
   }
 });
 
-test('one line per request at info; probes, page files and the page refresh only at debug', async () => {
+test('one line per request at info; probes, page files and the page’s successful reads only at debug', async () => {
   for (const level of ['info', 'debug']) {
     const log = capture(level);
     const h = await startTestHerald({ LOG_LEVEL: level }, { logger: log.logger });
     try {
       const ins = await h.createInstance();
+      const poll = { 'x-herald-poll': '1' };
       await h.request('GET', '/healthz', { key: null });
       await h.request('GET', '/readyz', { key: null });
       await fetch(`${h.url}/src/ui/assets/main.ts`);
-      await fetch(`${h.url}/instances/${ins}/webhooks`, {
-        headers: { authorization: `Bearer ${ADMIN_KEY}`, 'x-herald-poll': '1' },
-      });
+      await h.request('GET', `/instances/${ins}/webhooks`, { headers: poll });
       await h.request('GET', '/instances/nope');
+      // Marked as a poll, yet a change or a failure: each at info as usual.
+      await h.request('POST', '/instances', { headers: poll, body: { name: 'polled' } });
+      await h.request('GET', '/instances/nope', { headers: poll });
+      await h.request('GET', `/instances/${ins}`, { headers: poll, key: 'hk_wrong_key_0000000000' });
+      await h.request('DELETE', `/instances/${ins}`, { headers: poll });
       await h.close();
-      const requests = log.lines.filter((l) => l.url !== undefined);
-      const at = (lvl: number) => requests.filter((l) => l.level === lvl).map((l) => `${l.method} ${l.url}`);
+      const requests = log.lines.filter((l) => l.url !== undefined && l.method !== undefined);
+      const at = (lvl: number) =>
+        requests.filter((l) => l.level === lvl).map((l) => `${l.method} ${l.url} ${l.status}`);
       // Every answer is one line naming method, path, status and time; nothing else speaks of requests.
       assert.equal(
         log.lines.filter((l) => /incoming request|request completed/.test(l.msg)).length,
         0,
         'no two-line request logging',
       );
-      assert.deepEqual(at(30), ['POST /instances', 'GET /instances/nope']);
+      assert.deepEqual(at(30), [
+        'POST /instances 201',
+        'GET /instances/nope 400',
+        'POST /instances 201',
+        'GET /instances/nope 400',
+        `GET /instances/${ins} 401`,
+        `DELETE /instances/${ins} 200`,
+      ]);
       const bad = requests.find((l) => l.url === '/instances/nope');
-      assert.equal(bad.status, 400);
       assert.equal(typeof bad.ms, 'number');
       assert.equal(bad.msg, `GET /instances/nope 400 ${bad.ms} ms`);
       const quiet = [
-        'GET /healthz',
-        'GET /readyz',
-        'GET /src/ui/assets/main.ts',
-        `GET /instances/${ins}/webhooks`,
+        'GET /healthz 200',
+        'GET /readyz 200',
+        'GET /src/ui/assets/main.ts 200',
+        `GET /instances/${ins}/webhooks 200`,
       ];
       assert.deepEqual(at(20), level === 'debug' ? quiet : []);
     } finally {
       await h.close().catch(() => {});
     }
+  }
+});
+
+test('Herald’s own credentials never reach the log, wherever a request carries them', async () => {
+  const log = capture('trace');
+  const h = await startTestHerald({ LOG_LEVEL: 'trace' }, { logger: log.logger });
+  try {
+    const ins = await h.createInstance();
+    const { key } = (await h.request('POST', `/instances/${ins}/keys`)).body;
+    const link = await h.request('POST', `/instances/${ins}/portal-links`, { body: {} });
+    assert.equal(link.status, 201, JSON.stringify(link.body));
+    const portal = new URL(link.body.url).hash.slice(1);
+    const whsec = 'whsec_c2VjcmV0LW9mLWEtd2ViaG9vay1yZWNlaXZlcg==';
+    const secrets = [ADMIN_KEY, key, portal, whsec, 'hk_made_up_0000000000000000'];
+    const asked = [
+      // In the query, under any name, alone or inside a longer value, plain or percent-encoded.
+      `/instances?token=${key}`,
+      `/instances?x=${portal}`,
+      `/instances?limit=5&q=${encodeURIComponent(`Bearer ${ADMIN_KEY}`)}`,
+      `/instances?s=${encodeURIComponent(whsec)}&limit=5`,
+      `/instances?${key}`,
+      `/instances?x=${ADMIN_KEY}`,
+      // In the path.
+      `/instances/${key}`,
+      `/instances/${ins}/keys/${encodeURIComponent(portal)}`,
+      `/${ADMIN_KEY}`,
+      '/instances/hk_made_up_0000000000000000/webhooks',
+    ];
+    for (const path of asked) await h.request('GET', path);
+    // In headers: the bearer (good and bad), and tokens in headers of the client's own choosing.
+    for (const [name, value] of [
+      ['x-api-key', key],
+      ['cookie', `session=${portal}`],
+      ['x-signing', whsec],
+      ['x-admin', ADMIN_KEY],
+    ])
+      await h.request('GET', '/instances', { headers: { [name]: value } });
+    await h.request('GET', '/instances', { key });
+    await h.request('GET', '/instances', { key: portal });
+    await h.request('GET', '/instances', { key: 'hk_made_up_0000000000000000' });
+    await h.close();
+    for (const s of secrets) assert.ok(!log.text().includes(s), `${s.slice(0, 10)}… is in the log`);
+    const urls = log.lines.filter((l) => l.method === 'GET' && l.url !== undefined).map((l) => l.url);
+    // What was asked is still there, with … in place of each credential.
+    for (const expected of [
+      '/instances?token=…',
+      '/instances?x=…',
+      '/instances?limit=5&q=…',
+      '/instances?s=…&limit=5',
+      '/instances?…=',
+      '/instances/…',
+      `/instances/${ins}/keys/…`,
+      '/…',
+      '/instances/…/webhooks',
+    ])
+      assert.ok(urls.includes(expected), `${expected} among ${urls.join(' ')}`);
+  } finally {
+    await h.close().catch(() => {});
   }
 });
 
@@ -130,11 +203,11 @@ test('a signed media link is logged without its signature, at info and at debug'
 
 test("an engine's media link is logged without its user information or its query", async (t) => {
   const log = capture('info');
+  const files = await EngineFiles.start();
   const h = await startTestHerald(
-    { ENGINE_MEDIA_HEADERS: 'X-Api-Key: header-secret' },
+    { ENGINE_MEDIA_HEADERS: 'X-Api-Key: header-secret', ENGINE_MEDIA_PREFIXES: `${files.base}/api/files/` },
     { logger: log.logger },
   );
-  const files = await EngineFiles.start();
   t.after(async () => {
     await files.close();
     await h.close();
@@ -188,6 +261,68 @@ async function mediaLink(h: Awaited<ReturnType<typeof startTestHerald>>, ins: st
   }
 }
 
+test('any line a request logs has its url and headers fields redacted, not only the request line', async (t) => {
+  const log = capture('info');
+  const app = Fastify({ loggerInstance: log.logger, logController: requestLogController() });
+  installRequestLog(app, hashKey(ADMIN_KEY));
+  // A route that logs what it was sent, as a handler might when it reports a problem.
+  app.get('/echo/*', async (request) => {
+    request.log.warn({ url: request.url, headers: request.headers }, 'what the client sent');
+    return {};
+  });
+  t.after(() => app.close());
+  await app.inject({
+    method: 'GET',
+    url: '/echo/hk_path_secret_000000?q=hpl_query_secret_0000',
+    headers: {
+      authorization: `Bearer ${ADMIN_KEY}`,
+      'x-api-key': 'hk_header_secret_00000',
+      'x-keep': 'plain',
+    },
+  });
+  const line = log.lines.find((l) => l.msg === 'what the client sent');
+  assert.equal(line.url, '/echo/…?q=…');
+  assert.deepEqual(
+    [line.headers.authorization, line.headers['x-api-key'], line.headers['x-keep']],
+    ['…', '…', 'plain'],
+  );
+  for (const s of [ADMIN_KEY, 'hk_path_secret', 'hpl_query_secret', 'hk_header_secret'])
+    assert.ok(!log.text().includes(s), `${s} in the log`);
+});
+
+test('redactHeaders hides what a client authenticates with, and any value holding a Herald credential', () => {
+  const isAdmin = (s: string) => s === 'the-admin-key-0123456789';
+  assert.deepEqual(
+    redactHeaders(
+      {
+        authorization: 'Basic dXNlcjpwYXNz',
+        'Proxy-Authorization': 'x',
+        cookie: 'a=b',
+        'x-api-key': 'hk_abc',
+        'x-note': 'sent with hpl_abc inside',
+        'x-other': 'whsec_abc',
+        'x-admin': 'Bearer the-admin-key-0123456789',
+        'user-agent': 'curl/8',
+        'x-webhook-id': 'whk_01HXYZ',
+        accept: ['a', 'b'],
+      },
+      isAdmin,
+    ),
+    {
+      authorization: '…',
+      'Proxy-Authorization': '…',
+      cookie: '…',
+      'x-api-key': '…',
+      'x-note': '…',
+      'x-other': '…',
+      'x-admin': '…',
+      'user-agent': 'curl/8',
+      'x-webhook-id': 'whk_01HXYZ',
+      accept: ['a', 'b'],
+    },
+  );
+});
+
 test('redactUrl keeps the path and hides credentials in the query; redactForeignUrl hides every query value', () => {
   assert.equal(redactUrl('/media/med_1?expires=1795341600&sig=abc'), '/media/med_1?expires=…&sig=…');
   assert.equal(redactUrl('/instances?limit=5'), '/instances?limit=5');
@@ -198,6 +333,19 @@ test('redactUrl keeps the path and hides credentials in the query; redactForeign
     '/instances?limit=5&x-api-key=…&Signature=…&access_token=…&passwd=…',
   );
   assert.equal(redactUrl('/plain/path'), '/plain/path');
+  // Herald's credentials, whatever the parameter is called, and in the path; ids with a prefix ending in hk_ stay.
+  assert.equal(redactUrl('/instances?x=hk_abc&limit=5'), '/instances?x=…&limit=5');
+  assert.equal(redactUrl('/a/hpl_abc/b?y=Bearer%20whsec_x'), '/a/…/b?y=…');
+  assert.equal(redactUrl('/instances/ins_1/webhooks/whk_1'), '/instances/ins_1/webhooks/whk_1');
+  const isAdmin = (s: string) => s === 'the-admin-key-0123456789';
+  assert.equal(
+    redactUrl('/x/the-admin-key-0123456789?k=the-admin-key-0123456789&n=1', isAdmin),
+    '/x/…?k=…&n=1',
+  );
+  assert.equal(
+    redactForeignUrl('https://hooks.example.com/in/hk_abc?x=1'),
+    'https://hooks.example.com/in/…?x=…',
+  );
   assert.equal(
     redactForeignUrl('https://user:pw@files.example.com/f.png?token=t0k&x=1'),
     'https://…@files.example.com/f.png?token=…&x=…',

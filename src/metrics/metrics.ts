@@ -2,11 +2,14 @@
  * Herald's Prometheus metrics, in one place: the rest of the code reports through small interfaces
  * (DeliveryObserver for the dispatcher, IngestObserver for the API, MediaObserver for the media jobs) and never
  * touches prom-client. Queue depth and in-flight counts are read when scraped, so they cost nothing between scrapes.
- * Label values are bounded: event kinds come from the catalog, attempt results are status classes or the
- * sender's fixed error codes, media failures a fixed list of reasons, and in-flight per webhook names only the
- * busiest few webhooks (the rest summed as "other"), so thousands of webhooks cannot blow up the series count.
+ * Label values are bounded, whatever a client sends: event kinds are the catalog's (an engine's kind outside it is
+ * counted as "other"), attempt results status classes or the sender's fixed error codes (a broker's refusal in
+ * words is "other"), media failures a fixed list of reasons, and in-flight per webhook names only the busiest few
+ * webhooks (the rest summed as "other"), so neither made-up kinds nor thousands of webhooks can blow up the series
+ * count, and with it the memory and the size of /metrics.
  */
 import { Counter, collectDefaultMetrics, Gauge, Histogram, Registry } from 'prom-client';
+import { isEventKind } from '../domain/events.ts';
 import type { WebhookHealth } from '../domain/health.ts';
 import type { Decision } from '../domain/retry-policy.ts';
 import type { AttemptOutcome } from '../domain/types.ts';
@@ -42,6 +45,25 @@ export interface MetricsSources {
 /** Webhooks named in herald_in_flight_attempts_by_webhook; the rest are summed under webhook_id="other". */
 export const TOP_WEBHOOKS = 10;
 
+/** The label of any value outside a label's fixed list. */
+export const OTHER = 'other';
+
+/**
+ * The error codes an attempt without an answer ends with (src/net/poster.ts, the sender's internal_error, the
+ * guard's destination_not_allowed); a broker's words (src/net/brokers) are counted as "other".
+ */
+export const ATTEMPT_ERRORS: readonly string[] = [
+  'timeout',
+  'connection_refused',
+  'connection_reset',
+  'connection_error',
+  'dns_error',
+  'host_unreachable',
+  'tls_error',
+  'destination_not_allowed',
+  'internal_error',
+];
+
 export class HeraldMetrics implements DeliveryObserver, IngestObserver, MediaObserver {
   readonly registry = new Registry();
   readonly #ingested: Counter<'event'>;
@@ -67,7 +89,7 @@ export class HeraldMetrics implements DeliveryObserver, IngestObserver, MediaObs
     });
     this.#mediaFailures = new Counter({
       name: 'herald_engine_media_failures_total',
-      help: 'Engine media files not stored, by reason: refused, status, timeout, too_large, engine_error, connection, storage',
+      help: `Engine media files not stored, by reason: ${MEDIA_FAILURE_REASONS.join(', ')}`,
       labelNames: ['reason'],
       registers,
     });
@@ -81,7 +103,7 @@ export class HeraldMetrics implements DeliveryObserver, IngestObserver, MediaObs
     });
     this.#attempts = new Counter({
       name: 'herald_attempts_total',
-      help: 'Attempts made, by result: the status class (2xx, 4xx, 5xx…), 410, 429, or an error code (timeout…)',
+      help: `Attempts made, by result: the status class (2xx, 4xx, 5xx…), 410, 429, an error code (${ATTEMPT_ERRORS.join(', ')}), or other`,
       labelNames: ['result'],
       registers,
     });
@@ -155,11 +177,13 @@ export class HeraldMetrics implements DeliveryObserver, IngestObserver, MediaObs
   }
 
   engineMediaFailed(reason: string): void {
-    this.#mediaFailures.inc({ reason });
+    this.#mediaFailures.inc({
+      reason: (MEDIA_FAILURE_REASONS as readonly string[]).includes(reason) ? reason : OTHER,
+    });
   }
 
   eventsIngested(kinds: readonly string[]): void {
-    for (const event of kinds) this.#ingested.inc({ event });
+    for (const event of kinds) this.#ingested.inc({ event: isEventKind(event) ? event : OTHER });
   }
 
   attemptFinished(outcome: AttemptOutcome, decision: Decision): void {
@@ -179,7 +203,8 @@ export class HeraldMetrics implements DeliveryObserver, IngestObserver, MediaObs
 }
 
 function attemptResult(o: AttemptOutcome): string {
-  if (o.status_code === null) return o.error ?? 'error';
+  if (o.status_code === null) return o.error !== null && ATTEMPT_ERRORS.includes(o.error) ? o.error : OTHER;
   if (o.status_code === 410 || o.status_code === 429) return String(o.status_code);
+  // A status is three digits (undici refuses any other answer), so its class is one of 1xx…9xx.
   return `${Math.floor(o.status_code / 100)}xx`;
 }

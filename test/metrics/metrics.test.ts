@@ -2,6 +2,7 @@
 import assert from 'node:assert/strict';
 import { after, before, test } from 'node:test';
 import { HeraldMetrics, TOP_WEBHOOKS } from '../../src/metrics/metrics.ts';
+import { postWaha, wahaBody } from '../support/engine.ts';
 import { eventually, messagePayload, startTestHerald, type TestHerald } from '../support/herald.ts';
 import { TestReceiver } from '../support/receiver.ts';
 
@@ -102,6 +103,62 @@ test('a repeated event_id is not counted as ingested again', async () => {
   await h.publish(ins, event);
   await h.publish(ins, event);
   assert.equal(value(await scrape(), 'herald_events_ingested_total', 'event="presence.update"'), before + 1);
+});
+
+test('an engine kind outside the catalog is counted as "other": made-up kinds cannot grow /metrics', async () => {
+  const base = await scrape();
+  const before = value(base, 'herald_events_ingested_total', 'event="other"');
+  const made = 150;
+  for (let i = 0; i < made; i++) {
+    const res = await postWaha(h.url, ins, wahaBody(`made.up.kind.${i}.${'x'.repeat(200)}`, { n: i }));
+    assert.equal(res.status, 202, JSON.stringify(res.body));
+  }
+  // A kind from the catalog keeps its own series.
+  await postWaha(h.url, ins, wahaBody('presence.update', { id: '491701234567@c.us', presences: [] }));
+  const text = await scrape();
+  assert.equal(value(text, 'herald_events_ingested_total', 'event="other"'), before + made);
+  assert.ok(!text.includes('made.up.kind'), 'no made-up kind is a label');
+  const series = (t: string) =>
+    t.split('\n').filter((l) => l.startsWith('herald_events_ingested_total{')).length;
+  assert.ok(series(text) <= series(base) + 2, `${series(base)} series before, ${series(text)} after`);
+  // 150 series of their own would add over 40 KB; the process metrics beside them vary by a few hundred bytes.
+  assert.ok(text.length < base.length + 5000, `/metrics grew from ${base.length} to ${text.length} bytes`);
+});
+
+test('every label takes bounded values: an unknown error or media reason is "other"', async () => {
+  const metrics = new HeraldMetrics({
+    queueStats: async () => ({ pending: 0, due: 0, oldest_due_at: null }),
+    inFlight: () => new Map(),
+    webhookHealth: async () => new Map(),
+    now: () => 0,
+  });
+  const attempt = (status_code: number | null, error: string | null) =>
+    metrics.attemptFinished(
+      { started_at: 0, duration_ms: 5, status_code, error, response_body: null, retry_after: null },
+      { kind: 'retry', at: 0, reason: 'schedule' },
+    );
+  for (let i = 0; i < 100; i++) {
+    // A broker's refusal comes in words (its host, user, subject): each would be a series of its own.
+    attempt(null, `authentication failed for user "u${i}"`);
+    metrics.engineMediaFailed(`reason ${i}`);
+    metrics.eventsIngested([`kind.${i}`]);
+  }
+  attempt(null, 'timeout');
+  attempt(503, null);
+  attempt(999, null);
+  metrics.engineMediaFailed('timeout');
+  const text = await metrics.text();
+  assert.equal(value(text, 'herald_attempts_total', 'result="other"'), 100);
+  assert.equal(value(text, 'herald_attempts_total', 'result="timeout"'), 1);
+  assert.equal(value(text, 'herald_attempts_total', 'result="5xx"'), 1);
+  assert.equal(value(text, 'herald_attempts_total', 'result="9xx"'), 1);
+  assert.equal(value(text, 'herald_engine_media_failures_total', 'reason="other"'), 100);
+  assert.equal(value(text, 'herald_engine_media_failures_total', 'reason="timeout"'), 1);
+  assert.equal(value(text, 'herald_events_ingested_total', 'event="other"'), 100);
+  const labelled = text
+    .split('\n')
+    .filter((l) => /^herald_(attempts|engine_media_failures|events_ingested)_total\{/.test(l));
+  assert.ok(labelled.length < 20, `${labelled.length} series`);
 });
 
 test('/metrics needs the admin key: 401 without a key, 403 with an instance key', async () => {

@@ -20,6 +20,14 @@ export const ERROR_STATUS = {
   unavailable: 503,
 } as const;
 
+/** The most field complaints one error lists in `details`. */
+export const MAX_DETAILS = 50;
+
+/** A field path is the client's own words (an unknown field's name): cut short like a quoted value. */
+const MAX_FIELD = 200;
+const shortField = (d: FieldError): FieldError =>
+  d.field.length > MAX_FIELD ? { ...d, field: `${d.field.slice(0, MAX_FIELD)}…` } : d;
+
 /** How long a client is asked to wait before it sends again what got a 503 (the database was unavailable). */
 export const UNAVAILABLE_RETRY_AFTER_S = 5;
 
@@ -39,11 +47,25 @@ export class HttpError extends Error {
     return ERROR_STATUS[this.code];
   }
 
-  /** A 400 listing every field complaint; the message names the first. */
+  /**
+   * A 400 listing the field complaints, at most MAX_DETAILS of them (a body of thousands of bad fields must not
+   * get an answer many times its size); the message names the first and says how many more there are, and how
+   * many of those the list leaves out.
+   */
   static invalid(details: FieldError[]): HttpError {
-    const first = details[0];
-    const more = details.length > 1 ? ` (and ${details.length - 1} more)` : '';
-    return new HttpError('invalid_request', `${first.field}: ${first.message}${more}`, details);
+    const first = shortField(details[0]);
+    const left = details.length - MAX_DETAILS;
+    const more =
+      details.length <= 1
+        ? ''
+        : left > 0
+          ? ` (and ${details.length - 1} more: details lists the first ${MAX_DETAILS}, and ${left} more are not listed)`
+          : ` (and ${details.length - 1} more)`;
+    return new HttpError(
+      'invalid_request',
+      `${first.field}: ${first.message}${more}`,
+      details.slice(0, MAX_DETAILS).map(shortField),
+    );
   }
 
   static bodyTooLarge(): HttpError {

@@ -242,6 +242,42 @@ describe('messages name the field and the rule', () => {
     ]);
   });
 
+  it('lists at most 50 complaints, and the message says how many more there were', async () => {
+    // 400 events of made-up kinds in one batch: one complaint each.
+    const events = Array.from({ length: 400 }, (_, i) => ({ event: `made.up.${i}`, payload: { n: i } }));
+    const batch = await h.request('POST', `/instances/${instanceId}/events/batch`, { body: { events } });
+    assertError(
+      batch,
+      400,
+      'invalid_request',
+      /^events\[0\]\.event: unknown event kind "made\.up\.0".* \(and 399 more: details lists the first 50, and 350 more are not listed\)$/,
+    );
+    assert.equal(batch.body.error.details.length, 50);
+    assert.equal(batch.body.error.details[49].field, 'events[49].event');
+    // Thousands of unknown fields, each a complaint of the schema validator.
+    const body: Record<string, unknown> = { ...HOOK };
+    for (let i = 0; i < 5000; i++) body[`unknown_field_${i}_${'x'.repeat(20)}`] = i;
+    const sent = JSON.stringify(body);
+    const fields = await h.request('POST', webhooks, { rawBody: sent });
+    assertError(
+      fields,
+      400,
+      'invalid_request',
+      /\(and 4999 more: details lists the first 50, and 4950 more are not listed\)$/,
+    );
+    assert.equal(fields.body.error.details.length, 50);
+    assert.match(fields.body.error.details[0].message, /is not a known field/);
+    const answer = JSON.stringify(fields.body).length;
+    assert.ok(answer < 10_000, `a ${sent.length}-byte body got a ${answer}-byte answer`);
+  });
+
+  it('an overlong field name is cut short in the answer, like a quoted value', async () => {
+    const name = `x${'y'.repeat(100_000)}`;
+    const r = await h.request('POST', webhooks, { body: { ...HOOK, [name]: 1 } });
+    assertError(r, 400, 'invalid_request', /^xy+…: is not a known field$/);
+    assert.ok(JSON.stringify(r.body).length < 1000);
+  });
+
   it('names a missing field', async () => {
     const r = await h.request('POST', webhooks, { body: { events: ['message'] } });
     assertError(r, 400, 'invalid_request', 'destination_url: is required');

@@ -140,7 +140,7 @@ export async function startHerald(config: Config, options: HeraldOptions = {}): 
   // A worker serves /healthz, /readyz and /metrics, so that orchestrators can probe and scrape it like any other process.
   const server =
     role === 'worker'
-      ? await buildHealthServer({ store, availability, metrics, clock }, logger, adminKeyHash)
+      ? await buildHealthServer({ store, availability, metrics, clock, config }, logger, adminKeyHash)
       : await buildServer(
           {
             config,

@@ -24,6 +24,10 @@ export interface Config {
   /** Requests per second per API key; 0 turns the limit off. The bucket holds two seconds' worth. */
   rateLimitIngest: number;
   rateLimitManagement: number;
+  /** Failed authentications allowed per client address and minute (AUTH_FAILURES_PER_MIN); 0 turns it off. */
+  authFailuresPerMin: number;
+  /** The reverse proxies whose X-Forwarded-For names the client (TRUST_PROXY), as Fastify's trustProxy takes them. */
+  trustProxy: string[];
   maxWebhooksPerInstance: number;
   retentionDays: number;
   logLevel: string;
@@ -53,6 +57,8 @@ export interface PortalConfig {
   title: string;
   /** Its accent colour, #rrggbb (PORTAL_ACCENT), or null for Herald's. */
   accent: string | null;
+  /** Live links per instance at most (PORTAL_MAX_LINKS). */
+  maxLinks: number;
 }
 
 /** Where media files live: DATA_DIR/media, or an S3-compatible bucket (endpoint and credentials: AWS_* variables). */
@@ -102,6 +108,8 @@ export function loadConfig(env: Env): Config {
     allowedDestinationCidrs: cidrs(get('ALLOWED_DESTINATION_CIDRS')),
     rateLimitIngest: integer('RATE_LIMIT_INGEST', 1000, 0, 1_000_000),
     rateLimitManagement: integer('RATE_LIMIT_MANAGEMENT', 100, 0, 1_000_000),
+    authFailuresPerMin: integer('AUTH_FAILURES_PER_MIN', 30, 0, 1_000_000),
+    trustProxy: trustProxy(get('TRUST_PROXY')),
     maxWebhooksPerInstance: integer('MAX_WEBHOOKS_PER_INSTANCE', 100, 1, 100_000),
     retentionDays: integer('RETENTION_DAYS', 14, 1, 36_500),
     logLevel: logLevel(get('LOG_LEVEL')),
@@ -115,6 +123,7 @@ export function loadConfig(env: Env): Config {
       frameAncestors: frameAncestors(get('PORTAL_FRAME_ANCESTORS')),
       title: portalTitle(get('PORTAL_TITLE')),
       accent: optional(get('PORTAL_ACCENT'), portalAccent),
+      maxLinks: integer('PORTAL_MAX_LINKS', 100, 1, 1_000_000),
     },
     operator: operator(get('OPERATOR_WEBHOOK_URL'), get('OPERATOR_WEBHOOK_SECRET')),
     failing: {
@@ -127,6 +136,26 @@ export function loadConfig(env: Env): Config {
   };
   checkMediaTtl(config);
   return config;
+}
+
+/** Names proxy-addr gives to address ranges, which Fastify's trustProxy takes besides addresses and CIDRs. */
+const PROXY_RANGES = ['loopback', 'linklocal', 'uniquelocal'];
+
+/** TRUST_PROXY: comma-separated addresses, CIDRs or range names; none: the connection's address is the client's. */
+function trustProxy(raw: string | undefined): string[] {
+  const entries = (raw ?? '').split(',').map((e) => e.trim()).filter((e) => e !== '');
+  for (const entry of entries) {
+    if (PROXY_RANGES.includes(entry)) continue;
+    try {
+      parseCidrList(entry);
+    } catch {
+      throw new ConfigError(
+        `TRUST_PROXY: "${entry}" is not an address, a CIDR or one of ${PROXY_RANGES.join(', ')} ` +
+          '(e.g. TRUST_PROXY=10.0.0.5,10.1.0.0/16)',
+      );
+    }
+  }
+  return entries;
 }
 
 /** Seconds, or a number with a unit: 90s, 30m, 24h, 7d. */

@@ -100,13 +100,39 @@ describe('configuration (SPEC §1)', () => {
       PORTAL_FRAME_ANCESTORS: ' https://app.example.com  https://*.example.org:8443 ',
       PORTAL_TITLE: 'Acme hooks',
       PORTAL_ACCENT: '#0A7C59',
+      PORTAL_MAX_LINKS: '5',
     });
     assert.deepEqual(set.portal, {
       frameAncestors: ['https://app.example.com', 'https://*.example.org:8443'],
       title: 'Acme hooks',
       accent: '#0a7c59',
+      maxLinks: 5,
     });
-    assert.deepEqual(loadConfig({}).portal, { frameAncestors: [], title: 'Herald', accent: null });
+    assert.deepEqual(loadConfig({}).portal, {
+      frameAncestors: [],
+      title: 'Herald',
+      accent: null,
+      maxLinks: 100,
+    });
+    assert.throws(() => loadConfig({ PORTAL_MAX_LINKS: '0' }), /PORTAL_MAX_LINKS: must be an integer from 1/);
+  });
+
+  test('failed authentications: 30 per address and minute by default, 0 turns the limit off', () => {
+    assert.equal(loadConfig({}).authFailuresPerMin, 30);
+    assert.equal(loadConfig({ AUTH_FAILURES_PER_MIN: '0' }).authFailuresPerMin, 0);
+    assert.throws(() => loadConfig({ AUTH_FAILURES_PER_MIN: 'many' }), /AUTH_FAILURES_PER_MIN: must be an integer/);
+  });
+
+  test('TRUST_PROXY: addresses, CIDRs and range names as Fastify takes them; none by default', () => {
+    assert.deepEqual(loadConfig({}).trustProxy, []);
+    assert.deepEqual(loadConfig({ TRUST_PROXY: ' 10.0.0.5, 10.1.0.0/16 ,fd00::/8,loopback' }).trustProxy, [
+      '10.0.0.5',
+      '10.1.0.0/16',
+      'fd00::/8',
+      'loopback',
+    ]);
+    for (const bad of ['true', 'proxy.internal', '10.0.0.0/33'])
+      assert.throws(() => loadConfig({ TRUST_PROXY: bad }), new RegExp(`TRUST_PROXY: "${bad.replace(/\./g, '\\.')}" is not`));
   });
 
   test('operational events: the operator destination, FAILING_AFTER 20 and DISABLE_AFTER_FAILING_S unset by default', () => {

@@ -19,16 +19,13 @@ export interface RouteKind {
   ingest: boolean;
   pathIds: boolean;
   jsonBody: boolean;
-  /** Anything but GET: refused to a read-only portal link. */
-  write: boolean;
 }
 
 /** The causes a route shares with every route of its kind. */
 export function sharedCauses(kind: RouteKind): ErrorName[] {
   const causes: ErrorName[] = [];
   if (!kind.public) {
-    causes.push('missing_key', 'unauthorized', 'portal_link_expired');
-    if (kind.write) causes.push('portal_read_only');
+    causes.push('missing_key', 'unauthorized', 'portal_link_expired', 'auth_failures_limited');
     causes.push(kind.ingest ? 'ingest_rate_limited' : 'rate_limited');
   }
   if (kind.pathIds) causes.push('invalid_path');

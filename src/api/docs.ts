@@ -13,6 +13,7 @@ import { nameResponses } from './docs-examples.ts';
 import { installDocsPage } from './docs-page.ts';
 import { type ErrorName, errorExamples } from './error-catalog.ts';
 import { isIngestRoute } from './rate-limit.ts';
+import { routeRefusals } from './rights.ts';
 
 /** What a registered route looks like to the docs: method, OpenAPI path, and whether it is hidden from them. */
 export interface RegisteredRoute {
@@ -83,16 +84,20 @@ export async function installApiDocs(app: FastifyInstance, info: { version: stri
     if (publicRoute) schema.security = [];
     schema.response ??= {};
     const response = schema.response as Record<string, unknown>;
+    // Each once: a route may list a cause its kind already gives.
     const causes = [
-      ...sharedCauses({
-        public: publicRoute,
-        ingest: isIngestRoute(route.url),
-        pathIds: schema.params !== undefined,
-        // The media upload takes raw bytes (its own parser); every other body is JSON.
-        jsonBody: schema.body !== undefined,
-        write: methods.some((m) => m !== 'GET'),
-      }),
-      ...(schema.errors ?? []),
+      ...new Set([
+        ...sharedCauses({
+          public: publicRoute,
+          ingest: isIngestRoute(route.url),
+          pathIds: schema.params !== undefined,
+          // The media upload takes raw bytes (its own parser); every other body is JSON.
+          jsonBody: schema.body !== undefined,
+        }),
+        // Who is refused this route (rights.ts): each principal without its right, another instance's credential.
+        ...(publicRoute ? [] : routeRefusals(methods[0], route.url)),
+        ...(schema.errors ?? []),
+      ]),
     ];
     for (const name of causes) response[causeOf(name).status] ??= errorRef;
     for (const method of methods) causesByOperation.set(`${method} ${path}`, causes);
@@ -133,7 +138,8 @@ type OpenApiDocument = Record<string, unknown> & { components: { schemas: Record
 const DESCRIPTION = `Webhook delivery and management for the instances (sessions) of a messaging platform.
 
 Every endpoint but \`/healthz\`, \`/readyz\` and signed media links needs \`Authorization: Bearer <key>\`: the admin
-key may do everything, an instance key acts on its own instance only. Errors are always
+key may do everything; an instance key (scope \`manage\`, or \`publish\` for events alone) and a portal link act on
+their own instance only, each with its rights (every operation's 403 lists who is refused). Errors are always
 \`{ "success": false, "error": { "code", "message", "details": [{ "field", "message" }] } }\`, with a message that
 names the field and the rule.
 

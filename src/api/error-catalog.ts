@@ -11,6 +11,7 @@ import { redeliveryConflict, repeatConflict, webhookDisabledConflict } from '../
 import { readWahaEnvelope } from '../domain/waha-envelope.ts';
 import { Media } from '../media/media.ts';
 import { keyErrors } from './auth.ts';
+import { authFailuresLimited } from './auth-failures.ts';
 import { EXAMPLE_IDS as ID } from './docs-examples.ts';
 import { engineBodyTooLarge } from './engine-body.ts';
 import { errorBody, HttpError } from './errors.ts';
@@ -18,6 +19,8 @@ import { parseJson } from './json-body.ts';
 import { linkErrors } from './media-errors.ts';
 import { eventTooLarge } from './publish.ts';
 import { rateLimited } from './rate-limit.ts';
+import { refusalCauses, rightsErrors } from './rights.ts';
+import { tooManyLinks } from './routes/portal-links.ts';
 import { webhookConfig } from './webhook-config.ts';
 
 /** A response header an error comes with, as OpenAPI describes one. */
@@ -80,10 +83,13 @@ export const ERROR_CAUSES = {
     when: 'a portal link past its expires_at',
     example: keyErrors.expiredLink,
   },
-  portal_read_only: {
-    status: 403,
-    when: 'a read-only portal link: it may only read',
-    example: keyErrors.readOnlyLink,
+  auth_failures_limited: {
+    status: 429,
+    when:
+      'this client address failed to authenticate more than AUTH_FAILURES_PER_MIN times within a minute: every ' +
+      'request from it is refused for the rest of that minute, whatever its key',
+    example: () => authFailuresLimited(30, 60),
+    headers: RETRY_AFTER,
   },
   rate_limited: {
     status: 429,
@@ -124,26 +130,22 @@ export const ERROR_CAUSES = {
     example: HttpError.notJson,
   },
 
-  // Keys and their rights.
-  admin_only: {
-    status: 403,
-    when: 'an instance key: this operation needs the admin key',
-    example: keyErrors.adminOnly,
-  },
+  // Keys, links and their rights: a refusal per principal without the right a route needs (rights.ts).
+  ...refusalCauses(),
   other_instance: {
     status: 403,
     when: 'an instance key or portal link of another instance',
-    example: keyErrors.otherInstance,
+    example: () => rightsErrors.otherInstance('manage_key'),
   },
-  only_by_portal_link: {
+  admin_only_field: {
     status: 403,
-    when: 'a key: this tells the facts of the portal link in use',
-    example: keyErrors.onlyByLink,
+    when: 'a manage key sets a field only the admin key may change (engine_hmac_key, engine_media_prefix)',
+    example: () => rightsErrors.field('manage_key', 'engine_hmac_key'),
   },
-  not_by_portal_link: {
-    status: 403,
-    when: 'a portal link: links are made and revoked with the admin key or a key of the instance',
-    example: keyErrors.notByLink,
+  invalid_key: {
+    status: 400,
+    when: 'scope is neither manage nor publish, or the body has another field',
+    example: () => invalid('scope', 'must be one of manage, publish'),
   },
   engine_hmac: {
     status: 401,
@@ -207,6 +209,11 @@ export const ERROR_CAUSES = {
       conflict(
         'webhooks: an instance may have at most 100 webhooks (MAX_WEBHOOKS_PER_INSTANCE); delete one first',
       ),
+  },
+  too_many_portal_links: {
+    status: 409,
+    when: 'the instance already has PORTAL_MAX_LINKS live portal links',
+    example: () => tooManyLinks(100),
   },
   invalid_portal_link: {
     status: 400,

@@ -12,15 +12,19 @@ import { metricsRoutes } from './routes/metrics.ts';
 import { ErrorResponse } from './schemas.ts';
 
 export async function buildHealthServer(
-  ctx: Pick<ApiContext, 'store' | 'availability' | 'metrics' | 'clock'>,
+  ctx: Pick<ApiContext, 'store' | 'availability' | 'metrics' | 'clock' | 'config'>,
   logger: FastifyBaseLogger,
   adminKeyHash: string,
 ): Promise<FastifyInstance> {
-  const app = Fastify({ loggerInstance: logger, logController: requestLogController() });
+  const app = Fastify({
+    loggerInstance: logger,
+    logController: requestLogController(),
+    trustProxy: ctx.config.trustProxy.length > 0 ? ctx.config.trustProxy : false,
+  });
   installRequestLog(app);
   app.addSchema(ErrorResponse);
   installErrorHandling(app);
-  installAuth(app, ctx.store, adminKeyHash, ctx.clock);
+  installAuth(app, ctx.store, adminKeyHash, ctx.clock, { failuresPerMinute: ctx.config.authFailuresPerMin });
   healthRoutes(app, ctx);
   metricsRoutes(app, ctx);
   return app;

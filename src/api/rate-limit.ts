@@ -1,9 +1,11 @@
 /**
  * Per-key rate limits: ingest and management have separate budgets, each a token bucket per API key
  * holding two seconds' worth of requests. Beyond it: 429 rate_limited with Retry-After (whole seconds, at least 1).
+ * The portal links of one instance share one bucket: making more links never buys more requests.
  */
 import type { FastifyInstance } from 'fastify';
 import type { Clock } from '../domain/clock.ts';
+import type { Principal } from './auth.ts';
 import { HttpError } from './errors.ts';
 import { TokenBuckets } from './token-bucket.ts';
 
@@ -32,14 +34,18 @@ export function installRateLimit(app: FastifyInstance, limits: RateLimits, clock
     const isIngest = isIngestRoute(request.routeOptions.url ?? '');
     const limiter = isIngest ? ingest : management;
     if (!limiter) return;
-    const p = request.principal;
-    const key = p.kind === 'admin' ? 'admin' : p.kind === 'instance' ? p.key_id : p.link.link_id;
-    const waitMs = limiter.take(key, clock());
+    const waitMs = limiter.take(bucketOf(request.principal), clock());
     if (waitMs === 0) return;
     const rate = isIngest ? limits.ingest : limits.management;
     reply.header('retry-after', String(Math.max(1, Math.ceil(waitMs / 1000))));
     throw rateLimited(rate, isIngest ? 'ingest' : 'management');
   });
+}
+
+/** Whose budget a request draws on: the admin's, its key's, or its instance's links'. */
+function bucketOf(p: Principal): string {
+  if (p.kind === 'admin') return 'admin';
+  return p.kind === 'instance' ? p.key_id : `links:${p.instance_id}`;
 }
 
 export const rateLimited = (perSecond: number, budget: 'ingest' | 'management') =>

@@ -9,6 +9,7 @@ import { errorBody, installErrorHandling } from './errors.ts';
 import { installJsonBody } from './json-body.ts';
 import { installRateLimit } from './rate-limit.ts';
 import { installRequestLog, requestLogController } from './request-log.ts';
+import { installRightsTable } from './rights.ts';
 import { deliveryRoutes } from './routes/deliveries.ts';
 import { engineRoutes } from './routes/engine.ts';
 import { eventRoutes } from './routes/events.ts';
@@ -33,6 +34,8 @@ export async function buildServer(
     loggerInstance: logger,
     logController: requestLogController(),
     bodyLimit: 256 * 1024,
+    // The client's address (request.ip) is X-Forwarded-For's only behind the proxies TRUST_PROXY names.
+    trustProxy: ctx.config.trustProxy.length > 0 ? ctx.config.trustProxy : false,
     // maxParamLength: longer than any id, so an overlong one reaches schema validation and gets a 400 naming it.
     // `/instances/` is `/instances`: a trailing slash names the same resource, never an empty id.
     routerOptions: { maxParamLength: 500, ignoreTrailingSlash: true },
@@ -56,8 +59,12 @@ export async function buildServer(
   installUnreadBodyClose(app);
   installErrorHandling(app);
   for (const schema of SHARED_SCHEMAS) app.addSchema(schema);
+  // Before any route: each one must have its right in the table.
+  installRightsTable(app);
   await installApiDocs(app, { version: VERSION });
-  installAuth(app, ctx.store, adminKeyHash, ctx.clock);
+  installAuth(app, ctx.store, adminKeyHash, ctx.clock, {
+    failuresPerMinute: ctx.config.authFailuresPerMin,
+  });
   installRateLimit(
     app,
     { ingest: ctx.config.rateLimitIngest, management: ctx.config.rateLimitManagement },

@@ -242,7 +242,11 @@ export interface LidPhones {
 
 /** Links that hand one instance's session page to someone outside, until they expire or are revoked. */
 export interface PortalLinks {
-  createPortalLink(link: PortalLink): Promise<void>;
+  /**
+   * Stores the link unless its instance already has `maxLive` links not expired at its `created_at` (false then),
+   * counted and inserted so that creates at once, from any number of processes, never pass it.
+   */
+  createPortalLink(link: PortalLink, maxLive?: number): Promise<boolean>;
   /** The instance's links not expired at `now`, oldest first. */
   listPortalLinks(instanceId: string, now: number): Promise<PortalLink[]>;
   /** The link whose token hashes to `tokenHash`, expired or not (the caller tells an expired one apart). */

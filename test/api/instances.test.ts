@@ -33,8 +33,9 @@ function assertError(r: Reply, status: number, code: string, message?: RegExp, w
 async function createKey(instanceId: string): Promise<{ key_id: string; key: string }> {
   const r = await h.request('POST', `/instances/${instanceId}/keys`);
   assert.equal(r.status, 201, JSON.stringify(r.body));
-  assert.deepEqual(Object.keys(r.body).sort(), ['key', 'key_id', 'success']);
+  assert.deepEqual(Object.keys(r.body).sort(), ['key', 'key_id', 'scope', 'success']);
   assert.equal(r.body.success, true);
+  assert.equal(r.body.scope, 'manage', 'manage by default');
   assert.match(r.body.key_id, idOf('key'));
   assert.ok(typeof r.body.key === 'string' && r.body.key.length >= 32);
   return r.body;
@@ -164,7 +165,7 @@ describe('authentication', () => {
       assert.equal(list.status, 200);
       assert.deepEqual(Object.keys(list.body).sort(), ['keys', 'success']);
       for (const k of list.body.keys) {
-        assert.deepEqual(Object.keys(k).sort(), ['created_at', 'instance_id', 'key_id']);
+        assert.deepEqual(Object.keys(k).sort(), ['created_at', 'instance_id', 'key_id', 'scope']);
         assert.equal(k.instance_id, own);
         assert.match(k.created_at, ISO);
       }

@@ -33,11 +33,14 @@ import { TestReceiver } from '../support/receiver.ts';
 let h: TestHerald;
 /** Private destinations refused and the default rate limits, on a clock that stands still (no refill). */
 let strict: TestHerald;
+/** The default limit of failed authentications from one address, on a clock that stands still. */
+let guarded: TestHerald;
 let receiver: TestReceiver;
 let doc: Json;
 /** Ids every request uses unless it says otherwise. */
 let ids: Record<string, string>;
 let keyOfA: string;
+let publishKeyOfA: string;
 let keyOfB: string;
 let disabledWebhook: string;
 let narrowWebhook: string;
@@ -62,6 +65,7 @@ before(async () => {
     { ALLOW_PRIVATE_DESTINATIONS: 'false', RATE_LIMIT_MANAGEMENT: '100', RATE_LIMIT_INGEST: '1000' },
     { clock: () => frozen },
   );
+  guarded = await startTestHerald({ AUTH_FAILURES_PER_MIN: '30' }, { clock: () => frozen });
   receiver = await TestReceiver.start();
   doc = (await h.request('GET', '/openapi.json')).body;
   const a = await h.createInstance('A');
@@ -75,6 +79,7 @@ before(async () => {
   const keyA = await h.request('POST', `/instances/${a}/keys`);
   keyOfA = keyA.body.key;
   keyOfB = (await h.request('POST', `/instances/${b}/keys`)).body.key;
+  publishKeyOfA = (await h.request('POST', `/instances/${a}/keys`, { body: { scope: 'publish' } })).body.key;
   const published = await h.publish(a, { event: 'message', payload: messagePayload() });
   const delivered = await eventually(async () => {
     const list = await h.request(
@@ -118,6 +123,7 @@ before(async () => {
 after(async () => {
   await receiver?.close();
   await strict?.close();
+  await guarded?.close();
   await h?.close();
 });
 
@@ -143,21 +149,37 @@ const hugeMessage = () => ({ event: 'message', payload: messagePayload({ body: '
 
 type Provoke = (o: Operation) => Promise<Reply>;
 
+/** Each principal's credential on instance A, by its role's name in a refusal (`portal_link_cannot_publish`). */
+const credentialOf = (role: string): string => {
+  const credentials: Record<string, string> = {
+    admin: ADMIN_KEY,
+    manage_key: keyOfA,
+    publish_key: publishKeyOfA,
+    portal_link: linkOfA,
+    read_only_link: readOnlyLinkOfA,
+  };
+  return credentials[role];
+};
+
+/** A refusal of the rights table: the role named by the cause, calling with A's ids. */
+const refusal = (cause: string): Provoke | undefined => {
+  const role = /^(\w+?)_cannot_/.exec(cause)?.[1];
+  return role && credentialOf(role) ? (o) => call(o, { key: credentialOf(role) }) : undefined;
+};
+
 /** Causes provoked the same way on any operation that declares them. */
 const ANY: Record<string, Provoke> = {
   missing_key: (o) => call(o, { key: null }),
   unauthorized: (o) => call(o, { key: 'not-a-key-of-this-herald' }),
   portal_link_expired: (o) => call(o, { key: expiredLinkOfA }),
-  portal_read_only: (o) => call(o, { key: readOnlyLinkOfA }),
-  not_by_portal_link: (o) => call(o, { key: linkOfA }),
-  only_by_portal_link: (o) => call(o),
+  admin_only_field: (o) => call(o, { key: keyOfA, body: { engine_hmac_key: 'waha-hmac-key' } }),
+  invalid_key: (o) => call(o, { body: { scope: 'everything' } }),
   portal_link_not_found: (o) => call(o, { ids: { link_id: UNKNOWN.link_id } }),
   invalid_portal_link: (o) => call(o, { body: { ttl_s: 59 } }),
   invalid_path: (o) => call(o, { ids: { instance_id: 'nope' } }),
   malformed_json: (o) => call(o, { rawBody: '{"name": ' }),
   not_json: (o) => call(o, { rawBody: 'name=x', contentType: 'text/plain' }),
   other_instance: (o) => call(o, { key: keyOfB }),
-  admin_only: (o) => call(o, { key: keyOfA }),
   instance_not_found: (o) => call(o, { ids: { instance_id: UNKNOWN.instance_id } }),
   webhook_not_found: (o) => call(o, { ids: { webhook_id: UNKNOWN.webhook_id } }),
   delivery_not_found: (o) => call(o, { ids: { delivery_id: UNKNOWN.delivery_id } }),
@@ -184,6 +206,12 @@ const ANY: Record<string, Provoke> = {
 
 /** Causes whose request depends on the operation. */
 const FOR: Record<string, Provoke> = {
+  'POST /instances/{instance_id}/portal-links too_many_portal_links': async (o) => {
+    const full = await h.createInstance();
+    for (let i = 0; i < 100; i++)
+      assert.equal((await call(o, { ids: { instance_id: full }, body: {} })).status, 201);
+    return call(o, { ids: { instance_id: full } });
+  },
   'POST /instances/{instance_id}/webhooks too_many_webhooks': async (o) => {
     const full = await h.createInstance();
     for (let i = 0; i < 100; i++)
@@ -264,6 +292,13 @@ const FOR: Record<string, Provoke> = {
 const ONCE: Record<string, [string, Provoke]> = {
   payload_too_large: ['POST /instances', (o) => call(o, { body: { name: 'x'.repeat(300 * 1024) } })],
   rate_limited: ['GET /instances', (o) => flood(() => call(o, { on: strict }), 201)],
+  auth_failures_limited: [
+    'GET /instances',
+    async (o) => {
+      for (let i = 0; i < 30; i++) assert.equal((await call(o, { on: guarded, key: 'wrong' })).status, 401);
+      return call(o, { on: guarded });
+    },
+  ],
   ingest_rate_limited: [
     'POST /instances/{instance_id}/events',
     (o) => flood(() => call(o, { on: strict, ids: { instance_id: UNKNOWN.instance_id } }), 2001),
@@ -324,7 +359,7 @@ test('every error an operation declares is what Herald answers when it happens',
     if (NEVER.has(cause)) continue;
     const once = ONCE[cause];
     if (once && once[0] !== o.name) continue;
-    const provoke = FOR[where] ?? ANY[cause] ?? once?.[1];
+    const provoke = FOR[where] ?? ANY[cause] ?? once?.[1] ?? refusal(cause);
     if (!provoke) {
       unprovoked.push(where);
       continue;

@@ -19,6 +19,8 @@ export const TEST_ENV = {
   // Tests fire requests far faster than a client should; test/api/rate-limit.test.ts sets its own limits.
   RATE_LIMIT_INGEST: '0',
   RATE_LIMIT_MANAGEMENT: '0',
+  // Tests provoke 401s by the dozen from one address; test/api/auth-failures.test.ts sets its own limit.
+  AUTH_FAILURES_PER_MIN: '0',
 };
 
 export interface Reply {

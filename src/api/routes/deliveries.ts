@@ -4,9 +4,11 @@ import type { FastifyInstance, FastifyRequest } from 'fastify';
 import { isEventKind } from '../../domain/events.ts';
 import { quote } from '../../domain/quote.ts';
 import { webhookDisabledConflict } from '../../domain/store-rules.ts';
+import { seesOperatorDeliveries } from '../../domain/rights.ts';
 import { mediaLinkExpiry } from '../../media/media.ts';
 import type { ApiContext } from '../context.ts';
 import { HttpError } from '../errors.ts';
+import { roleOf } from '../rights.ts';
 import { IdParam, InstanceParams, Ok } from '../schemas.ts';
 import { attemptView, deliveryView } from '../views.ts';
 import { INSTANCE_ERRORS, loadInstance } from './instances.ts';
@@ -57,7 +59,7 @@ const RedeliverBody = Type.Object(
 );
 
 /** The operator's deliveries (of operational events) are in their instance's log for the admin alone. */
-const isAdmin = (request: FastifyRequest) => request.principal.kind === 'admin';
+const isAdmin = (request: FastifyRequest) => seesOperatorDeliveries(roleOf(request.principal));
 
 export function deliveryRoutes(app: FastifyInstance, ctx: ApiContext): void {
   const tags = ['deliveries'];

@@ -4,11 +4,13 @@ import type { FastifyInstance, FastifyRequest } from 'fastify';
 import { newId, randomToken } from '../../domain/ids.ts';
 import type { Instance } from '../../domain/types.ts';
 import type { InstanceChange } from '../../store/records.ts';
-import { hashKey, requireAdmin, requireInstanceAccess } from '../auth.ts';
+import { refusedInstanceField } from '../../domain/rights.ts';
+import { hashKey } from '../auth.ts';
 import type { ApiContext } from '../context.ts';
 import type { ErrorName } from '../error-catalog.ts';
 import { HttpError } from '../errors.ts';
 import { Answer, IdParam, InstanceParams, Ok } from '../schemas.ts';
+import { rightsErrors, roleOf } from '../rights.ts';
 import { instanceView } from '../views.ts';
 
 const CreateInstance = Type.Object(
@@ -31,19 +33,33 @@ const KeyParams = Type.Object({
   instance_id: IdParam('instance id', 'ins'),
   key_id: IdParam('key id', 'key'),
 });
-const KeyView = Type.Object({ key_id: Type.String(), instance_id: Type.String(), created_at: Type.String() });
+const KEY_SCOPE = Type.Union([Type.Literal('manage'), Type.Literal('publish')], {
+  description:
+    'manage (default): its instance’s webhooks, deliveries, events and portal links; publish: events alone ' +
+    '(…/events, …/events/batch, …/engine/…, media upload), for the engine',
+});
+const CreateKey = Type.Object(
+  { scope: Type.Optional(KEY_SCOPE) },
+  { additionalProperties: false, examples: [{ scope: 'publish' }] },
+);
+const KeyView = Type.Object({
+  key_id: Type.String(),
+  instance_id: Type.String(),
+  scope: KEY_SCOPE,
+  created_at: Type.String(),
+});
 
 type Params = Static<typeof InstanceParams>;
 
-/** What loadInstance answers besides the instance. */
-export const INSTANCE_ERRORS: ErrorName[] = ['other_instance', 'instance_not_found'];
-/** The same for an admin operation: no instance key gets as far as the instance. */
-const ADMIN_INSTANCE_ERRORS: ErrorName[] = ['admin_only', 'instance_not_found'];
+/**
+ * What loadInstance answers besides the instance. A credential of another instance, or without the right, was
+ * refused before (rights.ts; the docs add those refusals to every route).
+ */
+export const INSTANCE_ERRORS: ErrorName[] = ['instance_not_found'];
 
-/** The instance of the path, after the key's rights are checked; 404 when it does not exist. */
+/** The instance of the path (whose rights the authentication hook checked); 404 when it does not exist. */
 export async function loadInstance(ctx: ApiContext, request: FastifyRequest): Promise<Instance> {
   const { instance_id } = request.params as Params;
-  requireInstanceAccess(request, instance_id);
   const instance = await ctx.store.catalog.getInstance(instance_id);
   if (!instance) throw HttpError.notFound('instance', instance_id);
   return instance;
@@ -59,11 +75,10 @@ export function instanceRoutes(app: FastifyInstance, ctx: ApiContext): void {
         tags,
         body: CreateInstance,
         response: { 201: Ok({ instance_id: Type.String() }, { description: 'The new instance’s id' }) },
-        errors: ['admin_only', 'invalid_instance'],
+        errors: ['invalid_instance'],
       },
     },
     async (request, reply) => {
-      requireAdmin(request);
       const body = request.body as Static<typeof CreateInstance>;
       const now = ctx.clock();
       const instance_id = newId('ins', now);
@@ -94,7 +109,7 @@ export function instanceRoutes(app: FastifyInstance, ctx: ApiContext): void {
     async (request) => {
       const all = await ctx.store.catalog.listInstances();
       const p = request.principal;
-      // An instance key sees its own instance only.
+      // Anyone but the admin sees its own instance only.
       const visible = p.kind === 'admin' ? all : all.filter((i) => i.instance_id === p.instance_id);
       const counts = await ctx.store.log.instanceCounts(p.kind === 'admin' ? undefined : p.instance_id);
       return { success: true, instances: visible.map((i) => instanceView(i, counts)) };
@@ -126,11 +141,15 @@ export function instanceRoutes(app: FastifyInstance, ctx: ApiContext): void {
         params: InstanceParams,
         body: PatchInstance,
         response: { 200: Answer('InstanceResponse', 'The instance as changed') },
-        errors: [...INSTANCE_ERRORS, 'invalid_instance'],
+        errors: [...INSTANCE_ERRORS, 'invalid_instance', 'admin_only_field'],
       },
     },
     async (request) => {
       const instance = await loadInstance(ctx, request);
+      // A manage key renames; what Herald trusts and fetches for the instance is the admin's (domain/rights.ts).
+      const role = roleOf(request.principal);
+      const refused = refusedInstanceField(role, request.body as object);
+      if (refused !== null) throw rightsErrors.field(role, refused);
       const { name, engine_hmac_key: key } = request.body as Static<typeof PatchInstance>;
       const change: InstanceChange = { name };
       if (key !== undefined) change.engine_hmac_sealed = key === null ? null : ctx.secretBox.seal(key);
@@ -148,11 +167,10 @@ export function instanceRoutes(app: FastifyInstance, ctx: ApiContext): void {
         tags,
         params: InstanceParams,
         response: { 200: Answer('Success', 'Deleted, with its webhooks, keys, deliveries and media') },
-        errors: ADMIN_INSTANCE_ERRORS,
+        errors: INSTANCE_ERRORS,
       },
     },
     async (request) => {
-      requireAdmin(request);
       const { instance_id } = request.params as Params;
       if (!(await ctx.store.catalog.deleteInstance(instance_id)))
         throw HttpError.notFound('instance', instance_id);
@@ -166,21 +184,23 @@ export function instanceRoutes(app: FastifyInstance, ctx: ApiContext): void {
       schema: {
         tags,
         params: InstanceParams,
+        body: CreateKey,
         response: {
           201: Ok(
             {
               key_id: Type.String(),
               key: Type.String({ description: 'shown this once; only its hash is kept' }),
+              scope: KEY_SCOPE,
             },
             { description: 'The new key' },
           ),
         },
-        errors: ADMIN_INSTANCE_ERRORS,
+        errors: [...INSTANCE_ERRORS, 'invalid_key'],
       },
     },
     async (request, reply) => {
-      requireAdmin(request);
       const instance = await loadInstance(ctx, request);
+      const { scope = 'manage' } = request.body as Static<typeof CreateKey>;
       const now = ctx.clock();
       const key_id = newId('key', now);
       // Shown once; only its hash is kept.
@@ -189,10 +209,10 @@ export function instanceRoutes(app: FastifyInstance, ctx: ApiContext): void {
         key_id,
         instance_id: instance.instance_id,
         key_hash: hashKey(key),
-        scope: 'manage',
+        scope,
         created_at: now,
       });
-      return reply.status(201).send({ success: true, key_id, key });
+      return reply.status(201).send({ success: true, key_id, key, scope });
     },
   );
 
@@ -208,11 +228,10 @@ export function instanceRoutes(app: FastifyInstance, ctx: ApiContext): void {
             { description: 'The instance’s keys, without their secret part' },
           ),
         },
-        errors: ADMIN_INSTANCE_ERRORS,
+        errors: INSTANCE_ERRORS,
       },
     },
     async (request) => {
-      requireAdmin(request);
       const instance = await loadInstance(ctx, request);
       const keys = await ctx.store.catalog.listKeys(instance.instance_id);
       return {
@@ -220,6 +239,7 @@ export function instanceRoutes(app: FastifyInstance, ctx: ApiContext): void {
         keys: keys.map((k) => ({
           key_id: k.key_id,
           instance_id: k.instance_id,
+          scope: k.scope,
           created_at: new Date(k.created_at).toISOString(),
         })),
       };
@@ -233,11 +253,10 @@ export function instanceRoutes(app: FastifyInstance, ctx: ApiContext): void {
         tags,
         params: KeyParams,
         response: { 200: Answer('Success', 'Revoked: the key is refused (401) from now on') },
-        errors: [...ADMIN_INSTANCE_ERRORS, 'key_not_found'],
+        errors: [...INSTANCE_ERRORS, 'key_not_found'],
       },
     },
     async (request) => {
-      requireAdmin(request);
       const instance = await loadInstance(ctx, request);
       const { key_id } = request.params as Static<typeof KeyParams>;
       if (!(await ctx.store.catalog.deleteKey(instance.instance_id, key_id)))

@@ -1,13 +1,14 @@
 /**
  * Portal links of an instance: the session page of that instance alone, handed to someone outside (a platform's
  * customer) as a URL whose fragment carries a token, never sent to a server. Made, listed and revoked with the admin
- * key or a key of the instance; the token then acts as that instance's key (auth.ts) until it expires.
+ * key or a manage key of the instance (rights.ts); the token then acts for that instance, with a link's rights, until
+ * it expires, its key is revoked (the link dies with it) or it is revoked itself. At most PORTAL_MAX_LINKS live ones.
  */
 import { type Static, Type } from '@sinclair/typebox';
-import type { FastifyInstance, FastifyRequest } from 'fastify';
+import type { FastifyInstance } from 'fastify';
 import { newId, randomToken } from '../../domain/ids.ts';
 import type { PortalLink } from '../../store/records.ts';
-import { hashKey, keyErrors, PORTAL_TOKEN_PREFIX } from '../auth.ts';
+import { hashKey, PORTAL_TOKEN_PREFIX, type Principal } from '../auth.ts';
 import type { ApiContext } from '../context.ts';
 import { HttpError } from '../errors.ts';
 import { Answer, IdParam, InstanceParams, Ok } from '../schemas.ts';
@@ -43,19 +44,21 @@ const LinkView = Type.Object({
   created_at: Type.String({ format: 'date-time' }),
 });
 
-/** Links are made and revoked with a key, never with another link: refused before the body is read. */
-const requireKey = async (request: FastifyRequest): Promise<void> => {
-  if (request.principal.kind === 'portal') throw keyErrors.notByLink();
-};
+/** Why a link was not made: the instance has as many live links as it may. */
+export const tooManyLinks = (max: number) =>
+  new HttpError(
+    'conflict',
+    `portal links: an instance may have at most ${max} live links (PORTAL_MAX_LINKS); revoke one ` +
+      '(DELETE /instances/{instance_id}/portal-links/{link_id}) or wait for one to expire',
+  );
 
 export function portalLinkRoutes(app: FastifyInstance, ctx: ApiContext): void {
   const tags = ['portal links'];
-  const errors = [...INSTANCE_ERRORS, 'not_by_portal_link'] as const;
+  const errors = INSTANCE_ERRORS;
 
   app.post(
     '/instances/:instance_id/portal-links',
     {
-      onRequest: requireKey,
       schema: {
         tags,
         params: InstanceParams,
@@ -70,7 +73,7 @@ export function portalLinkRoutes(app: FastifyInstance, ctx: ApiContext): void {
             { description: 'The new link' },
           ),
         },
-        errors: [...errors, 'invalid_portal_link'],
+        errors: [...errors, 'invalid_portal_link', 'too_many_portal_links'],
       },
     },
     async (request, reply) => {
@@ -87,7 +90,8 @@ export function portalLinkRoutes(app: FastifyInstance, ctx: ApiContext): void {
         expires_at: now + (body.ttl_s ?? PORTAL_TTL_S.default) * 1000,
         created_at: now,
       };
-      await ctx.store.portalLinks.createPortalLink(link);
+      if (!(await ctx.store.portalLinks.createPortalLink(link, ctx.config.portal.maxLinks)))
+        throw tooManyLinks(ctx.config.portal.maxLinks);
       const url = `${ctx.publicUrl().replace(/\/+$/, '')}/portal#${token}`;
       return reply.status(201).send({ success: true, ...view(link), url });
     },
@@ -96,7 +100,6 @@ export function portalLinkRoutes(app: FastifyInstance, ctx: ApiContext): void {
   app.get(
     '/instances/:instance_id/portal-links',
     {
-      onRequest: requireKey,
       schema: {
         tags,
         params: InstanceParams,
@@ -119,21 +122,18 @@ export function portalLinkRoutes(app: FastifyInstance, ctx: ApiContext): void {
       schema: {
         tags,
         response: { 200: Ok({ link: LinkView }, { description: 'The link whose token made this call' }) },
-        errors: ['only_by_portal_link'],
       },
     },
     async (request) => {
-      // The link authentication found, live: no second lookup.
-      const p = request.principal;
-      if (p.kind !== 'portal') throw keyErrors.onlyByLink();
-      return { success: true, link: view(p.link) };
+      // Only a link may call this (rights.ts); the one authentication found, live: no second lookup.
+      const { link } = request.principal as Extract<Principal, { kind: 'portal' }>;
+      return { success: true, link: view(link) };
     },
   );
 
   app.delete(
     '/instances/:instance_id/portal-links/:link_id',
     {
-      onRequest: requireKey,
       schema: {
         tags,
         params: LinkParams,

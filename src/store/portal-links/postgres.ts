@@ -11,11 +11,23 @@ export class PostgresPortalLinks implements PortalLinks {
     this.#db = db;
   }
 
-  async createPortalLink(l: PortalLink): Promise<void> {
-    await this.#db.sql`
-      INSERT INTO portal_links (link_id, instance_id, token_hash, read_only, key_id, expires_at, created_at)
-      VALUES (${l.link_id}, ${l.instance_id}, ${l.token_hash}, ${l.read_only}, ${l.key_id}, ${l.expires_at}::bigint,
-        ${l.created_at}::bigint)`;
+  /**
+   * The instance's row is locked before the count, so creates for one instance, from every process, take turns (as
+   * webhooks' do); FOR NO KEY UPDATE leaves ingest alone.
+   */
+  async createPortalLink(l: PortalLink, maxLive = Number.POSITIVE_INFINITY): Promise<boolean> {
+    return this.#db.tx(async (sql) => {
+      await sql`SELECT 1 FROM instances WHERE instance_id = ${l.instance_id} FOR NO KEY UPDATE`;
+      const [row] = await sql<{ n: number }[]>`
+        SELECT count(*)::integer AS n FROM portal_links
+        WHERE instance_id = ${l.instance_id} AND expires_at > ${l.created_at}::bigint`;
+      if ((row?.n ?? 0) >= maxLive) return false;
+      await sql`
+        INSERT INTO portal_links (link_id, instance_id, token_hash, read_only, key_id, expires_at, created_at)
+        VALUES (${l.link_id}, ${l.instance_id}, ${l.token_hash}, ${l.read_only}, ${l.key_id},
+          ${l.expires_at}::bigint, ${l.created_at}::bigint)`;
+      return true;
+    });
   }
 
   async listPortalLinks(instanceId: string, now: number): Promise<PortalLink[]> {

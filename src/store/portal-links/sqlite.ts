@@ -11,13 +11,21 @@ export class SqlitePortalLinks implements PortalLinks {
     this.#db = db;
   }
 
-  async createPortalLink(l: PortalLink): Promise<void> {
-    this.#db
-      .q(
-        `INSERT INTO portal_links (link_id, instance_id, token_hash, read_only, key_id, expires_at, created_at)
-         VALUES (?, ?, ?, ?, ?, ?, ?)`,
-      )
-      .run(l.link_id, l.instance_id, l.token_hash, l.read_only ? 1 : 0, l.key_id, l.expires_at, l.created_at);
+  /** One synchronous write transaction: no other create can run between the count and the insert. */
+  async createPortalLink(l: PortalLink, maxLive = Number.POSITIVE_INFINITY): Promise<boolean> {
+    return this.#db.tx(() => {
+      const row = this.#db
+        .q('SELECT COUNT(*) AS n FROM portal_links WHERE instance_id = ? AND expires_at > ?')
+        .get(l.instance_id, l.created_at);
+      if (Number(row?.n) >= maxLive) return false;
+      this.#db
+        .q(
+          `INSERT INTO portal_links (link_id, instance_id, token_hash, read_only, key_id, expires_at, created_at)
+           VALUES (?, ?, ?, ?, ?, ?, ?)`,
+        )
+        .run(l.link_id, l.instance_id, l.token_hash, l.read_only ? 1 : 0, l.key_id, l.expires_at, l.created_at);
+      return true;
+    });
   }
 
   async listPortalLinks(instanceId: string, now: number): Promise<PortalLink[]> {

@@ -6,7 +6,7 @@
 import assert from 'node:assert/strict';
 import { Writable } from 'node:stream';
 import { test } from 'node:test';
-import Fastify from 'fastify';
+import Fastify, { type FastifyBaseLogger } from 'fastify';
 import pino from 'pino';
 import { hashKey } from '../../src/api/auth.ts';
 import { installRequestLog, requestLogController } from '../../src/api/request-log.ts';
@@ -263,7 +263,10 @@ async function mediaLink(h: Awaited<ReturnType<typeof startTestHerald>>, ins: st
 
 test('any line a request logs has its url and headers fields redacted, not only the request line', async (t) => {
   const log = capture('info');
-  const app = Fastify({ loggerInstance: log.logger, logController: requestLogController() });
+  const app = Fastify({
+    loggerInstance: log.logger as FastifyBaseLogger,
+    logController: requestLogController(),
+  });
   installRequestLog(app, hashKey(ADMIN_KEY));
   // A route that logs what it was sent, as a handler might when it reports a problem.
   app.get('/echo/*', async (request) => {

@@ -2917,7 +2917,7 @@ export interface paths {
                          *             "payload.fromMe": false
                          *           },
                          *           "headers": {
-                         *             "Authorization": "Bearer rcv_live_5f2c"
+                         *             "Authorization": "****"
                          *           },
                          *           "rate_limit": {
                          *             "per_second": 20
@@ -3079,7 +3079,7 @@ export interface paths {
                             [key: string]: unknown;
                         } | null;
                         /**
-                         * @description its own headers, sent with every attempt: at most 20, values at most 1 KiB
+                         * @description its own headers, sent with every attempt: at most 20, values at most 1 KiB of Latin-1 text without control characters; Expect, Upgrade, Keep-Alive, TE, Trailer and Proxy-* are refused. Values are write-only: shown as ****, and **** given back keeps the saved value of that header
                          * @example {
                          *       "Authorization": "Bearer rcv_…"
                          *     }
@@ -3289,7 +3289,7 @@ export interface paths {
                          *           "payload.fromMe": false
                          *         },
                          *         "headers": {
-                         *           "Authorization": "Bearer rcv_live_5f2c"
+                         *           "Authorization": "****"
                          *         },
                          *         "rate_limit": {
                          *           "per_second": 20
@@ -3562,7 +3562,7 @@ export interface paths {
                             [key: string]: unknown;
                         } | null;
                         /**
-                         * @description its own headers, sent with every attempt: at most 20, values at most 1 KiB
+                         * @description its own headers, sent with every attempt: at most 20, values at most 1 KiB of Latin-1 text without control characters; Expect, Upgrade, Keep-Alive, TE, Trailer and Proxy-* are refused. Values are write-only: shown as ****, and **** given back keeps the saved value of that header
                          * @example {
                          *       "Authorization": "Bearer rcv_…"
                          *     }
@@ -3609,7 +3609,7 @@ export interface paths {
                          *           "payload.fromMe": false
                          *         },
                          *         "headers": {
-                         *           "Authorization": "Bearer rcv_live_5f2c"
+                         *           "Authorization": "****"
                          *         },
                          *         "rate_limit": {
                          *           "per_second": 20
@@ -3806,7 +3806,7 @@ export interface paths {
                          *           "payload.fromMe": false
                          *         },
                          *         "headers": {
-                         *           "Authorization": "Bearer rcv_live_5f2c"
+                         *           "Authorization": "****"
                          *         },
                          *         "rate_limit": {
                          *           "per_second": 20
@@ -4001,7 +4001,7 @@ export interface paths {
                          *           "payload.fromMe": false
                          *         },
                          *         "headers": {
-                         *           "Authorization": "Bearer rcv_live_5f2c"
+                         *           "Authorization": "****"
                          *         },
                          *         "rate_limit": {
                          *           "per_second": 20
@@ -8944,7 +8944,7 @@ export interface components {
          *         "payload.fromMe": false
          *       },
          *       "headers": {
-         *         "Authorization": "Bearer rcv_live_5f2c"
+         *         "Authorization": "****"
          *       },
          *       "rate_limit": {
          *         "per_second": 20

@@ -1,10 +1,11 @@
 /**
  * SSRF guard for webhook destinations: which URLs Herald may be told to send to.
- * Checked once at save time (checkDestination) and again at every connection (guardedLookup),
- * because DNS answers can change between the two.
+ * Checked once at save time (checkDestination) and again at every connection (createGuardedLookup, guardedAddresses),
+ * because DNS answers can change between the two. At a connection the guard resolves the name itself and the socket
+ * goes to the very addresses it approved; a name that gives no address there is a failed attempt, never an allowed one.
  */
 
-import { lookup as dnsLookup, type LookupAddress, type LookupOptions } from 'node:dns';
+import type { LookupAddress, LookupOptions } from 'node:dns';
 import { lookup as dnsLookupAsync } from 'node:dns/promises';
 import { BlockList, isIP } from 'node:net';
 import { domainToASCII } from 'node:url';
@@ -23,6 +24,33 @@ export interface DestinationPolicy {
   allow?: AddressAllowList;
   /** Resolver; the system's (dns.lookup) when absent. Tests inject one to rebind names. */
   lookup?: Lookup;
+}
+/** The policy as a connection applies it; without allowPrivate, only public or allow-listed addresses pass. */
+export type ConnectPolicy = Omit<DestinationPolicy, 'allowPrivate'> & { allowPrivate?: boolean };
+
+/** The guard refused an address (or a localhost name): nothing is sent, and retrying would be refused the same way. */
+export class DestinationRefused extends Error {
+  readonly code = 'destination_not_allowed';
+  constructor(reason: string) {
+    super(`destination_url: ${reason}`);
+  }
+}
+
+/**
+ * The name gave no address to connect to (the lookup failed, timed out or came back empty): no connection is made.
+ * Unlike a refusal this is a failed attempt that is retried, as a name that does not resolve now may resolve later.
+ * `code` is the resolver's (ENOTFOUND, EAI_AGAIN, …), ENOTFOUND when it gave none.
+ */
+export class HostUnresolved extends Error {
+  readonly code: string;
+  readonly hostname: string;
+  constructor(hostname: string, cause?: unknown) {
+    const c = cause as { code?: unknown; message?: unknown } | undefined;
+    const reason = typeof c?.message === 'string' && c.message !== '' ? c.message : 'the name has no address';
+    super(`could not resolve ${hostname}: ${reason}`, cause === undefined ? undefined : { cause });
+    this.code = typeof c?.code === 'string' ? c.code : 'ENOTFOUND';
+    this.hostname = hostname;
+  }
 }
 
 const MAX_LENGTH = 2048;
@@ -201,84 +229,90 @@ export async function checkDestination(
   // localhost names are refused even when private destinations are allowed.
   if (isLocalhostName(host)) return problem('destination_not_allowed', localhostRefusal(host));
   if (policy.allowPrivate) return null;
-  if (isIP(host)) {
-    return isAllowedAddress(host, policy.allow)
-      ? null
-      : problem('destination_not_allowed', notPublic(host, host));
-  }
-  const lookup = policy.lookup ?? defaultLookup;
-  let addresses: string[];
   try {
-    addresses = await lookup(host);
-  } catch {
-    // Unresolvable now is accepted: guardedLookup judges the answer at every connection.
+    await guardedAddresses(host, policy);
+    return null;
+  } catch (err) {
+    if (err instanceof DestinationRefused) return problem('destination_not_allowed', reasonOf(err));
+    // Unresolvable now is accepted when saved: the guard judges the answer again at every connection.
     return null;
   }
-  const bad = addresses.find((a) => !isAllowedAddress(a, policy.allow));
-  return bad === undefined
-    ? null
-    : problem('destination_not_allowed', notPublic(`${host} resolves to ${bad}, which`, bad));
 }
 
-async function defaultLookup(hostname: string): Promise<string[]> {
-  const found = await dnsLookupAsync(hostname, { all: true, order: 'verbatim' });
-  return found.map((a) => a.address);
+const reasonOf = (err: DestinationRefused) => err.message.replace(/^destination_url: /, '');
+
+/**
+ * The addresses a connection to `hostname` may use, judged now: an IP literal as it is, a name through the resolver.
+ * Throws DestinationRefused for a localhost name or any address the policy refuses (one bad address refuses the
+ * name: the socket might pick it), HostUnresolved when the name gives no address. `options` go to dns.lookup.
+ */
+export async function guardedAddresses(
+  hostname: string,
+  policy: ConnectPolicy = {},
+  options: LookupOptions = {},
+): Promise<LookupAddress[]> {
+  const host = normaliseHost(hostname);
+  if (isLocalhostName(host)) throw new DestinationRefused(localhostRefusal(host));
+  const family = isIP(host);
+  if (family) {
+    if (!policy.allowPrivate && !isAllowedAddress(host, policy.allow))
+      throw new DestinationRefused(notPublic(host, host));
+    return [{ address: host, family }];
+  }
+  const addresses = await resolve(host, policy.lookup, options);
+  const bad = policy.allowPrivate
+    ? undefined
+    : addresses.find((a) => !isAllowedAddress(a.address, policy.allow));
+  if (bad) throw new DestinationRefused(notPublic(`${host} resolves to ${bad.address}, which`, bad.address));
+  return addresses;
 }
 
-function notAllowed(message: string): Error {
-  return Object.assign(new Error(`destination_url: ${message}`), { code: 'destination_not_allowed' });
+/** Every address of a name, by the injected resolver or the system's; HostUnresolved when there is none. */
+async function resolve(
+  host: string,
+  lookup: Lookup | undefined,
+  options: LookupOptions,
+): Promise<LookupAddress[]> {
+  let addresses: LookupAddress[];
+  try {
+    if (lookup) {
+      const wanted = options.family === 4 || options.family === 6 ? options.family : 0;
+      addresses = (await lookup(host))
+        .map((address) => ({ address, family: isIP(address) }))
+        .filter((a) => a.family !== 0 && (wanted === 0 || a.family === wanted));
+    } else {
+      addresses = await dnsLookupAsync(host, { order: 'verbatim', ...options, all: true });
+    }
+  } catch (err) {
+    throw new HostUnresolved(host, err);
+  }
+  if (addresses.length === 0) throw new HostUnresolved(host);
+  return addresses;
 }
 
 // biome-ignore lint/suspicious/noExplicitAny: mirrors the callback type of dns.lookup, which varies with options.all
 export type LookupFunction = (hostname: string, options: object, callback: (...args: any[]) => void) => void;
 
 /**
- * A lookup function with the signature of net/dns `lookup(hostname, options, callback)` that resolves like dns.lookup
- * but fails with an Error whose `code` is 'destination_not_allowed' when any resolved address is neither public nor
- * in `policy.allow`. Meant for undici Agent `connect: { lookup }`; honours `options.all` and the single-address form.
- * `policy.lookup` replaces the system resolver (tests rebind names with it).
+ * A lookup function with the signature of net/dns `lookup(hostname, options, callback)` for a socket's `lookup`
+ * option (undici's `connect: { lookup }`, net.connect, tls.connect): the guard resolves the name (guardedAddresses)
+ * and the socket connects to the addresses it approved, at every connection, so a name rebound after the check
+ * changes nothing. Honours `options.all` and the single-address form; fails with DestinationRefused (code
+ * 'destination_not_allowed') or HostUnresolved. IP literals never reach a socket's lookup: judge them before.
  */
-export function createGuardedLookup(policy: Omit<DestinationPolicy, 'allowPrivate'> = {}): LookupFunction {
+export function createGuardedLookup(policy: ConnectPolicy = {}): LookupFunction {
   return (hostname, options, callback) => {
     // Tolerate the two-argument form lookup(hostname, callback) and the legacy numeric family.
     if (typeof options === 'function') [options, callback] = [{}, options as typeof callback];
     const opts: LookupOptions = typeof options === 'number' ? { family: options } : { ...options };
-    const host = normaliseHost(hostname);
-    const answer = (addresses: LookupAddress[]) => {
-      const bad = addresses.find((a) => !isAllowedAddress(a.address, policy.allow));
-      if (bad) {
-        callback(notAllowed(notPublic(`${host} resolves to ${bad.address}, which`, bad.address)));
-      } else if (addresses.length === 0) {
-        callback(
-          Object.assign(new Error(`getaddrinfo ENOTFOUND ${host}`), { code: 'ENOTFOUND', hostname: host }),
-        );
-      } else if (opts.all) {
-        callback(null, addresses);
-      } else {
-        callback(null, addresses[0].address, addresses[0].family);
-      }
-    };
-    if (isLocalhostName(host)) {
-      process.nextTick(callback, notAllowed(localhostRefusal(host)));
-      return;
-    }
-    const family = isIP(host);
-    if (family) {
-      // IP literals need no DNS; answer asynchronously like dns.lookup does.
-      process.nextTick(answer, [{ address: host, family }]);
-      return;
-    }
-    if (policy.lookup) {
-      policy.lookup(host).then(
-        (found) => answer(found.map((address) => ({ address, family: isIP(address) }))),
-        (err) => callback(err),
-      );
-      return;
-    }
-    dnsLookup(host, { order: 'verbatim', ...opts, all: true }, (err, addresses) => {
-      if (err) callback(err);
-      else answer(addresses);
-    });
+    // Answered on a later tick, outside the promise: a callback that throws must not become a lost rejection.
+    guardedAddresses(hostname, policy, opts).then(
+      (addresses) =>
+        process.nextTick(() =>
+          opts.all ? callback(null, addresses) : callback(null, addresses[0].address, addresses[0].family),
+        ),
+      (err) => process.nextTick(callback, err),
+    );
   };
 }
 

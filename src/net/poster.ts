@@ -134,8 +134,14 @@ const ERROR_CODES: Record<string, string> = {
   ECONNREFUSED: 'connection_refused',
   ECONNRESET: 'connection_reset',
   UND_ERR_SOCKET: 'connection_reset',
+  // The guard's lookup found no address (HostUnresolved keeps the resolver's code): nothing was sent, and the
+  // attempt is retried on schedule, as a name that does not resolve now may resolve later.
   ENOTFOUND: 'dns_error',
   EAI_AGAIN: 'dns_error',
+  EAI_FAIL: 'dns_error',
+  ENODATA: 'dns_error',
+  ESERVFAIL: 'dns_error',
+  ETIMEOUT: 'dns_error',
   EHOSTUNREACH: 'host_unreachable',
   ENETUNREACH: 'host_unreachable',
   destination_not_allowed: 'destination_not_allowed',

@@ -6,7 +6,10 @@ import {
   checkDestinationSyntax,
   createGuardedLookup,
   type DestinationPolicy,
+  DestinationRefused,
+  guardedAddresses,
   guardedLookup,
+  HostUnresolved,
   isPublicAddress,
   type Lookup,
 } from '../../src/net/destination.ts';
@@ -410,5 +413,68 @@ describe('createGuardedLookup with an injected resolver', () => {
     assert.deepEqual(await call(lookup, 'example.test'), { err: null, args: ['10.0.0.5', 4] });
     assert.equal((await call(lookup, 'metadata.example.test')).err?.code, 'destination_not_allowed');
     assert.equal((await call(lookup, 'nowhere.example.test')).err?.code, 'ENOTFOUND');
+  });
+});
+
+describe('at a connection, a name that gives no address is a failed attempt, never an allowed one', () => {
+  const call = (lookup: ReturnType<typeof createGuardedLookup>, host: string) =>
+    new Promise<{ err: (Error & { code?: string }) | null; args: unknown[] }>((resolve) =>
+      lookup(host, { all: true }, (err, ...args) => resolve({ err, args })),
+    );
+  const failing =
+    (err: unknown): Lookup =>
+    async () => {
+      throw err;
+    };
+
+  for (const [what, resolver, code, words] of [
+    [
+      'a failed lookup',
+      failing(Object.assign(new Error('queryA ESERVFAIL gone.test'), { code: 'ESERVFAIL' })),
+      'ESERVFAIL',
+      'could not resolve gone.test: queryA ESERVFAIL gone.test',
+    ],
+    [
+      'a lookup that timed out without a code',
+      failing(new Error('the lookup timed out')),
+      'ENOTFOUND',
+      'could not resolve gone.test: the lookup timed out',
+    ],
+    ['an empty answer', async () => [], 'ENOTFOUND', 'could not resolve gone.test: the name has no address'],
+    [
+      'an answer with no address in it',
+      async () => ['not-an-address'],
+      'ENOTFOUND',
+      'could not resolve gone.test: the name has no address',
+    ],
+  ] as [string, Lookup, string, string][]) {
+    it(`${what}: no address handed to the socket, in words`, async () => {
+      for (const allowPrivate of [false, true]) {
+        const { err, args } = await call(
+          createGuardedLookup({ allowPrivate, lookup: resolver }),
+          'gone.test',
+        );
+        assert.ok(err instanceof HostUnresolved, `allowPrivate ${allowPrivate}: ${err}`);
+        assert.deepEqual([err.code, err.message, args], [code, words, []]);
+      }
+      // Saving such a webhook is still accepted: the name may resolve by the time it is sent to.
+      assert.equal(
+        await checkDestination('https://gone.test/', { allowPrivate: false, lookup: resolver }),
+        null,
+      );
+    });
+  }
+
+  it('guardedAddresses gives the approved addresses, and with allowPrivate still refuses localhost names', async () => {
+    const { lookup } = fakeDns();
+    assert.deepEqual(await guardedAddresses('example.test', { allowPrivate: true, lookup }), [
+      { address: '10.0.0.5', family: 4 },
+    ]);
+    await assert.rejects(guardedAddresses('example.test', { lookup }), DestinationRefused);
+    await assert.rejects(
+      guardedAddresses('api.localhost', { allowPrivate: true, lookup }),
+      DestinationRefused,
+    );
+    await assert.rejects(guardedAddresses('nowhere.test', { allowPrivate: true, lookup }), HostUnresolved);
   });
 });

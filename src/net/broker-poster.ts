@@ -2,17 +2,15 @@
  * Makes one attempt to a broker destination (amqp, nats, redis), in the delivery thread, as the Poster makes one to an
  * HTTP one: the same body and signed headers, as the broker's message; delivered only on the broker's own proof
  * (brokers/), whose words become the attempt's answer (`broker_ack …`) or its error. The destination guard is
- * applied to the broker's host at each publish, its verdict kept a few seconds.
+ * applied where the connection is made: each broker connection, and each of its reconnects, goes to the addresses
+ * the guard resolved and approved at that moment (brokers/pinning.ts); a refusal answers `destination_not_allowed`.
  */
 import { type BrokerTarget, isBrokerUrlProblem, parseBrokerUrl } from '../domain/broker-url.ts';
 import { HEADERS, signedHeaders } from '../domain/signature.ts';
 import type { AttemptOutcome } from '../domain/types.ts';
 import { type Brokers, createBrokerPublisher } from './brokers/index.ts';
-import { checkDestination, type DestinationPolicy } from './destination.ts';
+import type { DestinationPolicy } from './destination.ts';
 import type { PostRequest } from './poster.ts';
-
-/** How long the guard's verdict on a broker's host holds: DNS may change, but not at every publish. */
-const GUARD_TTL_MS = 10_000;
 
 export interface BrokerPosterOptions {
   timeoutMs: number;
@@ -24,20 +22,19 @@ export class BrokerPoster {
   readonly #brokers: Brokers;
   /** Parsed once per destination URL: bounded by the webhooks' URLs. */
   readonly #targets = new Map<string, BrokerTarget | string>();
-  readonly #verdicts = new Map<string, { allowed: boolean; until: number }>();
 
   constructor(options: BrokerPosterOptions) {
     this.#options = options;
-    this.#brokers = createBrokerPublisher({ connectTimeoutMs: options.timeoutMs });
+    this.#brokers = createBrokerPublisher({
+      destinations: options.destinations,
+      connectTimeoutMs: options.timeoutMs,
+    });
   }
 
   async post(req: PostRequest): Promise<AttemptOutcome> {
     const started = performance.now();
     const target = this.#target(req.destination_url);
     if (typeof target === 'string') return outcome({ ok: false, error: target }, started);
-    if (!(await this.#allowed(req.destination_url))) {
-      return outcome({ ok: false, error: 'destination_not_allowed' }, started);
-    }
     const headers = signedHeaders(req);
     const answer = await this.#brokers.publish(
       target,
@@ -68,17 +65,6 @@ export class BrokerPoster {
       this.#targets.set(url, target);
     }
     return target;
-  }
-
-  async #allowed(url: string): Promise<boolean> {
-    const now = performance.now();
-    const known = this.#verdicts.get(url);
-    if (known && known.until > now) return known.allowed;
-    const problem = await checkDestination(url, this.#options.destinations);
-    const allowed = problem === null;
-    if (this.#verdicts.size >= 10_000) this.#verdicts.clear();
-    this.#verdicts.set(url, { allowed, until: now + GUARD_TTL_MS });
-    return allowed;
   }
 }
 

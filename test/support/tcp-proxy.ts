@@ -11,6 +11,7 @@ export class TcpProxy {
   readonly #target: { host: string; port: number };
   #server: Server;
   readonly #pairs = new Set<[Socket, Socket]>();
+  #accepted = 0;
 
   private constructor(server: Server, port: number, target: { host: string; port: number }) {
     this.#server = server;
@@ -32,6 +33,7 @@ export class TcpProxy {
   }
 
   #relay(client: Socket): void {
+    this.#accepted++;
     const upstream = createConnection(this.#target);
     const pair: [Socket, Socket] = [client, upstream];
     this.#pairs.add(pair);
@@ -46,6 +48,11 @@ export class TcpProxy {
     }
     client.pipe(upstream);
     upstream.pipe(client);
+  }
+
+  /** Connections accepted since the proxy started, closed ones included. */
+  get accepted(): number {
+    return this.#accepted;
   }
 
   /** Open connections through the proxy. */

@@ -9,10 +9,15 @@
  *
  * One channel (a Publisher) per exchange: publishing to an exchange that does not exist makes the broker close
  * the channel, which must not fail the attempts of other webhooks publishing to other exchanges meanwhile.
+ *
+ * The client dials through the destination guard (its socket's lookup, pinning.ts) at every connection, its own
+ * reconnects included; amqps verifies the broker's certificate against the URL's host name.
  */
 import { type AMQPError, Connection, type Publisher, type ReturnedMessage } from 'rabbitmq-client';
 import { type AmqpTarget, brokerAddressKey } from '../../domain/broker-url.ts';
+import type { DestinationPolicy } from '../destination.ts';
 import { BackingOff, ConnectionPool, PoolClosed } from './connections.ts';
+import { Pin } from './pinning.ts';
 import {
   answerWithin,
   type BrokerAnswer,
@@ -25,12 +30,15 @@ import {
   messageOf,
   nextTurn,
   type PublisherOptions,
+  REFUSED,
+  refusedByGuard,
   socketWords,
   withDeadline,
 } from './publisher.ts';
 
 interface Link {
   connection: Connection;
+  pin: Pin;
   publishers: Map<string, Publisher>;
   /** Why the broker last closed an exchange's channel (e.g. no such exchange), until a publish there succeeds. */
   refused: Map<string, unknown>;
@@ -45,9 +53,11 @@ interface Link {
 export class AmqpPublisher implements BrokerPublisher {
   readonly connections: ConnectionPool<AmqpTarget, Link>;
   readonly #connectTimeoutMs: number;
+  readonly #destinations: DestinationPolicy;
 
-  constructor(options: PublisherOptions = {}) {
+  constructor(options: PublisherOptions) {
     this.#connectTimeoutMs = options.connectTimeoutMs ?? CONNECT_TIMEOUT_MS;
+    this.#destinations = options.destinations;
     this.connections = new ConnectionPool(
       { open: (t) => this.#open(t), close: (link) => closeLink(link) },
       options.pool,
@@ -69,15 +79,18 @@ export class AmqpPublisher implements BrokerPublisher {
   }
 
   /** Settles when the first handshake succeeds, or with its error: the client would otherwise retry forever. */
-  #open(t: AmqpTarget): Promise<Link> {
+  async #open(t: AmqpTarget): Promise<Link> {
     const backoff = this.connections.backoff;
+    const pin = new Pin(t.host, this.#destinations);
+    await pin.checkLiteral();
     const connection = new Connection({
       hostname: t.host,
       port: t.port,
       username: t.username,
       password: t.password,
       vhost: t.vhost,
-      tls: t.tls,
+      socket: { port: t.port, lookup: pin.lookup }, // the port again only because the type wants one
+      tls: t.tls && (pin.serverName ? { servername: pin.serverName } : true),
       connectionTimeout: this.#connectTimeoutMs,
       acquireTimeout: this.#connectTimeoutMs,
       retryLow: backoff.firstMs,
@@ -87,6 +100,7 @@ export class AmqpPublisher implements BrokerPublisher {
     });
     const link: Link = {
       connection,
+      pin,
       publishers: new Map(),
       refused: new Map(),
       pending: new Map(),
@@ -119,6 +133,8 @@ export class AmqpPublisher implements BrokerPublisher {
 }
 
 async function send(link: Link, t: AmqpTarget, m: BrokerMessage): Promise<BrokerAnswer> {
+  // The client reports only the first failures of a reconnect series: the guard's own verdict says why it is down.
+  if (!link.connection.ready && link.pin.refusal) throw link.pin.refusal;
   if (link.down && !link.connection.ready) {
     const closed = (link.down as AMQPError).code === 'CONN_CLOSE';
     throw new ConnectionDown(closed ? 'the socket closed unexpectedly' : words(link.down, t));
@@ -202,6 +218,7 @@ async function closeLink(link: Link): Promise<void> {
 const replyText = (message: string) => message.replace(/^[\w.]*:? ?[A-Z_]+ - /, '');
 
 function words(err: unknown, t: AmqpTarget): string {
+  if (refusedByGuard(err)) return REFUSED;
   if (err instanceof ConnectionDown) return err.message;
   if (err instanceof PoolClosed) return err.message;
   if (err instanceof BackingOff)

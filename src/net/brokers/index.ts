@@ -3,6 +3,7 @@
  * connections (one per broker address), so closing this closes them all.
  */
 import type { BrokerTarget } from '../../domain/broker-url.ts';
+import type { DestinationPolicy } from '../destination.ts';
 import { AmqpPublisher } from './amqp.ts';
 import type { Backoff } from './connections.ts';
 import { NatsPublisher } from './nats.ts';
@@ -12,6 +13,8 @@ import { RedisPublisher } from './redis.ts';
 export type { BrokerAnswer, BrokerMessage, BrokerPublisher } from './publisher.ts';
 
 export interface BrokerPublisherOptions {
+  /** The destination guard every connection dials through, reconnects included. */
+  destinations: DestinationPolicy;
   /** Close a broker connection no publish has used for this long; default 60 s. */
   idleMs?: number;
   /** TCP connect plus the broker's handshake; default 10 s (CONNECT_TIMEOUT_MS). */
@@ -26,8 +29,9 @@ export interface Brokers extends BrokerPublisher {
   readonly redis: RedisPublisher;
 }
 
-export function createBrokerPublisher(options: BrokerPublisherOptions = {}): Brokers {
+export function createBrokerPublisher(options: BrokerPublisherOptions): Brokers {
   const shared = {
+    destinations: options.destinations,
     connectTimeoutMs: options.connectTimeoutMs,
     pool: { idleMs: options.idleMs, backoff: options.backoff },
   };

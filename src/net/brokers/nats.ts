@@ -3,11 +3,17 @@
  * acknowledges it (PubAck); a subject no stream covers is refused at once by the server ("no responders"), and no
  * ack within the attempt's time is a failed attempt. Nats-Msg-Id is the event id, so an attempt retried after an
  * ack was lost (a cut just after the server stored it) is stored once: the stream answers "duplicate".
+ *
+ * The client is given the addresses the destination guard approved (pinning.ts), never the name, and its own
+ * reconnect loop dials through the guard again at every pass (dialThroughGuard); tls:// verifies the server's
+ * certificate against the URL's host name.
  */
 import { type JetStreamClient, jetstream } from '@nats-io/jetstream';
-import { connect, headers, type NatsConnection } from '@nats-io/transport-node';
+import { connect, headers, type NatsConnection, type TlsOptions } from '@nats-io/transport-node';
 import { brokerAddressKey, type NatsTarget } from '../../domain/broker-url.ts';
+import type { DestinationPolicy } from '../destination.ts';
 import { BackingOff, backoffDelay, ConnectionPool, PoolClosed } from './connections.ts';
+import { Pin } from './pinning.ts';
 import {
   answerWithin,
   type BrokerAnswer,
@@ -18,11 +24,14 @@ import {
   delivered,
   messageOf,
   type PublisherOptions,
+  REFUSED,
+  refusedByGuard,
   socketWords,
 } from './publisher.ts';
 
 interface Link {
   nc: NatsConnection;
+  pin: Pin;
   js: JetStreamClient;
   /** Set while the client is reconnecting: attempts fail at once instead of queueing in its buffer. */
   down: string | null;
@@ -41,9 +50,11 @@ class Cut extends Error {
 export class NatsPublisher implements BrokerPublisher {
   readonly connections: ConnectionPool<NatsTarget, Link>;
   readonly #connectTimeoutMs: number;
+  readonly #destinations: DestinationPolicy;
 
-  constructor(options: PublisherOptions = {}) {
+  constructor(options: PublisherOptions) {
     this.#connectTimeoutMs = options.connectTimeoutMs ?? CONNECT_TIMEOUT_MS;
+    this.#destinations = options.destinations;
     this.connections = new ConnectionPool(
       { open: (t, lost) => this.#open(t, lost), close: (link) => link.nc.close().catch(() => {}) },
       options.pool,
@@ -76,10 +87,14 @@ export class NatsPublisher implements BrokerPublisher {
         ? { token: t.username }
         : {};
     let link: Link | null = null;
+    const pin = new Pin(t.host, this.#destinations);
+    const addresses = await pin.addresses();
     const nc = await connect({
-      servers: [`${t.host.includes(':') ? `[${t.host}]` : t.host}:${t.port}`],
+      servers: addresses.map((a) => hostPort(a, t.port)),
+      noRandomize: true, // in the resolver's order, as a socket would try them
       ...auth,
-      ...(t.tls ? { tls: {} } : {}),
+      // The node transport passes these options on to tls.connect: the server's name, not the address dialled.
+      ...(t.tls ? { tls: (pin.serverName ? { servername: pin.serverName } : {}) as TlsOptions } : {}),
       name: 'herald',
       timeout: this.#connectTimeoutMs,
       maxReconnectAttempts: -1, // the pool's idle timeout ends a connection nobody uses any more
@@ -93,8 +108,14 @@ export class NatsPublisher implements BrokerPublisher {
       // of the delivery thread's time in a NATS burst (BENCHMARKS.md). Herald's failure words never use them.
       noAsyncTraces: true,
     });
-    link = { nc, js: jetstream(nc), down: null, attempts: 0, inflight: new Set() };
+    link = { nc, pin, js: jetstream(nc), down: null, attempts: 0, inflight: new Set() };
     const current = link;
+    try {
+      dialThroughGuard(nc, pin, t.port, () => current.attempts++);
+    } catch (err) {
+      await nc.close().catch(() => {});
+      throw err;
+    }
     void (async () => {
       for await (const s of nc.status()) {
         if (s.type === 'disconnect' || s.type === 'staleConnection') {
@@ -114,8 +135,39 @@ export class NatsPublisher implements BrokerPublisher {
   }
 }
 
+/**
+ * Makes the client's reconnect loop dial through the guard: each pass resolves the broker's name again and dials
+ * the addresses approved now, the name kept as the TLS name; a pass the guard refuses is a failed dial (`refused`
+ * counts it), and the loop tries again after its backoff. The client has no public hook for this, so its dial step
+ * (the protocol handler's `_doDial`, which resolves a server and dials what that gives) is wrapped; a client
+ * without one is refused rather than left to dial by itself.
+ */
+function dialThroughGuard(nc: NatsConnection, pin: Pin, port: number, refused: () => void): void {
+  type Dialled = { hostname: string; port: number; tlsName: string };
+  type Protocol = { _doDial?: (server: { resolve(): Promise<Dialled[]> }) => Promise<void> };
+  const protocol = (nc as unknown as { protocol?: Protocol }).protocol;
+  const dial = protocol?._doDial?.bind(protocol);
+  if (!protocol || !dial) {
+    throw new Error('this NATS client has no dial step to check: its reconnects could not be pinned');
+  }
+  protocol._doDial = async () => {
+    let addresses: string[];
+    try {
+      addresses = await pin.addresses();
+    } catch (err) {
+      refused();
+      throw err;
+    }
+    const servers = addresses.map((hostname) => ({ hostname, port, tlsName: pin.serverName ?? '' }));
+    return dial({ resolve: async () => servers });
+  };
+}
+
+const hostPort = (address: string, port: number) =>
+  `${address.includes(':') ? `[${address}]` : address}:${port}`;
+
 async function send(link: Link, t: NatsTarget, m: BrokerMessage, deadline: number): Promise<BrokerAnswer> {
-  if (link.down) throw new ConnectionDown(link.down);
+  if (link.down) throw link.pin.refusal ?? new ConnectionDown(link.down);
   const h = headers();
   for (const [name, value] of Object.entries(m.headers)) h.set(name, value);
   let drop: (err: Error) => void = () => {};
@@ -138,6 +190,7 @@ async function send(link: Link, t: NatsTarget, m: BrokerMessage, deadline: numbe
 }
 
 function words(err: unknown, t: NatsTarget, timeoutMs: number): string {
+  if (refusedByGuard(err)) return REFUSED;
   if (err instanceof ConnectionDown || err instanceof PoolClosed || err instanceof Cut) return err.message;
   if (err instanceof BackingOff)
     return `${words(err.cause, t, timeoutMs)} (next connection attempt in ${Math.ceil(err.retryInMs)} ms)`;

@@ -5,7 +5,8 @@
  * retries. publish never throws, and no answer ever holds the destination's password.
  */
 import { type BrokerTarget, brokerAddress } from '../../domain/broker-url.ts';
-import type { PoolOptions } from './connections.ts';
+import { type DestinationPolicy, DestinationRefused, HostUnresolved } from '../destination.ts';
+import { BackingOff, type PoolOptions } from './connections.ts';
 
 export interface BrokerMessage {
   event_id: string;
@@ -31,8 +32,10 @@ export interface BrokerPublisher {
   close(): Promise<void>;
 }
 
-/** How each publisher is made: its connections' pool, and how long opening one may take. */
+/** How each publisher is made: the guard its connections dial through, their pool, how long opening one may take. */
 export interface PublisherOptions {
+  /** Applied at every connection to the broker's host, reconnects included (pinning.ts). */
+  destinations: DestinationPolicy;
   pool?: PoolOptions;
   /** The TCP connection plus the broker's handshake (AUTH and SELECT on Redis); default CONNECT_TIMEOUT_MS. */
   connectTimeoutMs?: number;
@@ -73,11 +76,20 @@ const SOCKET_ERRORS: Record<string, string> = {
   EAI_AGAIN: 'host "{host}" not found (DNS lookup failed)',
 };
 
+/** The bare error an attempt refused by the destination guard answers with: retry-policy.ts fails it at once. */
+export const REFUSED = 'destination_not_allowed';
+
+/** True when the guard refused the broker's address, at this dial or at the one its address now backs off from. */
+export const refusedByGuard = (err: unknown): boolean =>
+  err instanceof DestinationRefused || (err instanceof BackingOff && err.cause instanceof DestinationRefused);
+
 /**
  * What a network-level failure means, in words, or null when it is not one (then the broker's own mapping
  * applies). Shared by the three publishers so the same cut reads the same everywhere.
  */
 export function socketWords(err: unknown, target: BrokerTarget): string | null {
+  if (err instanceof DestinationRefused) return REFUSED;
+  if (err instanceof HostUnresolved) return err.message; // "could not resolve <host>: …", retried on schedule
   const e = err as { code?: string; cause?: { code?: string }; message?: string };
   const code = e?.code ?? e?.cause?.code ?? '';
   const text = SOCKET_ERRORS[code];

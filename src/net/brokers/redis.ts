@@ -3,10 +3,15 @@
  * delivered when Redis answers with the entry id. The offline queue is off: a command given while the client
  * reconnects fails at once rather than running later, after its attempt was already counted failed (which would
  * store the event twice once the caller retries).
+ *
+ * The client dials through the destination guard (its socket's lookup, pinning.ts) at every connection, its own
+ * reconnects included; rediss verifies the server's certificate against the URL's host name.
  */
 import { createClient, type RedisClientType } from '@redis/client';
 import { brokerAddressKey, type RedisTarget } from '../../domain/broker-url.ts';
+import type { DestinationPolicy } from '../destination.ts';
 import { BackingOff, backoffDelay, ConnectionPool, PoolClosed } from './connections.ts';
+import { Pin } from './pinning.ts';
 import {
   answerWithin,
   type BrokerAnswer,
@@ -17,6 +22,8 @@ import {
   delivered,
   messageOf,
   type PublisherOptions,
+  REFUSED,
+  refusedByGuard,
   socketWords,
   withDeadline,
 } from './publisher.ts';
@@ -26,6 +33,7 @@ type Client = RedisClientType<Record<string, never>, Record<string, never>, Reco
 
 interface Link {
   client: Client;
+  pin: Pin;
   /** The last error while the client reconnects; null when it is ready. */
   down: unknown;
 }
@@ -42,9 +50,11 @@ class ConnectTimeout extends Error {
 export class RedisPublisher implements BrokerPublisher {
   readonly connections: ConnectionPool<RedisTarget, Link>;
   readonly #connectTimeoutMs: number;
+  readonly #destinations: DestinationPolicy;
 
-  constructor(options: PublisherOptions = {}) {
+  constructor(options: PublisherOptions) {
     this.#connectTimeoutMs = options.connectTimeoutMs ?? CONNECT_TIMEOUT_MS;
+    this.#destinations = options.destinations;
     this.connections = new ConnectionPool(
       { open: (t, lost) => this.#open(t, lost), close: (link) => closeLink(link) },
       options.pool,
@@ -68,11 +78,14 @@ export class RedisPublisher implements BrokerPublisher {
   async #open(t: RedisTarget, lost: (err: unknown) => void): Promise<Link> {
     const backoff = this.connections.backoff;
     let ready = false;
+    const pin = new Pin(t.host, this.#destinations);
+    await pin.checkLiteral();
     const client: Client = createClient({
       socket: {
         host: t.host,
         port: t.port,
-        ...(t.tls ? { tls: true as const, servername: t.host } : {}),
+        lookup: pin.lookup,
+        ...(t.tls ? { tls: true as const, ...(pin.serverName ? { servername: pin.serverName } : {}) } : {}),
         connectTimeout: this.#connectTimeoutMs,
         // The first connection fails at once (the pool backs off); later, only what a retry may cure is retried.
         reconnectStrategy: (retries, cause) =>
@@ -85,7 +98,7 @@ export class RedisPublisher implements BrokerPublisher {
       RESP: 2,
       disableOfflineQueue: true,
     });
-    const link: Link = { client, down: null };
+    const link: Link = { client, pin, down: null };
     client.on('error', (err) => {
       link.down = err;
     });
@@ -114,7 +127,9 @@ export class RedisPublisher implements BrokerPublisher {
 }
 
 async function send(link: Link, t: RedisTarget, m: BrokerMessage): Promise<BrokerAnswer> {
-  if (!link.client.isReady) throw new ConnectionDown(link.down ? words(link.down, t) : 'reconnecting');
+  if (!link.client.isReady) {
+    throw link.pin.refusal ?? new ConnectionDown(link.down ? words(link.down, t) : 'reconnecting');
+  }
   const fields: Record<string, string> = { event_id: m.event_id, event: m.event, timestamp: m.timestamp };
   if (m.signature !== null) fields.signature = m.signature;
   fields.body = m.body;
@@ -137,6 +152,7 @@ async function closeLink(link: Link): Promise<void> {
 }
 
 function words(err: unknown, t: RedisTarget): string {
+  if (refusedByGuard(err)) return REFUSED;
   if (err instanceof ConnectionDown || err instanceof PoolClosed) return err.message;
   if (err instanceof BackingOff)
     return `${words(err.cause, t)} (next connection attempt in ${Math.ceil(err.retryInMs)} ms)`;

@@ -14,6 +14,7 @@ import {
   eventually,
   failingFastWhileAway,
   freePort,
+  LOOPBACK,
   message,
   oneConnectionPerAddress,
   publishThroughCuts,
@@ -73,7 +74,7 @@ after(async () => {
 
 test('delivers the exact body, its headers, the event id as message_id, persistent JSON', async () => {
   const { exchange: ex, queue } = await exchange();
-  const pub = new AmqpPublisher();
+  const pub = new AmqpPublisher(LOOPBACK);
   try {
     const m = message();
     const answer = await pub.publish(
@@ -97,7 +98,7 @@ test('delivers the exact body, its headers, the event id as message_id, persiste
 
 test('the default exchange routes by queue name', async () => {
   const { queue } = await exchange();
-  const pub = new AmqpPublisher();
+  const pub = new AmqpPublisher(LOOPBACK);
   try {
     const m = message();
     const answer = await pub.publish(target(`amqp://guest:guest@127.0.0.1/?routing_key=${queue}`), m, 5_000);
@@ -111,7 +112,7 @@ test('the default exchange routes by queue name', async () => {
 
 test('no queue bound: the broker returns the message, and the attempt fails as unroutable', async () => {
   const { exchange: ex } = await exchange({ bound: false });
-  const pub = new AmqpPublisher();
+  const pub = new AmqpPublisher(LOOPBACK);
   try {
     const answer = await pub.publish(
       target(`amqp://guest:guest@127.0.0.1/?exchange=${ex}&routing_key=k`),
@@ -140,7 +141,7 @@ test('no queue bound: the broker returns the message, and the attempt fails as u
 test('the same event to two exchanges at once: only the unroutable one fails', async () => {
   const bound = await exchange();
   const unbound = await exchange({ bound: false });
-  const pub = new AmqpPublisher();
+  const pub = new AmqpPublisher(LOOPBACK);
   try {
     const to = (ex: string) => target(`amqp://guest:guest@127.0.0.1/?exchange=${ex}&routing_key=k`);
     for (let i = 0; i < 20; i++) {
@@ -161,7 +162,7 @@ test('the same event to two exchanges at once: only the unroutable one fails', a
 test('an exchange that does not exist fails its attempt only, not those to other exchanges', async () => {
   const { exchange: good, queue } = await exchange();
   const missing = `herald-test-${RUN}-absent`;
-  const pub = new AmqpPublisher();
+  const pub = new AmqpPublisher(LOOPBACK);
   try {
     const goodTarget = target(`amqp://guest:guest@127.0.0.1/?exchange=${good}&routing_key=k`);
     const badTarget = target(`amqp://guest:guest@127.0.0.1/?exchange=${missing}&routing_key=k`);
@@ -182,7 +183,7 @@ test('a full queue that rejects new messages: the nack fails the attempt', async
   const { exchange: ex } = await exchange({
     queueArgs: { 'x-max-length': 1, 'x-overflow': 'reject-publish' },
   });
-  const pub = new AmqpPublisher();
+  const pub = new AmqpPublisher(LOOPBACK);
   try {
     const t = target(`amqp://guest:guest@127.0.0.1/?exchange=${ex}&routing_key=k`);
     assert.equal((await pub.publish(t, message(), 5_000)).ok, true);
@@ -195,7 +196,7 @@ test('a full queue that rejects new messages: the nack fails the attempt', async
 });
 
 test('a wrong password fails within the timeout, says so, and never shows the password', async () => {
-  const pub = new AmqpPublisher({ pool: { backoff: BACKOFF } });
+  const pub = new AmqpPublisher({ ...LOOPBACK, pool: { backoff: BACKOFF } });
   try {
     const t = target('amqp://guest:Wr0ng-S3cret@127.0.0.1/?exchange=amq.direct&routing_key=k');
     const started = performance.now();
@@ -216,7 +217,7 @@ test('a wrong password fails within the timeout, says so, and never shows the pa
 
 test('nothing listening: connection refused, named by address', async () => {
   const port = await freePort();
-  const pub = new AmqpPublisher();
+  const pub = new AmqpPublisher(LOOPBACK);
   try {
     const answer = await pub.publish(target(`amqp://u:p4ss@127.0.0.1:${port}/?exchange=x`), message(), 3_000);
     assert.deepEqual(answer, { ok: false, error: `connection refused by 127.0.0.1:${port}` });
@@ -228,7 +229,7 @@ test('nothing listening: connection refused, named by address', async () => {
 test('many publishes share one connection per address; an idle one is closed and reopened on demand', async () => {
   const a = await exchange();
   const b = await exchange();
-  const pub = new AmqpPublisher({ pool: { idleMs: 300 } });
+  const pub = new AmqpPublisher({ ...LOOPBACK, pool: { idleMs: 300 } });
   try {
     const ta = target(`amqp://guest:guest@127.0.0.1/?exchange=${a.exchange}&routing_key=k`);
     const tb = target(`amqp://guest:guest@127.0.0.1:5672/%2F?exchange=${b.exchange}&routing_key=k`);
@@ -242,7 +243,7 @@ test('many publishes share one connection per address; an idle one is closed and
 test('connections cut mid-stream: every attempt answers in time, every ack is in the queue, and it recovers', async () => {
   const { exchange: ex, queue } = await exchange();
   const proxy = await TcpProxy.start({ host: '127.0.0.1', port: 5672 });
-  const pub = new AmqpPublisher({ pool: { backoff: BACKOFF }, connectTimeoutMs: 2_000 });
+  const pub = new AmqpPublisher({ ...LOOPBACK, pool: { backoff: BACKOFF }, connectTimeoutMs: 2_000 });
   try {
     const t = target(`amqp://guest:guest@127.0.0.1:${proxy.port}/?exchange=${ex}&routing_key=k`);
     const run = await publishThroughCuts((m) => pub.publish(t, m, TIMEOUT), proxy);
@@ -260,7 +261,7 @@ test('connections cut mid-stream: every attempt answers in time, every ack is in
 test('the broker away for a few seconds: attempts fail fast meanwhile, then succeed again', async () => {
   const { exchange: ex, queue } = await exchange();
   const proxy = await TcpProxy.start({ host: '127.0.0.1', port: 5672 });
-  const pub = new AmqpPublisher({ pool: { backoff: BACKOFF }, connectTimeoutMs: 2_000 });
+  const pub = new AmqpPublisher({ ...LOOPBACK, pool: { backoff: BACKOFF }, connectTimeoutMs: 2_000 });
   try {
     const t = target(`amqp://guest:guest@127.0.0.1:${proxy.port}/?exchange=${ex}&routing_key=k`);
     assert.equal((await pub.publish(t, message(), 3_000)).ok, true);

@@ -15,6 +15,7 @@ import {
   eventually,
   failingFastWhileAway,
   freePort,
+  LOOPBACK,
   message,
   oneConnectionPerAddress,
   PrivateServer,
@@ -78,7 +79,7 @@ after(async () => {
 
 test('delivers the exact body with its headers and Nats-Msg-Id = event id; the stream acknowledges it', async () => {
   const s = await stream();
-  const pub = new NatsPublisher();
+  const pub = new NatsPublisher(LOOPBACK);
   try {
     const m = message({ body: '{"a": 1,\n  "text": "héllo"}' });
     const answer = await pub.publish(target(`nats://127.0.0.1/${s.subjects}.created`), m, 5_000);
@@ -95,7 +96,7 @@ test('delivers the exact body with its headers and Nats-Msg-Id = event id; the s
 
 test('the same event published again is stored once (the stream answers duplicate)', async () => {
   const s = await stream();
-  const pub = new NatsPublisher();
+  const pub = new NatsPublisher(LOOPBACK);
   try {
     const t = target(`nats://127.0.0.1/${s.subjects}.x`);
     const m = message();
@@ -114,7 +115,7 @@ test('the same event published again is stored once (the stream answers duplicat
 });
 
 test('a subject no stream covers fails at once', async () => {
-  const pub = new NatsPublisher();
+  const pub = new NatsPublisher(LOOPBACK);
   try {
     const t = target(`nats://127.0.0.1/herald.${RUN}.nostream`);
     await pub.publish(t, message(), 5_000); // the connection is open from here on
@@ -129,7 +130,7 @@ test('a subject no stream covers fails at once', async () => {
 
 test('a full stream that discards new messages refuses the attempt', async () => {
   const s = await stream({ max_msgs: 1, discard: 'new' });
-  const pub = new NatsPublisher();
+  const pub = new NatsPublisher(LOOPBACK);
   try {
     const t = target(`nats://127.0.0.1/${s.subjects}.x`);
     assert.equal((await pub.publish(t, message(), 5_000)).ok, true);
@@ -144,7 +145,7 @@ test('a full stream that discards new messages refuses the attempt', async () =>
 
 test('a wrong password fails within the timeout, says so, and never shows the password', async () => {
   const server = await PrivateServer.nats(['--user', 'herald', '--pass', 'R1ght-S3cret']);
-  const pub = new NatsPublisher({ pool: { backoff: BACKOFF } });
+  const pub = new NatsPublisher({ ...LOOPBACK, pool: { backoff: BACKOFF } });
   try {
     const started = performance.now();
     const answer = await pub.publish(
@@ -169,7 +170,7 @@ test('a wrong password fails within the timeout, says so, and never shows the pa
 
 test('nothing listening: connection refused, named by address', async () => {
   const port = await freePort();
-  const pub = new NatsPublisher();
+  const pub = new NatsPublisher(LOOPBACK);
   try {
     const answer = await pub.publish(target(`nats://u:p4ss@127.0.0.1:${port}/a.b`), message(), 3_000);
     assert.deepEqual(answer, { ok: false, error: `connection refused by 127.0.0.1:${port}` });
@@ -180,7 +181,7 @@ test('nothing listening: connection refused, named by address', async () => {
 
 test('many publishes share one connection per address; an idle one is closed and reopened on demand', async () => {
   const s = await stream();
-  const pub = new NatsPublisher({ pool: { idleMs: 300 } });
+  const pub = new NatsPublisher({ ...LOOPBACK, pool: { idleMs: 300 } });
   try {
     const a = target(`nats://127.0.0.1/${s.subjects}.a`);
     const b = target(`nats://127.0.0.1:4222/${s.subjects}.b`);
@@ -194,7 +195,7 @@ test('many publishes share one connection per address; an idle one is closed and
 test('connections cut mid-stream: every attempt answers in time, every ack is in the stream, and it recovers', async () => {
   const s = await stream();
   const proxy = await TcpProxy.start({ host: '127.0.0.1', port: 4222 });
-  const pub = new NatsPublisher({ pool: { backoff: BACKOFF }, connectTimeoutMs: 2_000 });
+  const pub = new NatsPublisher({ ...LOOPBACK, pool: { backoff: BACKOFF }, connectTimeoutMs: 2_000 });
   try {
     const t = target(`nats://127.0.0.1:${proxy.port}/${s.subjects}.x`);
     const run = await publishThroughCuts((m) => pub.publish(t, m, TIMEOUT), proxy);
@@ -215,6 +216,7 @@ test('a cut right after a reconnect: back after one backoff step, not at its cap
   const s = await stream();
   const proxy = await TcpProxy.start({ host: '127.0.0.1', port: 4222 });
   const pub = new NatsPublisher({
+    ...LOOPBACK,
     pool: { backoff: { firstMs: 250, maxMs: 10_000 } },
     connectTimeoutMs: 2_000,
   });
@@ -243,7 +245,7 @@ test('a cut right after a reconnect: back after one backoff step, not at its cap
 test('the server away for a few seconds: attempts fail meanwhile, then succeed again', async () => {
   const s = await stream();
   const proxy = await TcpProxy.start({ host: '127.0.0.1', port: 4222 });
-  const pub = new NatsPublisher({ pool: { backoff: BACKOFF }, connectTimeoutMs: 2_000 });
+  const pub = new NatsPublisher({ ...LOOPBACK, pool: { backoff: BACKOFF }, connectTimeoutMs: 2_000 });
   try {
     const t = target(`nats://127.0.0.1:${proxy.port}/${s.subjects}.x`);
     assert.equal((await pub.publish(t, message(), 3_000)).ok, true);
@@ -278,7 +280,7 @@ test('the server killed and restarted mid-stream loses nothing it acknowledged',
     maxReconnectAttempts: -1,
     reconnectTimeWait: 100,
   });
-  const pub = new NatsPublisher({ pool: { backoff: BACKOFF }, connectTimeoutMs: 2_000 });
+  const pub = new NatsPublisher({ ...LOOPBACK, pool: { backoff: BACKOFF }, connectTimeoutMs: 2_000 });
   try {
     const s = await stream({ storage: 'file' }, await jetstreamManager(own));
     const t = target(`nats://127.0.0.1:${server.port}/${s.subjects}.x`);

@@ -10,7 +10,7 @@ import { createClient } from '@redis/client';
 import { Connection } from 'rabbitmq-client';
 import { type BrokerTarget, isBrokerUrlProblem, parseBrokerUrl } from '../../../src/domain/broker-url.ts';
 import { createBrokerPublisher } from '../../../src/net/brokers/index.ts';
-import { message, suffix } from './support.ts';
+import { LOOPBACK, message, suffix } from './support.ts';
 
 function target(raw: string): BrokerTarget {
   const t = parseBrokerUrl(raw);
@@ -30,7 +30,7 @@ test('routes each scheme to its broker; close() closes every connection', async 
   const redis = createClient({ socket: { host: '127.0.0.1', port: 6379 }, RESP: 2 });
   redis.on('error', () => {});
   await redis.connect();
-  const brokers = createBrokerPublisher({ idleMs: 60_000 });
+  const brokers = createBrokerPublisher({ ...LOOPBACK, idleMs: 60_000 });
   try {
     await rabbit.queueDeclare({ queue });
     await jsm.streams.add({ name: streamName, subjects: [`herald.${run}.>`] });

@@ -16,6 +16,7 @@ import {
   eventually,
   failingFastWhileAway,
   freePort,
+  LOOPBACK,
   message,
   oneConnectionPerAddress,
   PrivateServer,
@@ -69,7 +70,7 @@ after(async () => {
 
 test('XADD with the event id, kind, timestamp, signature and the exact body; the answer is the entry id', async () => {
   const key = stream();
-  const pub = new RedisPublisher();
+  const pub = new RedisPublisher(LOOPBACK);
   try {
     const m = message({ body: '{"a": 1,\n  "text": "héllo"}' });
     const answer = await pub.publish(
@@ -98,7 +99,7 @@ test('XADD with the event id, kind, timestamp, signature and the exact body; the
 
 test('the database in the path is the one written to', async () => {
   const key = stream(1);
-  const pub = new RedisPublisher();
+  const pub = new RedisPublisher(LOOPBACK);
   try {
     assert.equal((await pub.publish(target(`redis://127.0.0.1/1?stream=${key}`), message(), 5_000)).ok, true);
     assert.equal(await (await redis(1)).xLen(key), 1);
@@ -110,7 +111,7 @@ test('the database in the path is the one written to', async () => {
 
 test('maxlen trims the stream, approximately (MAXLEN ~)', async () => {
   const key = stream();
-  const pub = new RedisPublisher();
+  const pub = new RedisPublisher(LOOPBACK);
   try {
     const t = target(`redis://127.0.0.1/0?stream=${key}&maxlen=100`);
     const sent = Array.from({ length: 1000 }, () => message());
@@ -130,7 +131,7 @@ test('maxlen trims the stream, approximately (MAXLEN ~)', async () => {
 test('a key that is not a stream fails the attempt, saying so', async () => {
   const key = stream();
   await (await redis()).set(key, 'a string');
-  const pub = new RedisPublisher();
+  const pub = new RedisPublisher(LOOPBACK);
   try {
     assert.deepEqual(await pub.publish(target(`redis://127.0.0.1/0?stream=${key}`), message(), 5_000), {
       ok: false,
@@ -143,7 +144,7 @@ test('a key that is not a stream fails the attempt, saying so', async () => {
 
 test('a wrong or missing password fails within the timeout, says so, and never shows the password', async () => {
   const server = await PrivateServer.redis(['--requirepass', 'R1ght-S3cret']);
-  const pub = new RedisPublisher({ pool: { backoff: BACKOFF } });
+  const pub = new RedisPublisher({ ...LOOPBACK, pool: { backoff: BACKOFF } });
   try {
     const started = performance.now();
     const wrong = await pub.publish(
@@ -170,7 +171,7 @@ test('a wrong or missing password fails within the timeout, says so, and never s
 
 test('nothing listening: connection refused, named by address', async () => {
   const port = await freePort();
-  const pub = new RedisPublisher();
+  const pub = new RedisPublisher(LOOPBACK);
   try {
     const answer = await pub.publish(target(`redis://:p4ss@127.0.0.1:${port}/0?stream=s`), message(), 3_000);
     assert.deepEqual(answer, { ok: false, error: `connection refused by 127.0.0.1:${port}` });
@@ -186,6 +187,7 @@ test('a server that accepts and never answers: the attempt ends at its timeout, 
   await once(silent, 'listening');
   const { port } = silent.address() as { port: number };
   const pub = new RedisPublisher({
+    ...LOOPBACK,
     connectTimeoutMs: 800,
     pool: { backoff: { firstMs: 10_000, maxMs: 10_000 } },
   });
@@ -212,7 +214,7 @@ test('a server that accepts and never answers: the attempt ends at its timeout, 
 test('many publishes share one connection per address; an idle one is closed and reopened on demand', async () => {
   const a = stream();
   const b = stream();
-  const pub = new RedisPublisher({ pool: { idleMs: 300 } });
+  const pub = new RedisPublisher({ ...LOOPBACK, pool: { idleMs: 300 } });
   try {
     const ta = target(`redis://127.0.0.1/0?stream=${a}`);
     const tb = target(`redis://127.0.0.1:6379?stream=${b}&maxlen=1000`);
@@ -226,7 +228,7 @@ test('many publishes share one connection per address; an idle one is closed and
 test('connections cut mid-stream: every attempt answers in time, every reply is in the stream, and it recovers', async () => {
   const key = stream();
   const proxy = await TcpProxy.start({ host: '127.0.0.1', port: 6379 });
-  const pub = new RedisPublisher({ pool: { backoff: BACKOFF }, connectTimeoutMs: 2_000 });
+  const pub = new RedisPublisher({ ...LOOPBACK, pool: { backoff: BACKOFF }, connectTimeoutMs: 2_000 });
   try {
     const t = target(`redis://127.0.0.1:${proxy.port}/0?stream=${key}`);
     const run = await publishThroughCuts((m) => pub.publish(t, m, TIMEOUT), proxy);
@@ -243,7 +245,7 @@ test('connections cut mid-stream: every attempt answers in time, every reply is 
 test('the server away for a few seconds: attempts fail fast meanwhile, then succeed again', async () => {
   const key = stream();
   const proxy = await TcpProxy.start({ host: '127.0.0.1', port: 6379 });
-  const pub = new RedisPublisher({ pool: { backoff: BACKOFF }, connectTimeoutMs: 2_000 });
+  const pub = new RedisPublisher({ ...LOOPBACK, pool: { backoff: BACKOFF }, connectTimeoutMs: 2_000 });
   try {
     const t = target(`redis://127.0.0.1:${proxy.port}/0?stream=${key}`);
     assert.equal((await pub.publish(t, message(), 3_000)).ok, true);

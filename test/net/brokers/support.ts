@@ -14,11 +14,17 @@ import { createServer, Socket } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { BrokerTarget } from '../../../src/domain/broker-url.ts';
+import { AddressAllowList, parseCidrList } from '../../../src/net/address-allow-list.ts';
 import type { ConnectionPool } from '../../../src/net/brokers/connections.ts';
 import type { BrokerAnswer, BrokerMessage } from '../../../src/net/brokers/publisher.ts';
 import type { TcpProxy } from '../../support/tcp-proxy.ts';
 
 export const suffix = (): string => randomBytes(5).toString('hex');
+
+/** The guard as an operator would open it for brokers on this machine: 127.0.0.1 allowed, nothing else private. */
+export const LOOPBACK = {
+  destinations: { allowPrivate: false, allow: new AddressAllowList(parseCidrList('127.0.0.1/32')) },
+};
 
 let n = 0;
 export function message(overrides: Partial<BrokerMessage> = {}): BrokerMessage {

@@ -131,6 +131,18 @@ after(async () => {
   await receiver.close();
 });
 
+/**
+ * The attempt's outcome. A claim whose window closed before it started (the delivery thread still starting on a busy
+ * machine) comes back unstarted, and is handed over again, as the dispatcher would.
+ */
+async function attemptStarted(claim: ClaimedDelivery): Promise<AttemptOutcome> {
+  for (let handed = 1; ; handed++) {
+    const outcome = await attempt(claim);
+    if (outcome) return outcome;
+    assert.ok(handed < 5, 'the attempt never started');
+  }
+}
+
 describe('every hostile destination is refused', () => {
   assert.ok(HOSTILE.length >= 30);
   for (const template of HOSTILE) {
@@ -143,8 +155,7 @@ describe('every hostile destination is refused', () => {
       assert.equal(saved.body.error.code, 'destination_not_allowed');
       assert.equal(saved.body.error.details[0].field, 'destination_url');
 
-      const outcome = await attempt(claimFor(url));
-      assert.ok(outcome, 'the attempt was made');
+      const outcome = await attemptStarted(claimFor(url));
       assert.equal(
         outcome.error,
         'destination_not_allowed',

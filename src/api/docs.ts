@@ -12,6 +12,7 @@ import { deliveryDocs } from './docs-events.ts';
 import { nameResponses } from './docs-examples.ts';
 import { installDocsPage } from './docs-page.ts';
 import { type ErrorName, errorExamples } from './error-catalog.ts';
+import { operationId } from './operation-ids.ts';
 import { isIngestRoute } from './rate-limit.ts';
 import { routeRefusals } from './rights.ts';
 
@@ -66,7 +67,11 @@ export function registeredRoutes(app: FastifyInstance): RegisteredRoute[] {
 
 export const openApiPath = (url: string) => url.replace(/:([A-Za-z_]+)/g, '{$1}');
 
-export async function installApiDocs(app: FastifyInstance, info: { version: string }): Promise<void> {
+/** `publicUrl`: where clients reach Herald (PUBLIC_URL, or the address it listens on), the document's server. */
+export async function installApiDocs(
+  app: FastifyInstance,
+  info: { version: string; publicUrl: () => string },
+): Promise<void> {
   const list: RegisteredRoute[] = [];
   routes.set(app, list);
   const examples = await errorExamples();
@@ -80,6 +85,7 @@ export async function installApiDocs(app: FastifyInstance, info: { version: stri
     for (const method of methods) list.push({ method, path, hidden: schema.hide === true });
     if (schema.hide) return;
     schema.summary ??= SUMMARIES[`${methods[0]} ${path}`];
+    schema.operationId ??= operationId(methods[0], path);
     const publicRoute = route.config?.public === true;
     if (publicRoute) schema.security = [];
     schema.response ??= {};
@@ -121,6 +127,8 @@ export async function installApiDocs(app: FastifyInstance, info: { version: stri
       // OpenAPI mode: the document is `openapiObject` (the types also allow Swagger 2's shape).
       const { openapiObject } = document as { openapiObject: object };
       const doc = openapiObject as OpenApiDocument;
+      // Known only once Herald listens (PORT=0 picks the port), and the document is made at the first request.
+      doc.servers = [{ url: info.publicUrl(), description: 'This Herald (PUBLIC_URL)' }];
       describeErrors(doc, causesByOperation, examples);
       nameResponses(doc);
       const { webhooks, schemas } = deliveryDocs();

@@ -61,7 +61,7 @@ export async function buildServer(
   for (const schema of SHARED_SCHEMAS) app.addSchema(schema);
   // Before any route: each one must have its right in the table.
   installRightsTable(app);
-  await installApiDocs(app, { version: VERSION });
+  await installApiDocs(app, { version: VERSION, publicUrl: ctx.publicUrl });
   installAuth(app, ctx.store, adminKeyHash, ctx.clock, {
     failuresPerMinute: ctx.config.authFailuresPerMin,
   });

@@ -3,10 +3,11 @@ import { after, before, test } from 'node:test';
 import { Validator } from '@seriousme/openapi-schema-validator';
 import { registeredRoutes } from '../../src/api/docs.ts';
 import { ERROR_STATUS, type ErrorCode } from '../../src/api/errors.ts';
+import { operationId } from '../../src/api/operation-ids.ts';
 import { EVENT_KINDS } from '../../src/domain/event-kinds.ts';
 import { payloadSchema } from '../../src/domain/events.ts';
 import { samplePayload } from '../../src/domain/samples.ts';
-import { startTestHerald, type TestHerald } from '../support/herald.ts';
+import { ADMIN_KEY, startTestHerald, type TestHerald } from '../support/herald.ts';
 import { declaredCauses, fillPath, operations, schemaValidator } from '../support/openapi-doc.ts';
 import { TestReceiver } from '../support/receiver.ts';
 
@@ -101,6 +102,57 @@ test('the document is valid OpenAPI 3.1', async () => {
   assert.equal(result.valid, true, JSON.stringify(result.errors, null, 2));
 });
 
+test('every operation has an operationId of its own, a camelCase verb and noun, for generated clients', async () => {
+  const ids = new Map<string, string>();
+  for (const [name, op] of await documentedOperations()) {
+    assert.match(op.operationId ?? '', /^[a-z]+[A-Z][A-Za-z]+$/, `${name}: operationId ${op.operationId}`);
+    assert.equal(
+      ids.get(op.operationId),
+      undefined,
+      `${name} and ${ids.get(op.operationId)} share ${op.operationId}`,
+    );
+    ids.set(op.operationId, name);
+  }
+  assert.equal(ids.get('createWebhook'), 'POST /instances/{instance_id}/webhooks');
+  assert.equal(ids.get('listDeliveries'), 'GET /instances/{instance_id}/deliveries');
+  assert.equal(
+    ids.get('redeliverDelivery'),
+    'POST /instances/{instance_id}/deliveries/{delivery_id}/redeliver',
+  );
+});
+
+test('a route without an operationId in the table stops the server from starting, naming where to add it', () => {
+  assert.throws(
+    () => operationId('POST', '/instances/{instance_id}/frobnicate'),
+    /POST \/instances\/\{instance_id\}\/frobnicate has no operationId: add one to OPERATION_IDS in src\/api\/operation-ids\.ts/,
+  );
+});
+
+test("the document names this Herald's public URL as its server", async () => {
+  const { body } = await h.request('GET', '/openapi.json');
+  assert.deepEqual(
+    body.servers.map((s: { url: string }) => s.url),
+    [h.url],
+  );
+});
+
+test('the media upload describes its body: the raw bytes, of any media type', async () => {
+  const { body } = await h.request('GET', '/openapi.json');
+  const upload = body.paths['/instances/{instance_id}/media'].post;
+  assert.equal(upload.requestBody.required, true);
+  assert.deepEqual(Object.keys(upload.requestBody.content), ['*/*']);
+  assert.match(upload.requestBody.description, /Content-Type is its media type/);
+  // As described: bytes with their own Content-Type, no JSON.
+  const instance_id = await h.createInstance('upload');
+  const res = await fetch(`${body.servers[0].url}/instances/${instance_id}/media`, {
+    method: 'POST',
+    headers: { authorization: `Bearer ${ADMIN_KEY}`, 'content-type': 'audio/ogg; codecs=opus' },
+    body: new Uint8Array([0x4f, 0x67, 0x67, 0x53]),
+  });
+  assert.equal(res.status, 201);
+  assert.equal(((await res.json()) as { mimetype: string }).mimetype, 'audio/ogg; codecs=opus');
+});
+
 test('every operation has a summary, its success response, and the errors every route of its kind can give', async () => {
   for (const [name, op] of await documentedOperations()) {
     assert.ok(op.summary, `${name}: summary`);
@@ -111,7 +163,8 @@ test('every operation has a summary, its success response, and the errors every 
     );
     const isPublic = Array.isArray(op.security) && op.security.length === 0;
     const expected = isPublic ? ['500'] : ['401', '429', '500'];
-    if (op.requestBody) expected.push('400', '413', '415');
+    // A JSON body can be malformed, too large or of another type; the media upload takes any type of bytes.
+    if (op.requestBody?.content['application/json']) expected.push('400', '413', '415');
     if (op.parameters?.some((p: any) => p.in === 'path' && p.schema?.pattern)) expected.push('400');
     for (const s of expected) assert.ok(statuses.includes(s), `${name}: ${s} in ${statuses}`);
   }
@@ -183,7 +236,8 @@ test('every example, of a request body or of a response, is valid for its schema
   for (const [path, ops] of Object.entries(doc.paths as Record<string, Record<string, any>>)) {
     for (const [method, op] of Object.entries(ops)) {
       const media: [string[], any][] = [];
-      if (op.requestBody) media.push([['requestBody'], op.requestBody.content['application/json']]);
+      const jsonBody = op.requestBody?.content['application/json'];
+      if (jsonBody) media.push([['requestBody'], jsonBody]);
       for (const [status, response] of Object.entries(op.responses as Record<string, any>)) {
         const json = response.content?.['application/json'];
         if (json) media.push([['responses', status], json]);
@@ -211,7 +265,7 @@ test('every request body example is accepted by a real Herald (2xx)', async () =
   const receiver = await TestReceiver.start();
   try {
     // PATCH /instances/{id} sets an engine HMAC key, which the engine's webhook would then demand: its own instance.
-    const withBodies = operations(doc).filter((o) => o.op.requestBody);
+    const withBodies = operations(doc).filter((o) => o.op.requestBody?.content['application/json']);
     assert.ok(withBodies.length >= 11, withBodies.map((o) => o.name).join(', '));
     for (const { name, method, path, op } of withBodies) {
       const instance_id = await h.createInstance('examples');

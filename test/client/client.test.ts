@@ -6,7 +6,7 @@ import assert from 'node:assert/strict';
 import { readFileSync } from 'node:fs';
 import { test } from 'node:test';
 import { generate, OUTPUT } from '../../packages/client/scripts/generate.ts';
-import { createHeraldClient } from '../../packages/client/src/index.ts';
+import { createHeraldClient, type operations } from '../../packages/client/src/index.ts';
 import { ADMIN_KEY, eventually, messagePayload, startTestHerald } from '../support/herald.ts';
 import { TestReceiver } from '../support/receiver.ts';
 
@@ -72,6 +72,37 @@ test('the client creates, enables, publishes and reads the delivery log of a rea
     assert.equal(refused.error?.error.message, 'events: choose at least one event kind');
   } finally {
     await receiver.close();
+    await h.close();
+  }
+});
+
+test("the client's operations carry the API's operationIds: a body typed by name is one the API takes", async () => {
+  const h = await startTestHerald();
+  try {
+    const herald = createHeraldClient({ baseUrl: h.url, key: ADMIN_KEY });
+    // Typed through operations["createInstance"] / ["createWebhook"]: a renamed or missing id fails to compile.
+    const instance: operations['createInstance']['requestBody'] = {
+      content: { 'application/json': { name: 'ids' } },
+    };
+    const created = await herald.POST('/instances', { body: instance?.content['application/json'] });
+    const instance_id = created.data?.instance_id ?? assert.fail('no instance_id');
+    const webhook: operations['createWebhook']['requestBody']['content']['application/json'] = {
+      destination_url: 'http://127.0.0.1:9/hook',
+      events: ['message'],
+    };
+    const hook = await herald.POST('/instances/{instance_id}/webhooks', {
+      params: { path: { instance_id } },
+      body: webhook,
+    });
+    assert.equal(hook.response.status, 201);
+    const listed: operations['listWebhooks']['responses'][200]['content']['application/json'] | undefined = (
+      await herald.GET('/instances/{instance_id}/webhooks', { params: { path: { instance_id } } })
+    ).data;
+    assert.deepEqual(
+      listed?.webhooks.map((w) => w.webhook_id),
+      [hook.data?.webhook_id],
+    );
+  } finally {
     await h.close();
   }
 });

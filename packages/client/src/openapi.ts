@@ -11,46 +11,7 @@ export interface paths {
             cookie?: never;
         };
         /** Liveness: the process answers */
-        get: {
-            parameters: {
-                query?: never;
-                header?: never;
-                path?: never;
-                cookie?: never;
-            };
-            requestBody?: never;
-            responses: {
-                /** @description The process answers */
-                200: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        /**
-                         * @example {
-                         *       "success": true,
-                         *       "status": "ok"
-                         *     }
-                         */
-                        "application/json": {
-                            /** @enum {string} */
-                            status: "ok";
-                            /** @enum {boolean} */
-                            success: true;
-                        };
-                    };
-                };
-                /** @description A fault of Herald’s; the details are in its log, never in the answer. */
-                500: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["Error"];
-                    };
-                };
-            };
-        };
+        get: operations["checkLiveness"];
         put?: never;
         post?: never;
         delete?: never;
@@ -67,223 +28,10 @@ export interface paths {
             cookie?: never;
         };
         /** List instances */
-        get: {
-            parameters: {
-                query?: never;
-                header?: never;
-                path?: never;
-                cookie?: never;
-            };
-            requestBody?: never;
-            responses: {
-                /** @description Every instance (an instance key: its own only), with its counts */
-                200: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        /**
-                         * @example {
-                         *       "success": true,
-                         *       "instances": [
-                         *         {
-                         *           "instance_id": "ins_01jd5q7h2k9x4m8n3p6r0t1v2a",
-                         *           "name": "Sales line",
-                         *           "status": "WORKING",
-                         *           "phone": "15550001111",
-                         *           "engine_hmac_key_set": true,
-                         *           "created_at": "2026-11-21T09:58:12.345Z",
-                         *           "counts": {
-                         *             "webhooks": 2,
-                         *             "failed_deliveries": 1,
-                         *             "redeliverable_deliveries": 1
-                         *           }
-                         *         }
-                         *       ]
-                         *     }
-                         */
-                        "application/json": {
-                            instances: components["schemas"]["Instance"][];
-                            /** @enum {boolean} */
-                            success: true;
-                        };
-                    };
-                };
-                /**
-                 * @description - No Authorization: Bearer key.
-                 *     - A key or portal link Herald does not know (unknown or revoked).
-                 *     - A portal link past its expires_at.
-                 */
-                401: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["Error"];
-                    };
-                };
-                /** @description This key made more management requests per second than RATE_LIMIT_MANAGEMENT allows. */
-                429: {
-                    headers: {
-                        /** @description seconds to wait before retrying */
-                        "Retry-After"?: number;
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["Error"];
-                    };
-                };
-                /** @description A fault of Herald’s; the details are in its log, never in the answer. */
-                500: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["Error"];
-                    };
-                };
-                /** @description The database is unavailable (its connections lost or refused, its disk full); nothing was stored, send it again after Retry-After. */
-                503: {
-                    headers: {
-                        /** @description seconds to wait before retrying */
-                        "Retry-After"?: number;
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["Error"];
-                    };
-                };
-            };
-        };
+        get: operations["listInstances"];
         put?: never;
         /** Create an instance (admin) */
-        post: {
-            parameters: {
-                query?: never;
-                header?: never;
-                path?: never;
-                cookie?: never;
-            };
-            requestBody: {
-                content: {
-                    /**
-                     * @example {
-                     *       "name": "Sales line"
-                     *     }
-                     */
-                    "application/json": {
-                        name?: string;
-                    };
-                };
-            };
-            responses: {
-                /** @description The new instance’s id */
-                201: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        /**
-                         * @example {
-                         *       "success": true,
-                         *       "instance_id": "ins_01jd5q7h2k9x4m8n3p6r0t1v2a"
-                         *     }
-                         */
-                        "application/json": {
-                            instance_id: string;
-                            /** @enum {boolean} */
-                            success: true;
-                        };
-                    };
-                };
-                /**
-                 * @description - The body is not valid JSON.
-                 *     - A field breaks its rule (name at most 200 characters; engine_hmac_key 1 to 1024, or null).
-                 */
-                400: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["Error"];
-                    };
-                };
-                /**
-                 * @description - No Authorization: Bearer key.
-                 *     - A key or portal link Herald does not know (unknown or revoked).
-                 *     - A portal link past its expires_at.
-                 */
-                401: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["Error"];
-                    };
-                };
-                /**
-                 * @description - A read-only portal link: it may only read.
-                 *     - An instance key: this operation needs the admin key.
-                 */
-                403: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["Error"];
-                    };
-                };
-                /** @description The body is over this endpoint’s limit. */
-                413: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["Error"];
-                    };
-                };
-                /** @description The body is not sent as Content-Type: application/json. */
-                415: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["Error"];
-                    };
-                };
-                /** @description This key made more management requests per second than RATE_LIMIT_MANAGEMENT allows. */
-                429: {
-                    headers: {
-                        /** @description seconds to wait before retrying */
-                        "Retry-After"?: number;
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["Error"];
-                    };
-                };
-                /** @description A fault of Herald’s; the details are in its log, never in the answer. */
-                500: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["Error"];
-                    };
-                };
-                /** @description The database is unavailable (its connections lost or refused, its disk full); nothing was stored, send it again after Retry-After. */
-                503: {
-                    headers: {
-                        /** @description seconds to wait before retrying */
-                        "Retry-After"?: number;
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["Error"];
-                    };
-                };
-            };
-        };
+        post: operations["createInstance"];
         delete?: never;
         options?: never;
         head?: never;
@@ -298,377 +46,15 @@ export interface paths {
             cookie?: never;
         };
         /** Get an instance: session status and phone */
-        get: {
-            parameters: {
-                query?: never;
-                header?: never;
-                path: {
-                    /** @description ins_ followed by 1 to 100 letters, digits, _ or -; the instance id */
-                    instance_id: string;
-                };
-                cookie?: never;
-            };
-            requestBody?: never;
-            responses: {
-                /** @description The instance, with its counts */
-                200: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        /**
-                         * @example {
-                         *       "success": true,
-                         *       "instance": {
-                         *         "instance_id": "ins_01jd5q7h2k9x4m8n3p6r0t1v2a",
-                         *         "name": "Sales line",
-                         *         "status": "WORKING",
-                         *         "phone": "15550001111",
-                         *         "engine_hmac_key_set": true,
-                         *         "created_at": "2026-11-21T09:58:12.345Z",
-                         *         "counts": {
-                         *           "webhooks": 2,
-                         *           "failed_deliveries": 1,
-                         *           "redeliverable_deliveries": 1
-                         *         }
-                         *       }
-                         *     }
-                         */
-                        "application/json": components["schemas"]["InstanceResponse"];
-                    };
-                };
-                /** @description An id in the path is not in its form (ins_…, whk_…, dlv_…, key_…). */
-                400: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["Error"];
-                    };
-                };
-                /**
-                 * @description - No Authorization: Bearer key.
-                 *     - A key or portal link Herald does not know (unknown or revoked).
-                 *     - A portal link past its expires_at.
-                 */
-                401: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["Error"];
-                    };
-                };
-                /** @description An instance key or portal link of another instance. */
-                403: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["Error"];
-                    };
-                };
-                /** @description The instance does not exist. */
-                404: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["Error"];
-                    };
-                };
-                /** @description This key made more management requests per second than RATE_LIMIT_MANAGEMENT allows. */
-                429: {
-                    headers: {
-                        /** @description seconds to wait before retrying */
-                        "Retry-After"?: number;
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["Error"];
-                    };
-                };
-                /** @description A fault of Herald’s; the details are in its log, never in the answer. */
-                500: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["Error"];
-                    };
-                };
-                /** @description The database is unavailable (its connections lost or refused, its disk full); nothing was stored, send it again after Retry-After. */
-                503: {
-                    headers: {
-                        /** @description seconds to wait before retrying */
-                        "Retry-After"?: number;
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["Error"];
-                    };
-                };
-            };
-        };
+        get: operations["getInstance"];
         put?: never;
         post?: never;
         /** Delete an instance with its webhooks, keys and deliveries (admin) */
-        delete: {
-            parameters: {
-                query?: never;
-                header?: never;
-                path: {
-                    /** @description ins_ followed by 1 to 100 letters, digits, _ or -; the instance id */
-                    instance_id: string;
-                };
-                cookie?: never;
-            };
-            requestBody?: never;
-            responses: {
-                /** @description Deleted, with its webhooks, keys, deliveries and media */
-                200: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        /**
-                         * @example {
-                         *       "success": true
-                         *     }
-                         */
-                        "application/json": components["schemas"]["Success"];
-                    };
-                };
-                /** @description An id in the path is not in its form (ins_…, whk_…, dlv_…, key_…). */
-                400: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["Error"];
-                    };
-                };
-                /**
-                 * @description - No Authorization: Bearer key.
-                 *     - A key or portal link Herald does not know (unknown or revoked).
-                 *     - A portal link past its expires_at.
-                 */
-                401: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["Error"];
-                    };
-                };
-                /**
-                 * @description - A read-only portal link: it may only read.
-                 *     - An instance key: this operation needs the admin key.
-                 */
-                403: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["Error"];
-                    };
-                };
-                /** @description The instance does not exist. */
-                404: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["Error"];
-                    };
-                };
-                /** @description This key made more management requests per second than RATE_LIMIT_MANAGEMENT allows. */
-                429: {
-                    headers: {
-                        /** @description seconds to wait before retrying */
-                        "Retry-After"?: number;
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["Error"];
-                    };
-                };
-                /** @description A fault of Herald’s; the details are in its log, never in the answer. */
-                500: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["Error"];
-                    };
-                };
-                /** @description The database is unavailable (its connections lost or refused, its disk full); nothing was stored, send it again after Retry-After. */
-                503: {
-                    headers: {
-                        /** @description seconds to wait before retrying */
-                        "Retry-After"?: number;
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["Error"];
-                    };
-                };
-            };
-        };
+        delete: operations["deleteInstance"];
         options?: never;
         head?: never;
         /** Rename an instance, or set or remove its engine HMAC key */
-        patch: {
-            parameters: {
-                query?: never;
-                header?: never;
-                path: {
-                    /** @description ins_ followed by 1 to 100 letters, digits, _ or -; the instance id */
-                    instance_id: string;
-                };
-                cookie?: never;
-            };
-            requestBody: {
-                content: {
-                    /**
-                     * @example {
-                     *       "name": "Sales line",
-                     *       "engine_hmac_key": "waha-hmac-2f9c41d7"
-                     *     }
-                     */
-                    "application/json": {
-                        /** @description the key the engine signs its webhook with (WAHA's hmac.key); null removes it. Write-only, sealed at rest */
-                        engine_hmac_key?: string | null;
-                        name?: string;
-                    };
-                };
-            };
-            responses: {
-                /** @description The instance as changed */
-                200: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        /**
-                         * @example {
-                         *       "success": true,
-                         *       "instance": {
-                         *         "instance_id": "ins_01jd5q7h2k9x4m8n3p6r0t1v2a",
-                         *         "name": "Sales line",
-                         *         "status": "WORKING",
-                         *         "phone": "15550001111",
-                         *         "engine_hmac_key_set": true,
-                         *         "created_at": "2026-11-21T09:58:12.345Z",
-                         *         "counts": {
-                         *           "webhooks": 2,
-                         *           "failed_deliveries": 1,
-                         *           "redeliverable_deliveries": 1
-                         *         }
-                         *       }
-                         *     }
-                         */
-                        "application/json": components["schemas"]["InstanceResponse"];
-                    };
-                };
-                /**
-                 * @description - An id in the path is not in its form (ins_…, whk_…, dlv_…, key_…).
-                 *     - The body is not valid JSON.
-                 *     - A field breaks its rule (name at most 200 characters; engine_hmac_key 1 to 1024, or null).
-                 */
-                400: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["Error"];
-                    };
-                };
-                /**
-                 * @description - No Authorization: Bearer key.
-                 *     - A key or portal link Herald does not know (unknown or revoked).
-                 *     - A portal link past its expires_at.
-                 */
-                401: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["Error"];
-                    };
-                };
-                /**
-                 * @description - A read-only portal link: it may only read.
-                 *     - An instance key or portal link of another instance.
-                 */
-                403: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["Error"];
-                    };
-                };
-                /** @description The instance does not exist. */
-                404: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["Error"];
-                    };
-                };
-                /** @description The body is over this endpoint’s limit. */
-                413: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["Error"];
-                    };
-                };
-                /** @description The body is not sent as Content-Type: application/json. */
-                415: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["Error"];
-                    };
-                };
-                /** @description This key made more management requests per second than RATE_LIMIT_MANAGEMENT allows. */
-                429: {
-                    headers: {
-                        /** @description seconds to wait before retrying */
-                        "Retry-After"?: number;
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["Error"];
-                    };
-                };
-                /** @description A fault of Herald’s; the details are in its log, never in the answer. */
-                500: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["Error"];
-                    };
-                };
-                /** @description The database is unavailable (its connections lost or refused, its disk full); nothing was stored, send it again after Retry-After. */
-                503: {
-                    headers: {
-                        /** @description seconds to wait before retrying */
-                        "Retry-After"?: number;
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["Error"];
-                    };
-                };
-            };
-        };
+        patch: operations["updateInstance"];
         trace?: never;
     };
     "/instances/{instance_id}/deliveries": {
@@ -679,150 +65,7 @@ export interface paths {
             cookie?: never;
         };
         /** The delivery log, newest first, with filters */
-        get: {
-            parameters: {
-                query?: {
-                    /** @description one chat's deliveries (with status=pending: its queue) */
-                    chat?: string;
-                    /** @description the next_cursor of a previous page */
-                    cursor?: string;
-                    event?: string;
-                    /** @description evt_ followed by 1 to 100 letters, digits, _ or -; the event id */
-                    event_id?: string;
-                    /** @description an integer from 1 to 200; default 50 */
-                    limit?: string;
-                    /** @description deliveries created at or after */
-                    since?: string;
-                    status?: "pending" | "delivered" | "failed";
-                    /** @description deliveries created before */
-                    until?: string;
-                    /** @description whk_ followed by 1 to 100 letters, digits, _ or -; the webhook id */
-                    webhook_id?: string;
-                };
-                header?: never;
-                path: {
-                    /** @description ins_ followed by 1 to 100 letters, digits, _ or -; the instance id */
-                    instance_id: string;
-                };
-                cookie?: never;
-            };
-            requestBody?: never;
-            responses: {
-                /** @description A page of deliveries, newest first */
-                200: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        /**
-                         * @example {
-                         *       "success": true,
-                         *       "deliveries": [
-                         *         {
-                         *           "delivery_id": "dlv_01jd5q7h3a8b2c4d6e8f0g2h4j",
-                         *           "event_id": "evt_01jd5q7h2k9x4m8n3p6r0t1v2w",
-                         *           "event": "message",
-                         *           "webhook_id": "whk_01jd5q7j0c3v8n2m5x7z9b4d6f",
-                         *           "status": "delivered",
-                         *           "attempt_count": 2,
-                         *           "created_at": "2026-11-21T10:00:00.000Z",
-                         *           "last_attempt_at": "2026-11-21T10:00:05.120Z",
-                         *           "next_attempt_at": null,
-                         *           "last_status_code": 200,
-                         *           "last_error": null,
-                         *           "failure_reason": null,
-                         *           "chat": "14155550123@c.us",
-                         *           "waiting_for": null
-                         *         }
-                         *       ],
-                         *       "next_cursor": null
-                         *     }
-                         */
-                        "application/json": {
-                            deliveries: components["schemas"]["Delivery"][];
-                            /** @description pass it as cursor for the next page; null on the last */
-                            next_cursor: string | null;
-                            /** @enum {boolean} */
-                            success: true;
-                        };
-                    };
-                };
-                /**
-                 * @description - An id in the path is not in its form (ins_…, whk_…, dlv_…, key_…).
-                 *     - A filter is out of form: an unknown status or event kind, a bad time, limit or cursor.
-                 */
-                400: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["Error"];
-                    };
-                };
-                /**
-                 * @description - No Authorization: Bearer key.
-                 *     - A key or portal link Herald does not know (unknown or revoked).
-                 *     - A portal link past its expires_at.
-                 */
-                401: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["Error"];
-                    };
-                };
-                /** @description An instance key or portal link of another instance. */
-                403: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["Error"];
-                    };
-                };
-                /** @description The instance does not exist. */
-                404: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["Error"];
-                    };
-                };
-                /** @description This key made more management requests per second than RATE_LIMIT_MANAGEMENT allows. */
-                429: {
-                    headers: {
-                        /** @description seconds to wait before retrying */
-                        "Retry-After"?: number;
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["Error"];
-                    };
-                };
-                /** @description A fault of Herald’s; the details are in its log, never in the answer. */
-                500: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["Error"];
-                    };
-                };
-                /** @description The database is unavailable (its connections lost or refused, its disk full); nothing was stored, send it again after Retry-After. */
-                503: {
-                    headers: {
-                        /** @description seconds to wait before retrying */
-                        "Retry-After"?: number;
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["Error"];
-                    };
-                };
-            };
-        };
+        get: operations["listDeliveries"];
         put?: never;
         post?: never;
         delete?: never;
@@ -839,158 +82,7 @@ export interface paths {
             cookie?: never;
         };
         /** A delivery with its request body and every attempt */
-        get: {
-            parameters: {
-                query?: never;
-                header?: never;
-                path: {
-                    /** @description dlv_ followed by 1 to 100 letters, digits, _ or -; the delivery id */
-                    delivery_id: string;
-                    /** @description ins_ followed by 1 to 100 letters, digits, _ or -; the instance id */
-                    instance_id: string;
-                };
-                cookie?: never;
-            };
-            requestBody?: never;
-            responses: {
-                /** @description The delivery, the exact body sent and every attempt */
-                200: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        /**
-                         * @example {
-                         *       "success": true,
-                         *       "delivery": {
-                         *         "delivery_id": "dlv_01jd5q7h3a8b2c4d6e8f0g2h4j",
-                         *         "event_id": "evt_01jd5q7h2k9x4m8n3p6r0t1v2w",
-                         *         "event": "message",
-                         *         "webhook_id": "whk_01jd5q7j0c3v8n2m5x7z9b4d6f",
-                         *         "status": "delivered",
-                         *         "attempt_count": 2,
-                         *         "created_at": "2026-11-21T10:00:00.000Z",
-                         *         "last_attempt_at": "2026-11-21T10:00:05.120Z",
-                         *         "next_attempt_at": null,
-                         *         "last_status_code": 200,
-                         *         "last_error": null,
-                         *         "failure_reason": null,
-                         *         "chat": "14155550123@c.us",
-                         *         "waiting_for": null,
-                         *         "media_failure": null,
-                         *         "request_body": "{\"event_id\":\"evt_01jd5q7h2k9x4m8n3p6r0t1v2w\",\"event\":\"message\",\"instance_id\":\"ins_01jd5q7h2k9x4m8n3p6r0t1v2a\",\"timestamp\":1795341600000,\"payload\":{\"id\":\"false_15557654321@c.us_3EB0C767D26A1D8F4A2B\",\"from\":\"15557654321@c.us\",\"from_phone\":\"15557654321\",\"fromMe\":false,\"body\":\"Hi! Is my order on its way?\",\"hasMedia\":false}}",
-                         *         "attempts": [
-                         *           {
-                         *             "attempt": 1,
-                         *             "trigger": "scheduled",
-                         *             "started_at": "2026-11-21T10:00:00.012Z",
-                         *             "duration_ms": 8001,
-                         *             "status_code": null,
-                         *             "error": "timeout",
-                         *             "response_body": null,
-                         *             "next_attempt_at": "2026-11-21T10:00:13.013Z",
-                         *             "next_attempt_reason": "schedule",
-                         *             "note": null
-                         *           },
-                         *           {
-                         *             "attempt": 2,
-                         *             "trigger": "scheduled",
-                         *             "started_at": "2026-11-21T10:00:13.020Z",
-                         *             "duration_ms": 41,
-                         *             "status_code": 200,
-                         *             "error": null,
-                         *             "response_body": "ok",
-                         *             "next_attempt_at": null,
-                         *             "next_attempt_reason": null,
-                         *             "note": null
-                         *           }
-                         *         ]
-                         *       }
-                         *     }
-                         */
-                        "application/json": {
-                            delivery: components["schemas"]["DeliveryDetail"];
-                            /** @enum {boolean} */
-                            success: true;
-                        };
-                    };
-                };
-                /** @description An id in the path is not in its form (ins_…, whk_…, dlv_…, key_…). */
-                400: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["Error"];
-                    };
-                };
-                /**
-                 * @description - No Authorization: Bearer key.
-                 *     - A key or portal link Herald does not know (unknown or revoked).
-                 *     - A portal link past its expires_at.
-                 */
-                401: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["Error"];
-                    };
-                };
-                /** @description An instance key or portal link of another instance. */
-                403: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["Error"];
-                    };
-                };
-                /**
-                 * @description - The instance does not exist.
-                 *     - The delivery does not exist on this instance.
-                 */
-                404: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["Error"];
-                    };
-                };
-                /** @description This key made more management requests per second than RATE_LIMIT_MANAGEMENT allows. */
-                429: {
-                    headers: {
-                        /** @description seconds to wait before retrying */
-                        "Retry-After"?: number;
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["Error"];
-                    };
-                };
-                /** @description A fault of Herald’s; the details are in its log, never in the answer. */
-                500: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["Error"];
-                    };
-                };
-                /** @description The database is unavailable (its connections lost or refused, its disk full); nothing was stored, send it again after Retry-After. */
-                503: {
-                    headers: {
-                        /** @description seconds to wait before retrying */
-                        "Retry-After"?: number;
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["Error"];
-                    };
-                };
-            };
-        };
+        get: operations["getDelivery"];
         put?: never;
         post?: never;
         delete?: never;
@@ -1009,147 +101,7 @@ export interface paths {
         get?: never;
         put?: never;
         /** Redeliver a failed delivery */
-        post: {
-            parameters: {
-                query?: never;
-                header?: never;
-                path: {
-                    /** @description dlv_ followed by 1 to 100 letters, digits, _ or -; the delivery id */
-                    delivery_id: string;
-                    /** @description ins_ followed by 1 to 100 letters, digits, _ or -; the instance id */
-                    instance_id: string;
-                };
-                cookie?: never;
-            };
-            requestBody?: never;
-            responses: {
-                /** @description Pending again, with a fresh set of attempts; the body is sent unchanged */
-                202: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        /**
-                         * @example {
-                         *       "success": true,
-                         *       "delivery": {
-                         *         "delivery_id": "dlv_01jd5q7h3a8b2c4d6e8f0g2h4j",
-                         *         "event_id": "evt_01jd5q7h2k9x4m8n3p6r0t1v2w",
-                         *         "event": "message",
-                         *         "webhook_id": "whk_01jd5q7j0c3v8n2m5x7z9b4d6f",
-                         *         "status": "delivered",
-                         *         "attempt_count": 2,
-                         *         "created_at": "2026-11-21T10:00:00.000Z",
-                         *         "last_attempt_at": "2026-11-21T10:00:05.120Z",
-                         *         "next_attempt_at": null,
-                         *         "last_status_code": 200,
-                         *         "last_error": null,
-                         *         "failure_reason": null,
-                         *         "chat": "14155550123@c.us",
-                         *         "waiting_for": null
-                         *       },
-                         *       "warnings": [
-                         *         "string"
-                         *       ]
-                         *     }
-                         */
-                        "application/json": {
-                            delivery: components["schemas"]["Delivery"];
-                            /** @enum {boolean} */
-                            success: true;
-                            /** @description e.g. that the media link has expired */
-                            warnings: string[];
-                        };
-                    };
-                };
-                /** @description An id in the path is not in its form (ins_…, whk_…, dlv_…, key_…). */
-                400: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["Error"];
-                    };
-                };
-                /**
-                 * @description - No Authorization: Bearer key.
-                 *     - A key or portal link Herald does not know (unknown or revoked).
-                 *     - A portal link past its expires_at.
-                 */
-                401: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["Error"];
-                    };
-                };
-                /**
-                 * @description - A read-only portal link: it may only read.
-                 *     - An instance key or portal link of another instance.
-                 */
-                403: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["Error"];
-                    };
-                };
-                /**
-                 * @description - The instance does not exist.
-                 *     - The delivery does not exist on this instance.
-                 */
-                404: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["Error"];
-                    };
-                };
-                /** @description The delivery has not failed, or its webhook is disabled. */
-                409: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["Error"];
-                    };
-                };
-                /** @description This key made more management requests per second than RATE_LIMIT_MANAGEMENT allows. */
-                429: {
-                    headers: {
-                        /** @description seconds to wait before retrying */
-                        "Retry-After"?: number;
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["Error"];
-                    };
-                };
-                /** @description A fault of Herald’s; the details are in its log, never in the answer. */
-                500: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["Error"];
-                    };
-                };
-                /** @description The database is unavailable (its connections lost or refused, its disk full); nothing was stored, send it again after Retry-After. */
-                503: {
-                    headers: {
-                        /** @description seconds to wait before retrying */
-                        "Retry-After"?: number;
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["Error"];
-                    };
-                };
-            };
-        };
+        post: operations["redeliverDelivery"];
         delete?: never;
         options?: never;
         head?: never;
@@ -1166,170 +118,7 @@ export interface paths {
         get?: never;
         put?: never;
         /** Redeliver every failed delivery in a range */
-        post: {
-            parameters: {
-                query?: never;
-                header?: never;
-                path: {
-                    /** @description ins_ followed by 1 to 100 letters, digits, _ or -; the instance id */
-                    instance_id: string;
-                };
-                cookie?: never;
-            };
-            requestBody: {
-                content: {
-                    /**
-                     * @example {
-                     *       "since": "2026-11-21T00:00:00Z",
-                     *       "until": "2026-11-22T00:00:00Z"
-                     *     }
-                     */
-                    "application/json": {
-                        /**
-                         * Format: date-time
-                         * @description deliveries created at or after
-                         */
-                        since?: string;
-                        /**
-                         * Format: date-time
-                         * @description deliveries created before
-                         */
-                        until?: string;
-                        /** @description whk_ followed by 1 to 100 letters, digits, _ or -; the webhook id */
-                        webhook_id?: string;
-                    };
-                };
-            };
-            responses: {
-                /** @description How many failed deliveries are pending again */
-                202: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        /**
-                         * @example {
-                         *       "success": true,
-                         *       "redelivered": 1
-                         *     }
-                         */
-                        "application/json": {
-                            redelivered: number;
-                            /** @enum {boolean} */
-                            success: true;
-                        };
-                    };
-                };
-                /**
-                 * @description - An id in the path is not in its form (ins_…, whk_…, dlv_…, key_…).
-                 *     - The body is not valid JSON.
-                 *     - A field is out of form: webhook_id, since or until.
-                 */
-                400: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["Error"];
-                    };
-                };
-                /**
-                 * @description - No Authorization: Bearer key.
-                 *     - A key or portal link Herald does not know (unknown or revoked).
-                 *     - A portal link past its expires_at.
-                 */
-                401: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["Error"];
-                    };
-                };
-                /**
-                 * @description - A read-only portal link: it may only read.
-                 *     - An instance key or portal link of another instance.
-                 */
-                403: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["Error"];
-                    };
-                };
-                /**
-                 * @description - The instance does not exist.
-                 *     - The webhook does not exist on this instance.
-                 */
-                404: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["Error"];
-                    };
-                };
-                /** @description The webhook named by webhook_id is disabled. */
-                409: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["Error"];
-                    };
-                };
-                /** @description The body is over this endpoint’s limit. */
-                413: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["Error"];
-                    };
-                };
-                /** @description The body is not sent as Content-Type: application/json. */
-                415: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["Error"];
-                    };
-                };
-                /** @description This key made more management requests per second than RATE_LIMIT_MANAGEMENT allows. */
-                429: {
-                    headers: {
-                        /** @description seconds to wait before retrying */
-                        "Retry-After"?: number;
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["Error"];
-                    };
-                };
-                /** @description A fault of Herald’s; the details are in its log, never in the answer. */
-                500: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["Error"];
-                    };
-                };
-                /** @description The database is unavailable (its connections lost or refused, its disk full); nothing was stored, send it again after Retry-After. */
-                503: {
-                    headers: {
-                        /** @description seconds to wait before retrying */
-                        "Retry-After"?: number;
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["Error"];
-                    };
-                };
-            };
-        };
+        post: operations["redeliverFailedDeliveries"];
         delete?: never;
         options?: never;
         head?: never;
@@ -1346,183 +135,7 @@ export interface paths {
         get?: never;
         put?: never;
         /** Publish an event from WAHA's own webhook */
-        post: {
-            parameters: {
-                query?: never;
-                header?: never;
-                path: {
-                    /** @description ins_ followed by 1 to 100 letters, digits, _ or -; the instance id */
-                    instance_id: string;
-                };
-                cookie?: never;
-            };
-            /** @description WAHA's webhook body, as WAHA sends it */
-            requestBody: {
-                content: {
-                    /**
-                     * @example {
-                     *       "id": "evt_01jd5q7kq4r8s2t6v0w4x8y2z6",
-                     *       "timestamp": 1795341600000,
-                     *       "session": "default",
-                     *       "engine": "WEBJS",
-                     *       "event": "message",
-                     *       "payload": {
-                     *         "id": "false_15557654321@c.us_3EB0C767D26A1D8F4A2B",
-                     *         "from": "15557654321@c.us",
-                     *         "fromMe": false,
-                     *         "body": "Hi! Is my order on its way?",
-                     *         "hasMedia": false
-                     *       },
-                     *       "me": {
-                     *         "id": "15550001111@c.us",
-                     *         "pushName": "Sales line"
-                     *       }
-                     *     }
-                     */
-                    "application/json": {
-                        /** @description not delivered */
-                        engine?: unknown;
-                        /** @description not delivered */
-                        environment?: unknown;
-                        /** @description the event kind, e.g. message; a kind outside the catalog goes only to webhooks subscribed to * */
-                        event?: unknown;
-                        /** @description the event id (evt_…): the event_id is derived from it and the instance (evt_ + 26 characters of SHA-256 over both), so WAHA retrying the event stores it once, and the same event sent to two instances is one event at each. Without an id, X-Webhook-Request-Id plays its part. */
-                        id?: unknown;
-                        /** @description the session's own account { id, pushName }: its phone fills a session.status without one */
-                        me?: unknown;
-                        /** @description not delivered */
-                        metadata?: unknown;
-                        /** @description the event payload, turned into the delivery format */
-                        payload?: unknown;
-                        /** @description not delivered */
-                        session?: unknown;
-                        /** @description milliseconds since the epoch; the event timestamp */
-                        timestamp?: unknown;
-                    } & {
-                        [key: string]: unknown;
-                    };
-                };
-            };
-            responses: {
-                /** @description Stored with its deliveries; WAHA retrying the same id gets the same answer. A repeat of a message the engine reported within ENGINE_DEDUPE_S is answered with deliveries 0 and duplicate: true, and not stored. */
-                202: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        /**
-                         * @example {
-                         *       "success": true,
-                         *       "event_id": "evt_01jd5q7h2k9x4m8n3p6r0t1v2w",
-                         *       "deliveries": 1,
-                         *       "duplicate": true
-                         *     }
-                         */
-                        "application/json": components["schemas"]["EventAccepted"];
-                    };
-                };
-                /**
-                 * @description - An id in the path is not in its form (ins_…, whk_…, dlv_…, key_…).
-                 *     - The body is not valid JSON.
-                 *     - The body is not a WAHA webhook body (no event, no payload, an id or timestamp out of form).
-                 */
-                400: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["Error"];
-                    };
-                };
-                /**
-                 * @description - No Authorization: Bearer key.
-                 *     - A key or portal link Herald does not know (unknown or revoked).
-                 *     - A portal link past its expires_at.
-                 *     - The instance has an engine HMAC key and X-Webhook-Hmac is missing or does not match the body.
-                 */
-                401: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["Error"];
-                    };
-                };
-                /**
-                 * @description - A read-only portal link: it may only read.
-                 *     - An instance key or portal link of another instance.
-                 */
-                403: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["Error"];
-                    };
-                };
-                /** @description The instance does not exist. */
-                404: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["Error"];
-                    };
-                };
-                /**
-                 * @description - The body is over this endpoint’s limit.
-                 *     - The engine’s body is larger than ENGINE_MAX_BODY_BYTES (4 MiB by default); logged with its kind and id, and counted.
-                 */
-                413: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["Error"];
-                    };
-                };
-                /** @description The body is not sent as Content-Type: application/json. */
-                415: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["Error"];
-                    };
-                };
-                /** @description This key published more often per second than RATE_LIMIT_INGEST allows. */
-                429: {
-                    headers: {
-                        /** @description seconds to wait before retrying */
-                        "Retry-After"?: number;
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["Error"];
-                    };
-                };
-                /** @description A fault of Herald’s; the details are in its log, never in the answer. */
-                500: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["Error"];
-                    };
-                };
-                /** @description The database is unavailable (its connections lost or refused, its disk full); nothing was stored, send it again after Retry-After. */
-                503: {
-                    headers: {
-                        /** @description seconds to wait before retrying */
-                        "Retry-After"?: number;
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["Error"];
-                    };
-                };
-            };
-        };
+        post: operations["receiveWahaEvent"];
         delete?: never;
         options?: never;
         head?: never;
@@ -1539,182 +152,7 @@ export interface paths {
         get?: never;
         put?: never;
         /** Publish an event (the session engine); 202 once stored */
-        post: {
-            parameters: {
-                query?: never;
-                header?: never;
-                path: {
-                    /** @description ins_ followed by 1 to 100 letters, digits, _ or -; the instance id */
-                    instance_id: string;
-                };
-                cookie?: never;
-            };
-            requestBody: {
-                content: {
-                    /**
-                     * @example {
-                     *       "event": "message",
-                     *       "payload": {
-                     *         "id": "false_15557654321@c.us_3EB0C767D26A1D8F4A2B",
-                     *         "timestamp": 1763719200,
-                     *         "from": "15557654321@c.us",
-                     *         "fromMe": false,
-                     *         "source": "app",
-                     *         "to": "15550001111@c.us",
-                     *         "participant": null,
-                     *         "body": "Hi! Is my order on its way?",
-                     *         "hasMedia": false,
-                     *         "ack": null,
-                     *         "ackName": "UNKNOWN",
-                     *         "replyTo": null,
-                     *         "_data": {},
-                     *         "from_phone": "15557654321"
-                     *       },
-                     *       "event_id": "evt_01jd5q7h2k9x4m8n3p6r0t1v2w",
-                     *       "timestamp": 1795341600000
-                     *     }
-                     */
-                    "application/json": {
-                        /** @description event kind from the catalog */
-                        event: string;
-                        /** @description evt_ followed by 1 to 100 letters, digits, _ or -; the idempotency key */
-                        event_id?: string;
-                        payload: {
-                            [key: string]: unknown;
-                        };
-                        /** @description milliseconds since the epoch; default now */
-                        timestamp?: number;
-                    };
-                };
-            };
-            responses: {
-                /** @description Stored with its deliveries; the same event_id again gets the same answer */
-                202: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        /**
-                         * @example {
-                         *       "success": true,
-                         *       "event_id": "evt_01jd5q7h2k9x4m8n3p6r0t1v2w",
-                         *       "deliveries": 1,
-                         *       "duplicate": true
-                         *     }
-                         */
-                        "application/json": components["schemas"]["EventAccepted"];
-                    };
-                };
-                /**
-                 * @description - An id in the path is not in its form (ins_…, whk_…, dlv_…, key_…).
-                 *     - The body is not valid JSON.
-                 *     - The event kind is unknown or its payload lacks a field the kind requires.
-                 */
-                400: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["Error"];
-                    };
-                };
-                /**
-                 * @description - No Authorization: Bearer key.
-                 *     - A key or portal link Herald does not know (unknown or revoked).
-                 *     - A portal link past its expires_at.
-                 */
-                401: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["Error"];
-                    };
-                };
-                /**
-                 * @description - A read-only portal link: it may only read.
-                 *     - An instance key or portal link of another instance.
-                 */
-                403: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["Error"];
-                    };
-                };
-                /** @description The instance does not exist. */
-                404: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["Error"];
-                    };
-                };
-                /** @description The event_id was already published to another instance (nothing is stored). */
-                409: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["Error"];
-                    };
-                };
-                /**
-                 * @description - The body is over this endpoint’s limit.
-                 *     - The event’s delivery body would be larger than 256 KiB.
-                 */
-                413: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["Error"];
-                    };
-                };
-                /** @description The body is not sent as Content-Type: application/json. */
-                415: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["Error"];
-                    };
-                };
-                /** @description This key published more often per second than RATE_LIMIT_INGEST allows. */
-                429: {
-                    headers: {
-                        /** @description seconds to wait before retrying */
-                        "Retry-After"?: number;
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["Error"];
-                    };
-                };
-                /** @description A fault of Herald’s; the details are in its log, never in the answer. */
-                500: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["Error"];
-                    };
-                };
-                /** @description The database is unavailable (its connections lost or refused, its disk full); nothing was stored, send it again after Retry-After. */
-                503: {
-                    headers: {
-                        /** @description seconds to wait before retrying */
-                        "Retry-After"?: number;
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["Error"];
-                    };
-                };
-            };
-        };
+        post: operations["publishEvent"];
         delete?: never;
         options?: never;
         head?: never;
@@ -1731,220 +169,7 @@ export interface paths {
         get?: never;
         put?: never;
         /** Publish up to 1000 events at once, all or nothing */
-        post: {
-            parameters: {
-                query?: never;
-                header?: never;
-                path: {
-                    /** @description ins_ followed by 1 to 100 letters, digits, _ or -; the instance id */
-                    instance_id: string;
-                };
-                cookie?: never;
-            };
-            requestBody: {
-                content: {
-                    /**
-                     * @example {
-                     *       "events": [
-                     *         {
-                     *           "event": "message",
-                     *           "payload": {
-                     *             "id": "false_15557654321@c.us_3EB0C767D26A1D8F4A2B",
-                     *             "timestamp": 1763719200,
-                     *             "from": "15557654321@c.us",
-                     *             "fromMe": false,
-                     *             "source": "app",
-                     *             "to": "15550001111@c.us",
-                     *             "participant": null,
-                     *             "body": "Hi! Is my order on its way?",
-                     *             "hasMedia": false,
-                     *             "ack": null,
-                     *             "ackName": "UNKNOWN",
-                     *             "replyTo": null,
-                     *             "_data": {},
-                     *             "from_phone": "15557654321"
-                     *           },
-                     *           "timestamp": 1795341600000
-                     *         },
-                     *         {
-                     *           "event": "session.status",
-                     *           "payload": {
-                     *             "status": "WORKING",
-                     *             "statuses": [
-                     *               {
-                     *                 "status": "STOPPED",
-                     *                 "timestamp": 1763719000000
-                     *               },
-                     *               {
-                     *                 "status": "STARTING",
-                     *                 "timestamp": 1763719001000
-                     *               },
-                     *               {
-                     *                 "status": "WORKING",
-                     *                 "timestamp": 1763719003000
-                     *               }
-                     *             ],
-                     *             "data": null,
-                     *             "phone": "15550001111"
-                     *           },
-                     *           "timestamp": 1795341601000
-                     *         }
-                     *       ]
-                     *     }
-                     */
-                    "application/json": {
-                        events: {
-                            /** @description event kind from the catalog */
-                            event: string;
-                            /** @description evt_ followed by 1 to 100 letters, digits, _ or -; the idempotency key */
-                            event_id?: string;
-                            payload: {
-                                [key: string]: unknown;
-                            };
-                            /** @description milliseconds since the epoch; default now */
-                            timestamp?: number;
-                        }[];
-                    };
-                };
-            };
-            responses: {
-                /** @description Every event stored with its deliveries, in the order sent */
-                202: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        /**
-                         * @example {
-                         *       "success": true,
-                         *       "results": [
-                         *         {
-                         *           "event_id": "evt_01jd5q7h2k9x4m8n3p6r0t1v2w",
-                         *           "deliveries": 1
-                         *         }
-                         *       ]
-                         *     }
-                         */
-                        "application/json": {
-                            results: {
-                                deliveries: number;
-                                event_id: string;
-                            }[];
-                            /** @enum {boolean} */
-                            success: true;
-                        };
-                    };
-                };
-                /**
-                 * @description - An id in the path is not in its form (ins_…, whk_…, dlv_…, key_…).
-                 *     - The body is not valid JSON.
-                 *     - An event of the batch is invalid: the field names which one (nothing is stored).
-                 */
-                400: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["Error"];
-                    };
-                };
-                /**
-                 * @description - No Authorization: Bearer key.
-                 *     - A key or portal link Herald does not know (unknown or revoked).
-                 *     - A portal link past its expires_at.
-                 */
-                401: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["Error"];
-                    };
-                };
-                /**
-                 * @description - A read-only portal link: it may only read.
-                 *     - An instance key or portal link of another instance.
-                 */
-                403: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["Error"];
-                    };
-                };
-                /** @description The instance does not exist. */
-                404: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["Error"];
-                    };
-                };
-                /** @description The event_id was already published to another instance (nothing is stored). */
-                409: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["Error"];
-                    };
-                };
-                /**
-                 * @description - The body is over this endpoint’s limit.
-                 *     - An event’s delivery body would be larger than 256 KiB: the field names which (nothing is stored).
-                 */
-                413: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["Error"];
-                    };
-                };
-                /** @description The body is not sent as Content-Type: application/json. */
-                415: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["Error"];
-                    };
-                };
-                /** @description This key published more often per second than RATE_LIMIT_INGEST allows. */
-                429: {
-                    headers: {
-                        /** @description seconds to wait before retrying */
-                        "Retry-After"?: number;
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["Error"];
-                    };
-                };
-                /** @description A fault of Herald’s; the details are in its log, never in the answer. */
-                500: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["Error"];
-                    };
-                };
-                /** @description The database is unavailable (its connections lost or refused, its disk full); nothing was stored, send it again after Retry-After. */
-                503: {
-                    headers: {
-                        /** @description seconds to wait before retrying */
-                        "Retry-After"?: number;
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["Error"];
-                    };
-                };
-            };
-        };
+        post: operations["publishEventBatch"];
         delete?: never;
         options?: never;
         head?: never;
@@ -1959,232 +184,10 @@ export interface paths {
             cookie?: never;
         };
         /** List instance keys, without their secret part (admin) */
-        get: {
-            parameters: {
-                query?: never;
-                header?: never;
-                path: {
-                    /** @description ins_ followed by 1 to 100 letters, digits, _ or -; the instance id */
-                    instance_id: string;
-                };
-                cookie?: never;
-            };
-            requestBody?: never;
-            responses: {
-                /** @description The instance’s keys, without their secret part */
-                200: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        /**
-                         * @example {
-                         *       "success": true,
-                         *       "keys": [
-                         *         {
-                         *           "key_id": "key_01jd5q7h2x4y6z8a0b2c4d6e8f",
-                         *           "instance_id": "ins_01jd5q7h2k9x4m8n3p6r0t1v2a",
-                         *           "created_at": "string"
-                         *         }
-                         *       ]
-                         *     }
-                         */
-                        "application/json": {
-                            keys: {
-                                created_at: string;
-                                instance_id: string;
-                                key_id: string;
-                            }[];
-                            /** @enum {boolean} */
-                            success: true;
-                        };
-                    };
-                };
-                /** @description An id in the path is not in its form (ins_…, whk_…, dlv_…, key_…). */
-                400: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["Error"];
-                    };
-                };
-                /**
-                 * @description - No Authorization: Bearer key.
-                 *     - A key or portal link Herald does not know (unknown or revoked).
-                 *     - A portal link past its expires_at.
-                 */
-                401: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["Error"];
-                    };
-                };
-                /** @description An instance key: this operation needs the admin key. */
-                403: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["Error"];
-                    };
-                };
-                /** @description The instance does not exist. */
-                404: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["Error"];
-                    };
-                };
-                /** @description This key made more management requests per second than RATE_LIMIT_MANAGEMENT allows. */
-                429: {
-                    headers: {
-                        /** @description seconds to wait before retrying */
-                        "Retry-After"?: number;
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["Error"];
-                    };
-                };
-                /** @description A fault of Herald’s; the details are in its log, never in the answer. */
-                500: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["Error"];
-                    };
-                };
-                /** @description The database is unavailable (its connections lost or refused, its disk full); nothing was stored, send it again after Retry-After. */
-                503: {
-                    headers: {
-                        /** @description seconds to wait before retrying */
-                        "Retry-After"?: number;
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["Error"];
-                    };
-                };
-            };
-        };
+        get: operations["listInstanceKeys"];
         put?: never;
         /** Create an instance key; the key is shown once (admin) */
-        post: {
-            parameters: {
-                query?: never;
-                header?: never;
-                path: {
-                    /** @description ins_ followed by 1 to 100 letters, digits, _ or -; the instance id */
-                    instance_id: string;
-                };
-                cookie?: never;
-            };
-            requestBody?: never;
-            responses: {
-                /** @description The new key */
-                201: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        /**
-                         * @example {
-                         *       "success": true,
-                         *       "key_id": "key_01jd5q7h2x4y6z8a0b2c4d6e8f",
-                         *       "key": "hk_9Qm4c2Wv7bXn1LpZ8rT5yU3sK0dF6gH2jA4eV7wQ1cE"
-                         *     }
-                         */
-                        "application/json": {
-                            /** @description shown this once; only its hash is kept */
-                            key: string;
-                            key_id: string;
-                            /** @enum {boolean} */
-                            success: true;
-                        };
-                    };
-                };
-                /** @description An id in the path is not in its form (ins_…, whk_…, dlv_…, key_…). */
-                400: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["Error"];
-                    };
-                };
-                /**
-                 * @description - No Authorization: Bearer key.
-                 *     - A key or portal link Herald does not know (unknown or revoked).
-                 *     - A portal link past its expires_at.
-                 */
-                401: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["Error"];
-                    };
-                };
-                /**
-                 * @description - A read-only portal link: it may only read.
-                 *     - An instance key: this operation needs the admin key.
-                 */
-                403: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["Error"];
-                    };
-                };
-                /** @description The instance does not exist. */
-                404: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["Error"];
-                    };
-                };
-                /** @description This key made more management requests per second than RATE_LIMIT_MANAGEMENT allows. */
-                429: {
-                    headers: {
-                        /** @description seconds to wait before retrying */
-                        "Retry-After"?: number;
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["Error"];
-                    };
-                };
-                /** @description A fault of Herald’s; the details are in its log, never in the answer. */
-                500: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["Error"];
-                    };
-                };
-                /** @description The database is unavailable (its connections lost or refused, its disk full); nothing was stored, send it again after Retry-After. */
-                503: {
-                    headers: {
-                        /** @description seconds to wait before retrying */
-                        "Retry-After"?: number;
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["Error"];
-                    };
-                };
-            };
-        };
+        post: operations["createInstanceKey"];
         delete?: never;
         options?: never;
         head?: never;
@@ -2202,113 +205,7 @@ export interface paths {
         put?: never;
         post?: never;
         /** Revoke an instance key (admin) */
-        delete: {
-            parameters: {
-                query?: never;
-                header?: never;
-                path: {
-                    /** @description ins_ followed by 1 to 100 letters, digits, _ or -; the instance id */
-                    instance_id: string;
-                    /** @description key_ followed by 1 to 100 letters, digits, _ or -; the key id */
-                    key_id: string;
-                };
-                cookie?: never;
-            };
-            requestBody?: never;
-            responses: {
-                /** @description Revoked: the key is refused (401) from now on */
-                200: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        /**
-                         * @example {
-                         *       "success": true
-                         *     }
-                         */
-                        "application/json": components["schemas"]["Success"];
-                    };
-                };
-                /** @description An id in the path is not in its form (ins_…, whk_…, dlv_…, key_…). */
-                400: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["Error"];
-                    };
-                };
-                /**
-                 * @description - No Authorization: Bearer key.
-                 *     - A key or portal link Herald does not know (unknown or revoked).
-                 *     - A portal link past its expires_at.
-                 */
-                401: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["Error"];
-                    };
-                };
-                /**
-                 * @description - A read-only portal link: it may only read.
-                 *     - An instance key: this operation needs the admin key.
-                 */
-                403: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["Error"];
-                    };
-                };
-                /**
-                 * @description - The instance does not exist.
-                 *     - The key does not exist on this instance (or was revoked).
-                 */
-                404: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["Error"];
-                    };
-                };
-                /** @description This key made more management requests per second than RATE_LIMIT_MANAGEMENT allows. */
-                429: {
-                    headers: {
-                        /** @description seconds to wait before retrying */
-                        "Retry-After"?: number;
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["Error"];
-                    };
-                };
-                /** @description A fault of Herald’s; the details are in its log, never in the answer. */
-                500: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["Error"];
-                    };
-                };
-                /** @description The database is unavailable (its connections lost or refused, its disk full); nothing was stored, send it again after Retry-After. */
-                503: {
-                    headers: {
-                        /** @description seconds to wait before retrying */
-                        "Retry-After"?: number;
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["Error"];
-                    };
-                };
-            };
-        };
+        delete: operations["revokeInstanceKey"];
         options?: never;
         head?: never;
         patch?: never;
@@ -2324,132 +221,7 @@ export interface paths {
         get?: never;
         put?: never;
         /** Upload a media file: the raw bytes, with their Content-Type */
-        post: {
-            parameters: {
-                query?: never;
-                header?: never;
-                path: {
-                    /** @description ins_ followed by 1 to 100 letters, digits, _ or -; the instance id */
-                    instance_id: string;
-                };
-                cookie?: never;
-            };
-            requestBody?: never;
-            responses: {
-                /** @description Stored; refer to media_id in an event’s payload.media */
-                201: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        /**
-                         * @example {
-                         *       "success": true,
-                         *       "media_id": "med_01jd5q7h3m5n7p9q1r3s5t7v9w",
-                         *       "mimetype": "image/jpeg",
-                         *       "size": 1,
-                         *       "sha256": "9f2c1e7d4b8a6f3e0c5d2b9a7e4f1c8d6b3a0e7f4c1d8b5a2e9f6c3d0b7a4e1f"
-                         *     }
-                         */
-                        "application/json": {
-                            media_id: string;
-                            mimetype: string;
-                            /** @description lowercase hex SHA-256 of the bytes */
-                            sha256: string;
-                            size: number;
-                            /** @enum {boolean} */
-                            success: true;
-                        };
-                    };
-                };
-                /**
-                 * @description - An id in the path is not in its form (ins_…, whk_…, dlv_…, key_…).
-                 *     - Content-Type is not a media type.
-                 */
-                400: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["Error"];
-                    };
-                };
-                /**
-                 * @description - No Authorization: Bearer key.
-                 *     - A key or portal link Herald does not know (unknown or revoked).
-                 *     - A portal link past its expires_at.
-                 */
-                401: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["Error"];
-                    };
-                };
-                /**
-                 * @description - A read-only portal link: it may only read.
-                 *     - An instance key or portal link of another instance.
-                 */
-                403: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["Error"];
-                    };
-                };
-                /** @description The instance does not exist. */
-                404: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["Error"];
-                    };
-                };
-                /** @description The file is larger than MEDIA_MAX_BYTES (the connection closes). */
-                413: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["Error"];
-                    };
-                };
-                /** @description This key made more management requests per second than RATE_LIMIT_MANAGEMENT allows. */
-                429: {
-                    headers: {
-                        /** @description seconds to wait before retrying */
-                        "Retry-After"?: number;
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["Error"];
-                    };
-                };
-                /** @description A fault of Herald’s; the details are in its log, never in the answer. */
-                500: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["Error"];
-                    };
-                };
-                /** @description The database is unavailable (its connections lost or refused, its disk full); nothing was stored, send it again after Retry-After. */
-                503: {
-                    headers: {
-                        /** @description seconds to wait before retrying */
-                        "Retry-After"?: number;
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["Error"];
-                    };
-                };
-            };
-        };
+        post: operations["uploadMedia"];
         delete?: never;
         options?: never;
         head?: never;
@@ -2464,282 +236,10 @@ export interface paths {
             cookie?: never;
         };
         /** List the live portal links, without their tokens */
-        get: {
-            parameters: {
-                query?: never;
-                header?: never;
-                path: {
-                    /** @description ins_ followed by 1 to 100 letters, digits, _ or -; the instance id */
-                    instance_id: string;
-                };
-                cookie?: never;
-            };
-            requestBody?: never;
-            responses: {
-                /** @description The live links, without tokens */
-                200: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        /**
-                         * @example {
-                         *       "success": true,
-                         *       "links": [
-                         *         {
-                         *           "link_id": "string",
-                         *           "instance_id": "ins_01jd5q7h2k9x4m8n3p6r0t1v2a",
-                         *           "read_only": true,
-                         *           "expires_at": "2026-11-21T10:00:00.000Z",
-                         *           "created_at": "2026-11-21T10:00:00.000Z"
-                         *         }
-                         *       ]
-                         *     }
-                         */
-                        "application/json": {
-                            links: {
-                                /** Format: date-time */
-                                created_at: string;
-                                /** Format: date-time */
-                                expires_at: string;
-                                instance_id: string;
-                                link_id: string;
-                                read_only: boolean;
-                            }[];
-                            /** @enum {boolean} */
-                            success: true;
-                        };
-                    };
-                };
-                /** @description An id in the path is not in its form (ins_…, whk_…, dlv_…, key_…). */
-                400: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["Error"];
-                    };
-                };
-                /**
-                 * @description - No Authorization: Bearer key.
-                 *     - A key or portal link Herald does not know (unknown or revoked).
-                 *     - A portal link past its expires_at.
-                 */
-                401: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["Error"];
-                    };
-                };
-                /**
-                 * @description - An instance key or portal link of another instance.
-                 *     - A portal link: links are made and revoked with the admin key or a key of the instance.
-                 */
-                403: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["Error"];
-                    };
-                };
-                /** @description The instance does not exist. */
-                404: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["Error"];
-                    };
-                };
-                /** @description This key made more management requests per second than RATE_LIMIT_MANAGEMENT allows. */
-                429: {
-                    headers: {
-                        /** @description seconds to wait before retrying */
-                        "Retry-After"?: number;
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["Error"];
-                    };
-                };
-                /** @description A fault of Herald’s; the details are in its log, never in the answer. */
-                500: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["Error"];
-                    };
-                };
-                /** @description The database is unavailable (its connections lost or refused, its disk full); nothing was stored, send it again after Retry-After. */
-                503: {
-                    headers: {
-                        /** @description seconds to wait before retrying */
-                        "Retry-After"?: number;
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["Error"];
-                    };
-                };
-            };
-        };
+        get: operations["listPortalLinks"];
         put?: never;
         /** Make a portal link: the instance's session page for a customer */
-        post: {
-            parameters: {
-                query?: never;
-                header?: never;
-                path: {
-                    /** @description ins_ followed by 1 to 100 letters, digits, _ or -; the instance id */
-                    instance_id: string;
-                };
-                cookie?: never;
-            };
-            requestBody: {
-                content: {
-                    /**
-                     * @example {
-                     *       "ttl_s": 3600,
-                     *       "read_only": false
-                     *     }
-                     */
-                    "application/json": {
-                        /** @description reads only: every write is a 403 (default false) */
-                        read_only?: boolean;
-                        /** @description seconds the link works (default 3600) */
-                        ttl_s?: number;
-                    };
-                };
-            };
-            responses: {
-                /** @description The new link */
-                201: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        /**
-                         * @example {
-                         *       "success": true,
-                         *       "link_id": "string",
-                         *       "url": "https://hooks.example.com/media/med_01jd5q7h3m5n7p9q1r3s5t7v9w?expires=1795341600&sig=…",
-                         *       "expires_at": "2026-11-21T10:00:00.000Z"
-                         *     }
-                         */
-                        "application/json": {
-                            /** Format: date-time */
-                            expires_at: string;
-                            link_id: string;
-                            /** @enum {boolean} */
-                            success: true;
-                            /** @description the portal; its token is in the fragment, shown this once */
-                            url: string;
-                        };
-                    };
-                };
-                /**
-                 * @description - An id in the path is not in its form (ins_…, whk_…, dlv_…, key_…).
-                 *     - The body is not valid JSON.
-                 *     - A field breaks its rule: ttl_s 60 to 86400, read_only true or false.
-                 */
-                400: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["Error"];
-                    };
-                };
-                /**
-                 * @description - No Authorization: Bearer key.
-                 *     - A key or portal link Herald does not know (unknown or revoked).
-                 *     - A portal link past its expires_at.
-                 */
-                401: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["Error"];
-                    };
-                };
-                /**
-                 * @description - A read-only portal link: it may only read.
-                 *     - An instance key or portal link of another instance.
-                 *     - A portal link: links are made and revoked with the admin key or a key of the instance.
-                 */
-                403: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["Error"];
-                    };
-                };
-                /** @description The instance does not exist. */
-                404: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["Error"];
-                    };
-                };
-                /** @description The body is over this endpoint’s limit. */
-                413: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["Error"];
-                    };
-                };
-                /** @description The body is not sent as Content-Type: application/json. */
-                415: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["Error"];
-                    };
-                };
-                /** @description This key made more management requests per second than RATE_LIMIT_MANAGEMENT allows. */
-                429: {
-                    headers: {
-                        /** @description seconds to wait before retrying */
-                        "Retry-After"?: number;
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["Error"];
-                    };
-                };
-                /** @description A fault of Herald’s; the details are in its log, never in the answer. */
-                500: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["Error"];
-                    };
-                };
-                /** @description The database is unavailable (its connections lost or refused, its disk full); nothing was stored, send it again after Retry-After. */
-                503: {
-                    headers: {
-                        /** @description seconds to wait before retrying */
-                        "Retry-After"?: number;
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["Error"];
-                    };
-                };
-            };
-        };
+        post: operations["createPortalLink"];
         delete?: never;
         options?: never;
         head?: never;
@@ -2757,114 +257,7 @@ export interface paths {
         put?: never;
         post?: never;
         /** Revoke a portal link at once */
-        delete: {
-            parameters: {
-                query?: never;
-                header?: never;
-                path: {
-                    /** @description ins_ followed by 1 to 100 letters, digits, _ or -; the instance id */
-                    instance_id: string;
-                    /** @description lnk_ followed by 1 to 100 letters, digits, _ or -; the portal link id */
-                    link_id: string;
-                };
-                cookie?: never;
-            };
-            requestBody?: never;
-            responses: {
-                /** @description Revoked: the link is refused (401) from now on */
-                200: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        /**
-                         * @example {
-                         *       "success": true
-                         *     }
-                         */
-                        "application/json": components["schemas"]["Success"];
-                    };
-                };
-                /** @description An id in the path is not in its form (ins_…, whk_…, dlv_…, key_…). */
-                400: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["Error"];
-                    };
-                };
-                /**
-                 * @description - No Authorization: Bearer key.
-                 *     - A key or portal link Herald does not know (unknown or revoked).
-                 *     - A portal link past its expires_at.
-                 */
-                401: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["Error"];
-                    };
-                };
-                /**
-                 * @description - A read-only portal link: it may only read.
-                 *     - An instance key or portal link of another instance.
-                 *     - A portal link: links are made and revoked with the admin key or a key of the instance.
-                 */
-                403: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["Error"];
-                    };
-                };
-                /**
-                 * @description - The instance does not exist.
-                 *     - The portal link does not exist on this instance (or was revoked).
-                 */
-                404: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["Error"];
-                    };
-                };
-                /** @description This key made more management requests per second than RATE_LIMIT_MANAGEMENT allows. */
-                429: {
-                    headers: {
-                        /** @description seconds to wait before retrying */
-                        "Retry-After"?: number;
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["Error"];
-                    };
-                };
-                /** @description A fault of Herald’s; the details are in its log, never in the answer. */
-                500: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["Error"];
-                    };
-                };
-                /** @description The database is unavailable (its connections lost or refused, its disk full); nothing was stored, send it again after Retry-After. */
-                503: {
-                    headers: {
-                        /** @description seconds to wait before retrying */
-                        "Retry-After"?: number;
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["Error"];
-                    };
-                };
-            };
-        };
+        delete: operations["revokePortalLink"];
         options?: never;
         head?: never;
         patch?: never;
@@ -2878,363 +271,10 @@ export interface paths {
             cookie?: never;
         };
         /** List the webhooks of an instance */
-        get: {
-            parameters: {
-                query?: never;
-                header?: never;
-                path: {
-                    /** @description ins_ followed by 1 to 100 letters, digits, _ or -; the instance id */
-                    instance_id: string;
-                };
-                cookie?: never;
-            };
-            requestBody?: never;
-            responses: {
-                /** @description The instance’s webhooks, with their health */
-                200: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        /**
-                         * @example {
-                         *       "success": true,
-                         *       "webhooks": [
-                         *         {
-                         *           "webhook_id": "whk_01jd5q7j0c3v8n2m5x7z9b4d6f",
-                         *           "instance_id": "ins_01jd5q7h2k9x4m8n3p6r0t1v2a",
-                         *           "destination_url": "https://hooks.example.com/herald",
-                         *           "events": [
-                         *             "message",
-                         *             "message.ack",
-                         *             "session.status"
-                         *           ],
-                         *           "ignore_status": true,
-                         *           "enabled": true,
-                         *           "client_sign_secret_set": true,
-                         *           "previous_secret_until": null,
-                         *           "filter": {
-                         *             "payload.fromMe": false
-                         *           },
-                         *           "headers": {
-                         *             "Authorization": "****"
-                         *           },
-                         *           "rate_limit": {
-                         *             "per_second": 20
-                         *           },
-                         *           "standard_webhooks": false,
-                         *           "ordering": "chat",
-                         *           "health": {
-                         *             "last_delivered_at": "2026-11-21T10:02:11.000Z",
-                         *             "last_failed_at": "2026-11-21T08:40:02.000Z",
-                         *             "consecutive_failures": 0,
-                         *             "attempts_24h": 1290,
-                         *             "delivered_24h": 1287
-                         *           },
-                         *           "disabled_reason": null,
-                         *           "disabled_at": null,
-                         *           "created_at": "2026-11-21T09:59:01.000Z",
-                         *           "updated_at": "2026-11-21T09:59:30.000Z"
-                         *         }
-                         *       ]
-                         *     }
-                         */
-                        "application/json": {
-                            /** @enum {boolean} */
-                            success: true;
-                            webhooks: components["schemas"]["Webhook"][];
-                        };
-                    };
-                };
-                /** @description An id in the path is not in its form (ins_…, whk_…, dlv_…, key_…). */
-                400: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["Error"];
-                    };
-                };
-                /**
-                 * @description - No Authorization: Bearer key.
-                 *     - A key or portal link Herald does not know (unknown or revoked).
-                 *     - A portal link past its expires_at.
-                 */
-                401: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["Error"];
-                    };
-                };
-                /** @description An instance key or portal link of another instance. */
-                403: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["Error"];
-                    };
-                };
-                /** @description The instance does not exist. */
-                404: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["Error"];
-                    };
-                };
-                /** @description This key made more management requests per second than RATE_LIMIT_MANAGEMENT allows. */
-                429: {
-                    headers: {
-                        /** @description seconds to wait before retrying */
-                        "Retry-After"?: number;
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["Error"];
-                    };
-                };
-                /** @description A fault of Herald’s; the details are in its log, never in the answer. */
-                500: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["Error"];
-                    };
-                };
-                /** @description The database is unavailable (its connections lost or refused, its disk full); nothing was stored, send it again after Retry-After. */
-                503: {
-                    headers: {
-                        /** @description seconds to wait before retrying */
-                        "Retry-After"?: number;
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["Error"];
-                    };
-                };
-            };
-        };
+        get: operations["listWebhooks"];
         put?: never;
         /** Create a webhook; it starts disabled */
-        post: {
-            parameters: {
-                query?: never;
-                header?: never;
-                path: {
-                    /** @description ins_ followed by 1 to 100 letters, digits, _ or -; the instance id */
-                    instance_id: string;
-                };
-                cookie?: never;
-            };
-            requestBody: {
-                content: {
-                    /**
-                     * @example {
-                     *       "destination_url": "https://hooks.example.com/herald",
-                     *       "events": [
-                     *         "message",
-                     *         "message.ack",
-                     *         "session.status"
-                     *       ],
-                     *       "client_sign_secret": "whsec_3b8f0c2a9d4e6f1b7c5a8e2d0f9b4c6a",
-                     *       "ignore_status": true,
-                     *       "filter": {
-                     *         "payload.fromMe": false
-                     *       },
-                     *       "headers": {
-                     *         "Authorization": "Bearer rcv_live_5f2c"
-                     *       },
-                     *       "rate_limit": {
-                     *         "per_second": 20
-                     *       },
-                     *       "standard_webhooks": false,
-                     *       "ordering": "chat"
-                     *     }
-                     */
-                    "application/json": {
-                        /** @description PATCH only: remove the stored secret */
-                        clear_client_sign?: boolean;
-                        client_sign_secret?: string;
-                        /** @description absolute http(s) URL, or a broker: amqp(s)://user:pass@host/vhost?exchange=E&routing_key=K (RabbitMQ), nats://user:pass@host/subject or tls:// (NATS JetStream), redis(s)://:pass@host/db?stream=S&maxlen=N (Redis Streams); at most 2048 characters. A password is shown as **** */
-                        destination_url: string;
-                        /** @description refused: use POST …/enabled */
-                        enabled?: boolean;
-                        /** @description event kinds, or ["*"] for all */
-                        events: string[];
-                        /**
-                         * @description which events of its kinds it receives: dotted paths of the delivery body to a value, or to one of $eq, $ne, $in, $nin, $exists, $prefix; $and / $or take lists of such objects; at most 4 KiB
-                         * @example {
-                         *       "payload.fromMe": false,
-                         *       "payload.from": {
-                         *         "$prefix": "49"
-                         *       }
-                         *     }
-                         */
-                        filter?: {
-                            [key: string]: unknown;
-                        } | null;
-                        /**
-                         * @description its own headers, sent with every attempt: at most 20, values at most 1 KiB of Latin-1 text without control characters; Expect, Upgrade, Keep-Alive, TE, Trailer and Proxy-* are refused. Values are write-only: shown as ****, and **** given back keeps the saved value of that header
-                         * @example {
-                         *       "Authorization": "Bearer rcv_…"
-                         *     }
-                         */
-                        headers?: {
-                            [key: string]: unknown;
-                        } | null;
-                        ignore_status?: boolean;
-                        /** @description "chat": one delivery of a chat in flight at a time, in the order its events were accepted (the next waits until the one before is delivered or failed); "none" (the default): each delivery on its own */
-                        ordering?: "none" | "chat";
-                        rate_limit?: {
-                            /** @description deliveries started per second at most */
-                            per_second: number;
-                        } | null;
-                        /** @description Standard Webhooks' headers too (webhook-id, webhook-timestamp, webhook-signature); the secret must then be whsec_ and the base64 of 24 to 64 bytes */
-                        standard_webhooks?: boolean;
-                    };
-                };
-            };
-            responses: {
-                /** @description The new webhook’s id; it starts disabled */
-                201: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        /**
-                         * @example {
-                         *       "success": true,
-                         *       "webhook_id": "whk_01jd5q7j0c3v8n2m5x7z9b4d6f"
-                         *     }
-                         */
-                        "application/json": {
-                            /** @enum {boolean} */
-                            success: true;
-                            webhook_id: string;
-                        };
-                    };
-                };
-                /**
-                 * @description - An id in the path is not in its form (ins_…, whk_…, dlv_…, key_…).
-                 *     - The body is not valid JSON.
-                 *     - A field breaks its rule: the message names the field and the rule, details lists every one.
-                 */
-                400: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["Error"];
-                    };
-                };
-                /**
-                 * @description - No Authorization: Bearer key.
-                 *     - A key or portal link Herald does not know (unknown or revoked).
-                 *     - A portal link past its expires_at.
-                 */
-                401: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["Error"];
-                    };
-                };
-                /**
-                 * @description - A read-only portal link: it may only read.
-                 *     - An instance key or portal link of another instance.
-                 */
-                403: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["Error"];
-                    };
-                };
-                /** @description The instance does not exist. */
-                404: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["Error"];
-                    };
-                };
-                /** @description The instance already has MAX_WEBHOOKS_PER_INSTANCE webhooks. */
-                409: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["Error"];
-                    };
-                };
-                /** @description The body is over this endpoint’s limit. */
-                413: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["Error"];
-                    };
-                };
-                /** @description The body is not sent as Content-Type: application/json. */
-                415: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["Error"];
-                    };
-                };
-                /** @description The destination_url host is not globally reachable (a private, loopback or link-local address, localhost). */
-                422: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["Error"];
-                    };
-                };
-                /** @description This key made more management requests per second than RATE_LIMIT_MANAGEMENT allows. */
-                429: {
-                    headers: {
-                        /** @description seconds to wait before retrying */
-                        "Retry-After"?: number;
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["Error"];
-                    };
-                };
-                /** @description A fault of Herald’s; the details are in its log, never in the answer. */
-                500: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["Error"];
-                    };
-                };
-                /** @description The database is unavailable (its connections lost or refused, its disk full); nothing was stored, send it again after Retry-After. */
-                503: {
-                    headers: {
-                        /** @description seconds to wait before retrying */
-                        "Retry-After"?: number;
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["Error"];
-                    };
-                };
-            };
-        };
+        post: operations["createWebhook"];
         delete?: never;
         options?: never;
         head?: never;
@@ -3249,500 +289,15 @@ export interface paths {
             cookie?: never;
         };
         /** Get a webhook */
-        get: {
-            parameters: {
-                query?: never;
-                header?: never;
-                path: {
-                    /** @description ins_ followed by 1 to 100 letters, digits, _ or -; the instance id */
-                    instance_id: string;
-                    /** @description whk_ followed by 1 to 100 letters, digits, _ or -; the webhook id */
-                    webhook_id: string;
-                };
-                cookie?: never;
-            };
-            requestBody?: never;
-            responses: {
-                /** @description The webhook, with its health */
-                200: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        /**
-                         * @example {
-                         *       "success": true,
-                         *       "webhook": {
-                         *         "webhook_id": "whk_01jd5q7j0c3v8n2m5x7z9b4d6f",
-                         *         "instance_id": "ins_01jd5q7h2k9x4m8n3p6r0t1v2a",
-                         *         "destination_url": "https://hooks.example.com/herald",
-                         *         "events": [
-                         *           "message",
-                         *           "message.ack",
-                         *           "session.status"
-                         *         ],
-                         *         "ignore_status": true,
-                         *         "enabled": true,
-                         *         "client_sign_secret_set": true,
-                         *         "previous_secret_until": null,
-                         *         "filter": {
-                         *           "payload.fromMe": false
-                         *         },
-                         *         "headers": {
-                         *           "Authorization": "****"
-                         *         },
-                         *         "rate_limit": {
-                         *           "per_second": 20
-                         *         },
-                         *         "standard_webhooks": false,
-                         *         "ordering": "chat",
-                         *         "health": {
-                         *           "last_delivered_at": "2026-11-21T10:02:11.000Z",
-                         *           "last_failed_at": "2026-11-21T08:40:02.000Z",
-                         *           "consecutive_failures": 0,
-                         *           "attempts_24h": 1290,
-                         *           "delivered_24h": 1287
-                         *         },
-                         *         "disabled_reason": null,
-                         *         "disabled_at": null,
-                         *         "created_at": "2026-11-21T09:59:01.000Z",
-                         *         "updated_at": "2026-11-21T09:59:30.000Z"
-                         *       }
-                         *     }
-                         */
-                        "application/json": components["schemas"]["WebhookResponse"];
-                    };
-                };
-                /** @description An id in the path is not in its form (ins_…, whk_…, dlv_…, key_…). */
-                400: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["Error"];
-                    };
-                };
-                /**
-                 * @description - No Authorization: Bearer key.
-                 *     - A key or portal link Herald does not know (unknown or revoked).
-                 *     - A portal link past its expires_at.
-                 */
-                401: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["Error"];
-                    };
-                };
-                /** @description An instance key or portal link of another instance. */
-                403: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["Error"];
-                    };
-                };
-                /**
-                 * @description - The instance does not exist.
-                 *     - The webhook does not exist on this instance.
-                 */
-                404: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["Error"];
-                    };
-                };
-                /** @description This key made more management requests per second than RATE_LIMIT_MANAGEMENT allows. */
-                429: {
-                    headers: {
-                        /** @description seconds to wait before retrying */
-                        "Retry-After"?: number;
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["Error"];
-                    };
-                };
-                /** @description A fault of Herald’s; the details are in its log, never in the answer. */
-                500: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["Error"];
-                    };
-                };
-                /** @description The database is unavailable (its connections lost or refused, its disk full); nothing was stored, send it again after Retry-After. */
-                503: {
-                    headers: {
-                        /** @description seconds to wait before retrying */
-                        "Retry-After"?: number;
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["Error"];
-                    };
-                };
-            };
-        };
+        get: operations["getWebhook"];
         put?: never;
         post?: never;
         /** Delete a webhook, cancelling its pending deliveries */
-        delete: {
-            parameters: {
-                query?: never;
-                header?: never;
-                path: {
-                    /** @description ins_ followed by 1 to 100 letters, digits, _ or -; the instance id */
-                    instance_id: string;
-                    /** @description whk_ followed by 1 to 100 letters, digits, _ or -; the webhook id */
-                    webhook_id: string;
-                };
-                cookie?: never;
-            };
-            requestBody?: never;
-            responses: {
-                /** @description Deleted: its pending deliveries are cancelled, its log removed */
-                200: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        /**
-                         * @example {
-                         *       "success": true
-                         *     }
-                         */
-                        "application/json": components["schemas"]["Success"];
-                    };
-                };
-                /** @description An id in the path is not in its form (ins_…, whk_…, dlv_…, key_…). */
-                400: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["Error"];
-                    };
-                };
-                /**
-                 * @description - No Authorization: Bearer key.
-                 *     - A key or portal link Herald does not know (unknown or revoked).
-                 *     - A portal link past its expires_at.
-                 */
-                401: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["Error"];
-                    };
-                };
-                /**
-                 * @description - A read-only portal link: it may only read.
-                 *     - An instance key or portal link of another instance.
-                 */
-                403: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["Error"];
-                    };
-                };
-                /**
-                 * @description - The instance does not exist.
-                 *     - The webhook does not exist on this instance.
-                 */
-                404: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["Error"];
-                    };
-                };
-                /** @description This key made more management requests per second than RATE_LIMIT_MANAGEMENT allows. */
-                429: {
-                    headers: {
-                        /** @description seconds to wait before retrying */
-                        "Retry-After"?: number;
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["Error"];
-                    };
-                };
-                /** @description A fault of Herald’s; the details are in its log, never in the answer. */
-                500: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["Error"];
-                    };
-                };
-                /** @description The database is unavailable (its connections lost or refused, its disk full); nothing was stored, send it again after Retry-After. */
-                503: {
-                    headers: {
-                        /** @description seconds to wait before retrying */
-                        "Retry-After"?: number;
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["Error"];
-                    };
-                };
-            };
-        };
+        delete: operations["deleteWebhook"];
         options?: never;
         head?: never;
         /** Replace the configuration of a webhook */
-        patch: {
-            parameters: {
-                query?: never;
-                header?: never;
-                path: {
-                    /** @description ins_ followed by 1 to 100 letters, digits, _ or -; the instance id */
-                    instance_id: string;
-                    /** @description whk_ followed by 1 to 100 letters, digits, _ or -; the webhook id */
-                    webhook_id: string;
-                };
-                cookie?: never;
-            };
-            requestBody: {
-                content: {
-                    /**
-                     * @example {
-                     *       "destination_url": "https://hooks.example.com/herald",
-                     *       "events": [
-                     *         "message",
-                     *         "message.ack",
-                     *         "session.status"
-                     *       ],
-                     *       "client_sign_secret": "whsec_3b8f0c2a9d4e6f1b7c5a8e2d0f9b4c6a",
-                     *       "ignore_status": true,
-                     *       "filter": {
-                     *         "payload.fromMe": false
-                     *       },
-                     *       "headers": {
-                     *         "Authorization": "Bearer rcv_live_5f2c"
-                     *       },
-                     *       "rate_limit": {
-                     *         "per_second": 20
-                     *       },
-                     *       "standard_webhooks": false,
-                     *       "ordering": "chat"
-                     *     }
-                     */
-                    "application/json": {
-                        /** @description PATCH only: remove the stored secret */
-                        clear_client_sign?: boolean;
-                        client_sign_secret?: string;
-                        /** @description absolute http(s) URL, or a broker: amqp(s)://user:pass@host/vhost?exchange=E&routing_key=K (RabbitMQ), nats://user:pass@host/subject or tls:// (NATS JetStream), redis(s)://:pass@host/db?stream=S&maxlen=N (Redis Streams); at most 2048 characters. A password is shown as **** */
-                        destination_url: string;
-                        /** @description refused: use POST …/enabled */
-                        enabled?: boolean;
-                        /** @description event kinds, or ["*"] for all */
-                        events: string[];
-                        /**
-                         * @description which events of its kinds it receives: dotted paths of the delivery body to a value, or to one of $eq, $ne, $in, $nin, $exists, $prefix; $and / $or take lists of such objects; at most 4 KiB
-                         * @example {
-                         *       "payload.fromMe": false,
-                         *       "payload.from": {
-                         *         "$prefix": "49"
-                         *       }
-                         *     }
-                         */
-                        filter?: {
-                            [key: string]: unknown;
-                        } | null;
-                        /**
-                         * @description its own headers, sent with every attempt: at most 20, values at most 1 KiB of Latin-1 text without control characters; Expect, Upgrade, Keep-Alive, TE, Trailer and Proxy-* are refused. Values are write-only: shown as ****, and **** given back keeps the saved value of that header
-                         * @example {
-                         *       "Authorization": "Bearer rcv_…"
-                         *     }
-                         */
-                        headers?: {
-                            [key: string]: unknown;
-                        } | null;
-                        ignore_status?: boolean;
-                        /** @description "chat": one delivery of a chat in flight at a time, in the order its events were accepted (the next waits until the one before is delivered or failed); "none" (the default): each delivery on its own */
-                        ordering?: "none" | "chat";
-                        rate_limit?: {
-                            /** @description deliveries started per second at most */
-                            per_second: number;
-                        } | null;
-                        /** @description Standard Webhooks' headers too (webhook-id, webhook-timestamp, webhook-signature); the secret must then be whsec_ and the base64 of 24 to 64 bytes */
-                        standard_webhooks?: boolean;
-                    };
-                };
-            };
-            responses: {
-                /** @description The webhook with its new configuration */
-                200: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        /**
-                         * @example {
-                         *       "success": true,
-                         *       "webhook": {
-                         *         "webhook_id": "whk_01jd5q7j0c3v8n2m5x7z9b4d6f",
-                         *         "instance_id": "ins_01jd5q7h2k9x4m8n3p6r0t1v2a",
-                         *         "destination_url": "https://hooks.example.com/herald",
-                         *         "events": [
-                         *           "message",
-                         *           "message.ack",
-                         *           "session.status"
-                         *         ],
-                         *         "ignore_status": true,
-                         *         "enabled": true,
-                         *         "client_sign_secret_set": true,
-                         *         "previous_secret_until": null,
-                         *         "filter": {
-                         *           "payload.fromMe": false
-                         *         },
-                         *         "headers": {
-                         *           "Authorization": "****"
-                         *         },
-                         *         "rate_limit": {
-                         *           "per_second": 20
-                         *         },
-                         *         "standard_webhooks": false,
-                         *         "ordering": "chat",
-                         *         "health": {
-                         *           "last_delivered_at": "2026-11-21T10:02:11.000Z",
-                         *           "last_failed_at": "2026-11-21T08:40:02.000Z",
-                         *           "consecutive_failures": 0,
-                         *           "attempts_24h": 1290,
-                         *           "delivered_24h": 1287
-                         *         },
-                         *         "disabled_reason": null,
-                         *         "disabled_at": null,
-                         *         "created_at": "2026-11-21T09:59:01.000Z",
-                         *         "updated_at": "2026-11-21T09:59:30.000Z"
-                         *       }
-                         *     }
-                         */
-                        "application/json": components["schemas"]["WebhookResponse"];
-                    };
-                };
-                /**
-                 * @description - An id in the path is not in its form (ins_…, whk_…, dlv_…, key_…).
-                 *     - The body is not valid JSON.
-                 *     - A field breaks its rule: the message names the field and the rule, details lists every one.
-                 */
-                400: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["Error"];
-                    };
-                };
-                /**
-                 * @description - No Authorization: Bearer key.
-                 *     - A key or portal link Herald does not know (unknown or revoked).
-                 *     - A portal link past its expires_at.
-                 */
-                401: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["Error"];
-                    };
-                };
-                /**
-                 * @description - A read-only portal link: it may only read.
-                 *     - An instance key or portal link of another instance.
-                 */
-                403: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["Error"];
-                    };
-                };
-                /**
-                 * @description - The instance does not exist.
-                 *     - The webhook does not exist on this instance.
-                 */
-                404: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["Error"];
-                    };
-                };
-                /** @description The body is over this endpoint’s limit. */
-                413: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["Error"];
-                    };
-                };
-                /** @description The body is not sent as Content-Type: application/json. */
-                415: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["Error"];
-                    };
-                };
-                /** @description The destination_url host is not globally reachable (a private, loopback or link-local address, localhost). */
-                422: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["Error"];
-                    };
-                };
-                /** @description This key made more management requests per second than RATE_LIMIT_MANAGEMENT allows. */
-                429: {
-                    headers: {
-                        /** @description seconds to wait before retrying */
-                        "Retry-After"?: number;
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["Error"];
-                    };
-                };
-                /** @description A fault of Herald’s; the details are in its log, never in the answer. */
-                500: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["Error"];
-                    };
-                };
-                /** @description The database is unavailable (its connections lost or refused, its disk full); nothing was stored, send it again after Retry-After. */
-                503: {
-                    headers: {
-                        /** @description seconds to wait before retrying */
-                        "Retry-After"?: number;
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["Error"];
-                    };
-                };
-            };
-        };
+        patch: operations["updateWebhook"];
         trace?: never;
     };
     "/instances/{instance_id}/webhooks/{webhook_id}/enabled": {
@@ -3755,182 +310,7 @@ export interface paths {
         get?: never;
         put?: never;
         /** Enable or disable a webhook */
-        post: {
-            parameters: {
-                query?: never;
-                header?: never;
-                path: {
-                    /** @description ins_ followed by 1 to 100 letters, digits, _ or -; the instance id */
-                    instance_id: string;
-                    /** @description whk_ followed by 1 to 100 letters, digits, _ or -; the webhook id */
-                    webhook_id: string;
-                };
-                cookie?: never;
-            };
-            requestBody: {
-                content: {
-                    /**
-                     * @example {
-                     *       "enabled": true
-                     *     }
-                     */
-                    "application/json": {
-                        enabled: boolean;
-                    };
-                };
-            };
-            responses: {
-                /** @description The webhook, enabled or disabled */
-                200: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        /**
-                         * @example {
-                         *       "success": true,
-                         *       "webhook": {
-                         *         "webhook_id": "whk_01jd5q7j0c3v8n2m5x7z9b4d6f",
-                         *         "instance_id": "ins_01jd5q7h2k9x4m8n3p6r0t1v2a",
-                         *         "destination_url": "https://hooks.example.com/herald",
-                         *         "events": [
-                         *           "message",
-                         *           "message.ack",
-                         *           "session.status"
-                         *         ],
-                         *         "ignore_status": true,
-                         *         "enabled": true,
-                         *         "client_sign_secret_set": true,
-                         *         "previous_secret_until": null,
-                         *         "filter": {
-                         *           "payload.fromMe": false
-                         *         },
-                         *         "headers": {
-                         *           "Authorization": "****"
-                         *         },
-                         *         "rate_limit": {
-                         *           "per_second": 20
-                         *         },
-                         *         "standard_webhooks": false,
-                         *         "ordering": "chat",
-                         *         "health": {
-                         *           "last_delivered_at": "2026-11-21T10:02:11.000Z",
-                         *           "last_failed_at": "2026-11-21T08:40:02.000Z",
-                         *           "consecutive_failures": 0,
-                         *           "attempts_24h": 1290,
-                         *           "delivered_24h": 1287
-                         *         },
-                         *         "disabled_reason": null,
-                         *         "disabled_at": null,
-                         *         "created_at": "2026-11-21T09:59:01.000Z",
-                         *         "updated_at": "2026-11-21T09:59:30.000Z"
-                         *       }
-                         *     }
-                         */
-                        "application/json": components["schemas"]["WebhookResponse"];
-                    };
-                };
-                /**
-                 * @description - An id in the path is not in its form (ins_…, whk_…, dlv_…, key_…).
-                 *     - The body is not valid JSON.
-                 *     - The body has no enabled, or one that is not true or false.
-                 */
-                400: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["Error"];
-                    };
-                };
-                /**
-                 * @description - No Authorization: Bearer key.
-                 *     - A key or portal link Herald does not know (unknown or revoked).
-                 *     - A portal link past its expires_at.
-                 */
-                401: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["Error"];
-                    };
-                };
-                /**
-                 * @description - A read-only portal link: it may only read.
-                 *     - An instance key or portal link of another instance.
-                 */
-                403: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["Error"];
-                    };
-                };
-                /**
-                 * @description - The instance does not exist.
-                 *     - The webhook does not exist on this instance.
-                 */
-                404: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["Error"];
-                    };
-                };
-                /** @description The body is over this endpoint’s limit. */
-                413: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["Error"];
-                    };
-                };
-                /** @description The body is not sent as Content-Type: application/json. */
-                415: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["Error"];
-                    };
-                };
-                /** @description This key made more management requests per second than RATE_LIMIT_MANAGEMENT allows. */
-                429: {
-                    headers: {
-                        /** @description seconds to wait before retrying */
-                        "Retry-After"?: number;
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["Error"];
-                    };
-                };
-                /** @description A fault of Herald’s; the details are in its log, never in the answer. */
-                500: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["Error"];
-                    };
-                };
-                /** @description The database is unavailable (its connections lost or refused, its disk full); nothing was stored, send it again after Retry-After. */
-                503: {
-                    headers: {
-                        /** @description seconds to wait before retrying */
-                        "Retry-After"?: number;
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["Error"];
-                    };
-                };
-            };
-        };
+        post: operations["setWebhookEnabled"];
         delete?: never;
         options?: never;
         head?: never;
@@ -3947,192 +327,7 @@ export interface paths {
         get?: never;
         put?: never;
         /** Rotate the signing secret; the old one keeps signing for a grace period */
-        post: {
-            parameters: {
-                query?: never;
-                header?: never;
-                path: {
-                    /** @description ins_ followed by 1 to 100 letters, digits, _ or -; the instance id */
-                    instance_id: string;
-                    /** @description whk_ followed by 1 to 100 letters, digits, _ or -; the webhook id */
-                    webhook_id: string;
-                };
-                cookie?: never;
-            };
-            requestBody: {
-                content: {
-                    /**
-                     * @example {
-                     *       "grace_s": 3600
-                     *     }
-                     */
-                    "application/json": {
-                        /** @description the new secret; one is generated when left out */
-                        client_sign_secret?: string;
-                        /** @description seconds the old secret is still signed with, beside the new one (default 86400) */
-                        grace_s?: number;
-                    };
-                };
-            };
-            responses: {
-                /** @description The webhook and its new secret */
-                200: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        /**
-                         * @example {
-                         *       "success": true,
-                         *       "webhook": {
-                         *         "webhook_id": "whk_01jd5q7j0c3v8n2m5x7z9b4d6f",
-                         *         "instance_id": "ins_01jd5q7h2k9x4m8n3p6r0t1v2a",
-                         *         "destination_url": "https://hooks.example.com/herald",
-                         *         "events": [
-                         *           "message",
-                         *           "message.ack",
-                         *           "session.status"
-                         *         ],
-                         *         "ignore_status": true,
-                         *         "enabled": true,
-                         *         "client_sign_secret_set": true,
-                         *         "previous_secret_until": null,
-                         *         "filter": {
-                         *           "payload.fromMe": false
-                         *         },
-                         *         "headers": {
-                         *           "Authorization": "****"
-                         *         },
-                         *         "rate_limit": {
-                         *           "per_second": 20
-                         *         },
-                         *         "standard_webhooks": false,
-                         *         "ordering": "chat",
-                         *         "health": {
-                         *           "last_delivered_at": "2026-11-21T10:02:11.000Z",
-                         *           "last_failed_at": "2026-11-21T08:40:02.000Z",
-                         *           "consecutive_failures": 0,
-                         *           "attempts_24h": 1290,
-                         *           "delivered_24h": 1287
-                         *         },
-                         *         "disabled_reason": null,
-                         *         "disabled_at": null,
-                         *         "created_at": "2026-11-21T09:59:01.000Z",
-                         *         "updated_at": "2026-11-21T09:59:30.000Z"
-                         *       },
-                         *       "client_sign_secret": "whsec_3b8f0c2a9d4e6f1b7c5a8e2d0f9b4c6a"
-                         *     }
-                         */
-                        "application/json": {
-                            /** @description the new secret, shown this once */
-                            client_sign_secret: string;
-                            /** @enum {boolean} */
-                            success: true;
-                            webhook: components["schemas"]["Webhook"];
-                        };
-                    };
-                };
-                /**
-                 * @description - An id in the path is not in its form (ins_…, whk_…, dlv_…, key_…).
-                 *     - The body is not valid JSON.
-                 *     - A field breaks its rule: grace_s 0 to 604800, client_sign_secret 1 to 1024 characters (on a webhook with standard_webhooks, whsec_ and the base64 of 24 to 64 bytes).
-                 */
-                400: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["Error"];
-                    };
-                };
-                /**
-                 * @description - No Authorization: Bearer key.
-                 *     - A key or portal link Herald does not know (unknown or revoked).
-                 *     - A portal link past its expires_at.
-                 */
-                401: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["Error"];
-                    };
-                };
-                /**
-                 * @description - A read-only portal link: it may only read.
-                 *     - An instance key or portal link of another instance.
-                 */
-                403: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["Error"];
-                    };
-                };
-                /**
-                 * @description - The instance does not exist.
-                 *     - The webhook does not exist on this instance.
-                 */
-                404: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["Error"];
-                    };
-                };
-                /** @description The body is over this endpoint’s limit. */
-                413: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["Error"];
-                    };
-                };
-                /** @description The body is not sent as Content-Type: application/json. */
-                415: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["Error"];
-                    };
-                };
-                /** @description This key made more management requests per second than RATE_LIMIT_MANAGEMENT allows. */
-                429: {
-                    headers: {
-                        /** @description seconds to wait before retrying */
-                        "Retry-After"?: number;
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["Error"];
-                    };
-                };
-                /** @description A fault of Herald’s; the details are in its log, never in the answer. */
-                500: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["Error"];
-                    };
-                };
-                /** @description The database is unavailable (its connections lost or refused, its disk full); nothing was stored, send it again after Retry-After. */
-                503: {
-                    headers: {
-                        /** @description seconds to wait before retrying */
-                        "Retry-After"?: number;
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["Error"];
-                    };
-                };
-            };
-        };
+        post: operations["rotateWebhookSecret"];
         delete?: never;
         options?: never;
         head?: never;
@@ -4149,165 +344,7 @@ export interface paths {
         get?: never;
         put?: never;
         /** Send a sample event of a kind to this webhook */
-        post: {
-            parameters: {
-                query?: never;
-                header?: never;
-                path: {
-                    /** @description ins_ followed by 1 to 100 letters, digits, _ or -; the instance id */
-                    instance_id: string;
-                    /** @description whk_ followed by 1 to 100 letters, digits, _ or -; the webhook id */
-                    webhook_id: string;
-                };
-                cookie?: never;
-            };
-            requestBody: {
-                content: {
-                    /**
-                     * @example {
-                     *       "event": "message"
-                     *     }
-                     */
-                    "application/json": {
-                        /** @description an event kind the webhook subscribes to: session.status, message, message.any, message.ack, message.reaction, message.edited, message.revoked, message.unknown, group.join, group.leave, group.update, group.participants, call.received, call.accepted, call.rejected, label.upsert, label.deleted, label.chat.added, label.chat.deleted, poll.vote, poll.vote.failed, presence.update, message.waiting, message.ack.group, group.v2.join, group.v2.leave, group.v2.update, group.v2.participants, chat.archive, event.response, event.response.failed, engine.event, webhook.disabled, webhook.failing, webhook.recovered, delivery.failed */
-                        event: string;
-                    };
-                };
-            };
-            responses: {
-                /** @description The sample event is stored and its delivery queued; follow it in the delivery log */
-                202: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        /**
-                         * @example {
-                         *       "success": true,
-                         *       "event_id": "evt_01jd5q7h2k9x4m8n3p6r0t1v2w",
-                         *       "delivery_id": "dlv_01jd5q7h3a8b2c4d6e8f0g2h4j",
-                         *       "event": "message"
-                         *     }
-                         */
-                        "application/json": {
-                            delivery_id: string;
-                            event: string;
-                            event_id: string;
-                            /** @enum {boolean} */
-                            success: true;
-                        };
-                    };
-                };
-                /**
-                 * @description - An id in the path is not in its form (ins_…, whk_…, dlv_…, key_…).
-                 *     - The body is not valid JSON.
-                 *     - The event kind is unknown, or the webhook does not subscribe to it.
-                 */
-                400: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["Error"];
-                    };
-                };
-                /**
-                 * @description - No Authorization: Bearer key.
-                 *     - A key or portal link Herald does not know (unknown or revoked).
-                 *     - A portal link past its expires_at.
-                 */
-                401: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["Error"];
-                    };
-                };
-                /**
-                 * @description - A read-only portal link: it may only read.
-                 *     - An instance key or portal link of another instance.
-                 */
-                403: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["Error"];
-                    };
-                };
-                /**
-                 * @description - The instance does not exist.
-                 *     - The webhook does not exist on this instance.
-                 */
-                404: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["Error"];
-                    };
-                };
-                /** @description The webhook is disabled. */
-                409: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["Error"];
-                    };
-                };
-                /** @description The body is over this endpoint’s limit. */
-                413: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["Error"];
-                    };
-                };
-                /** @description The body is not sent as Content-Type: application/json. */
-                415: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["Error"];
-                    };
-                };
-                /** @description This key made more management requests per second than RATE_LIMIT_MANAGEMENT allows. */
-                429: {
-                    headers: {
-                        /** @description seconds to wait before retrying */
-                        "Retry-After"?: number;
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["Error"];
-                    };
-                };
-                /** @description A fault of Herald’s; the details are in its log, never in the answer. */
-                500: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["Error"];
-                    };
-                };
-                /** @description The database is unavailable (its connections lost or refused, its disk full); nothing was stored, send it again after Retry-After. */
-                503: {
-                    headers: {
-                        /** @description seconds to wait before retrying */
-                        "Retry-After"?: number;
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["Error"];
-                    };
-                };
-            };
-        };
+        post: operations["sendTestEvent"];
         delete?: never;
         options?: never;
         head?: never;
@@ -4322,91 +359,7 @@ export interface paths {
             cookie?: never;
         };
         /** Download a media file through the signed url of a delivered payload (no API key) */
-        get: {
-            parameters: {
-                query?: never;
-                header?: never;
-                path: {
-                    media_id: string;
-                };
-                cookie?: never;
-            };
-            requestBody?: never;
-            responses: {
-                /** @description The file, with its Content-Type, ETag and a Cache-Control that ends with the link */
-                200: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/octet-stream": string;
-                    };
-                };
-                /** @description The part a Range asked for; Content-Range says which */
-                206: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/octet-stream": string;
-                    };
-                };
-                /** @description Not modified: If-None-Match matched its ETag */
-                304: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content?: never;
-                };
-                /** @description The link was altered, or its expires or sig is missing. */
-                403: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["Error"];
-                    };
-                };
-                /** @description The file is no longer stored (its instance was deleted, or it was swept). */
-                404: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["Error"];
-                    };
-                };
-                /** @description The link has expired. */
-                410: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["Error"];
-                    };
-                };
-                /** @description Range asks for bytes outside the file; Content-Range says its size. */
-                416: {
-                    headers: {
-                        /** @description bytes *\/<size> */
-                        "Content-Range"?: string;
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["Error"];
-                    };
-                };
-                /** @description A fault of Herald’s; the details are in its log, never in the answer. */
-                500: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["Error"];
-                    };
-                };
-            };
-        };
+        get: operations["downloadMedia"];
         put?: never;
         post?: never;
         delete?: never;
@@ -4426,79 +379,7 @@ export interface paths {
          * Prometheus metrics (admin key)
          * @description Prometheus text format 0.0.4: herald_events_ingested_total{event}, herald_deliveries_total{outcome}, herald_attempts_total{result}, herald_attempt_duration_seconds, herald_queue_depth, herald_queue_due, herald_queue_oldest_due_age_seconds, herald_in_flight_attempts, herald_in_flight_attempts_by_webhook{webhook_id}, and the process_* / nodejs_* defaults.
          */
-        get: {
-            parameters: {
-                query?: never;
-                header?: never;
-                path?: never;
-                cookie?: never;
-            };
-            requestBody?: never;
-            responses: {
-                /** @description The metrics, one sample per line */
-                200: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "text/plain": string;
-                    };
-                };
-                /**
-                 * @description - No Authorization: Bearer key.
-                 *     - A key or portal link Herald does not know (unknown or revoked).
-                 *     - A portal link past its expires_at.
-                 */
-                401: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["Error"];
-                    };
-                };
-                /** @description An instance key: this operation needs the admin key. */
-                403: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["Error"];
-                    };
-                };
-                /** @description This key made more management requests per second than RATE_LIMIT_MANAGEMENT allows. */
-                429: {
-                    headers: {
-                        /** @description seconds to wait before retrying */
-                        "Retry-After"?: number;
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["Error"];
-                    };
-                };
-                /** @description A fault of Herald’s; the details are in its log, never in the answer. */
-                500: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["Error"];
-                    };
-                };
-                /** @description The database is unavailable (its connections lost or refused, its disk full); nothing was stored, send it again after Retry-After. */
-                503: {
-                    headers: {
-                        /** @description seconds to wait before retrying */
-                        "Retry-After"?: number;
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["Error"];
-                    };
-                };
-            };
-        };
+        get: operations["getMetrics"];
         put?: never;
         post?: never;
         delete?: never;
@@ -4515,103 +396,7 @@ export interface paths {
             cookie?: never;
         };
         /** The portal link whose token makes this call */
-        get: {
-            parameters: {
-                query?: never;
-                header?: never;
-                path?: never;
-                cookie?: never;
-            };
-            requestBody?: never;
-            responses: {
-                /** @description The link whose token made this call */
-                200: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        /**
-                         * @example {
-                         *       "success": true,
-                         *       "link": {
-                         *         "link_id": "string",
-                         *         "instance_id": "ins_01jd5q7h2k9x4m8n3p6r0t1v2a",
-                         *         "read_only": true,
-                         *         "expires_at": "2026-11-21T10:00:00.000Z",
-                         *         "created_at": "2026-11-21T10:00:00.000Z"
-                         *       }
-                         *     }
-                         */
-                        "application/json": {
-                            link: {
-                                /** Format: date-time */
-                                created_at: string;
-                                /** Format: date-time */
-                                expires_at: string;
-                                instance_id: string;
-                                link_id: string;
-                                read_only: boolean;
-                            };
-                            /** @enum {boolean} */
-                            success: true;
-                        };
-                    };
-                };
-                /**
-                 * @description - No Authorization: Bearer key.
-                 *     - A key or portal link Herald does not know (unknown or revoked).
-                 *     - A portal link past its expires_at.
-                 */
-                401: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["Error"];
-                    };
-                };
-                /** @description A key: this tells the facts of the portal link in use. */
-                403: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["Error"];
-                    };
-                };
-                /** @description This key made more management requests per second than RATE_LIMIT_MANAGEMENT allows. */
-                429: {
-                    headers: {
-                        /** @description seconds to wait before retrying */
-                        "Retry-After"?: number;
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["Error"];
-                    };
-                };
-                /** @description A fault of Herald’s; the details are in its log, never in the answer. */
-                500: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["Error"];
-                    };
-                };
-                /** @description The database is unavailable (its connections lost or refused, its disk full); nothing was stored, send it again after Retry-After. */
-                503: {
-                    headers: {
-                        /** @description seconds to wait before retrying */
-                        "Retry-After"?: number;
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["Error"];
-                    };
-                };
-            };
-        };
+        get: operations["getPortalLink"];
         put?: never;
         post?: never;
         delete?: never;
@@ -4631,57 +416,7 @@ export interface paths {
          * Readiness: the database is reachable
          * @description Ready when the database answers. After a write failed for a reason of the database (connection lost, disk full), not ready (503) until no call has failed for 2 seconds and the database takes a write again, which this probe tries itself.
          */
-        get: {
-            parameters: {
-                query?: never;
-                header?: never;
-                path?: never;
-                cookie?: never;
-            };
-            requestBody?: never;
-            responses: {
-                /** @description The database answers: this process can serve */
-                200: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        /**
-                         * @example {
-                         *       "success": true,
-                         *       "status": "ready"
-                         *     }
-                         */
-                        "application/json": {
-                            /** @enum {string} */
-                            status: "ready";
-                            /** @enum {boolean} */
-                            success: true;
-                        };
-                    };
-                };
-                /** @description A fault of Herald’s; the details are in its log, never in the answer. */
-                500: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["Error"];
-                    };
-                };
-                /** @description The database is unavailable (its connections lost or refused, its disk full); nothing was stored, send it again after Retry-After. */
-                503: {
-                    headers: {
-                        /** @description seconds to wait before retrying */
-                        "Retry-After"?: number;
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["Error"];
-                    };
-                };
-            };
-        };
+        get: operations["checkReadiness"];
         put?: never;
         post?: never;
         delete?: never;
@@ -9016,4 +4751,4496 @@ export interface components {
     pathItems: never;
 }
 export type $defs = Record<string, never>;
-export type operations = Record<string, never>;
+export interface operations {
+    checkLiveness: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The process answers */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "success": true,
+                     *       "status": "ok"
+                     *     }
+                     */
+                    "application/json": {
+                        /** @enum {string} */
+                        status: "ok";
+                        /** @enum {boolean} */
+                        success: true;
+                    };
+                };
+            };
+            /** @description A fault of Herald’s; the details are in its log, never in the answer. */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    listInstances: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Every instance (an instance key: its own only), with its counts */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "success": true,
+                     *       "instances": [
+                     *         {
+                     *           "instance_id": "ins_01jd5q7h2k9x4m8n3p6r0t1v2a",
+                     *           "name": "Sales line",
+                     *           "status": "WORKING",
+                     *           "phone": "15550001111",
+                     *           "engine_hmac_key_set": true,
+                     *           "created_at": "2026-11-21T09:58:12.345Z",
+                     *           "counts": {
+                     *             "webhooks": 2,
+                     *             "failed_deliveries": 1,
+                     *             "redeliverable_deliveries": 1
+                     *           }
+                     *         }
+                     *       ]
+                     *     }
+                     */
+                    "application/json": {
+                        instances: components["schemas"]["Instance"][];
+                        /** @enum {boolean} */
+                        success: true;
+                    };
+                };
+            };
+            /**
+             * @description - No Authorization: Bearer key.
+             *     - A key or portal link Herald does not know (unknown or revoked).
+             *     - A portal link past its expires_at.
+             */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /**
+             * @description - This client address failed to authenticate more than AUTH_FAILURES_PER_MIN times within a minute: every request from it is refused for the rest of that minute, whatever its key.
+             *     - This key made more management requests per second than RATE_LIMIT_MANAGEMENT allows.
+             */
+            429: {
+                headers: {
+                    /** @description seconds to wait before retrying */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description A fault of Herald’s; the details are in its log, never in the answer. */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The database is unavailable (its connections lost or refused, its disk full); nothing was stored, send it again after Retry-After. */
+            503: {
+                headers: {
+                    /** @description seconds to wait before retrying */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    createInstance: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                /**
+                 * @example {
+                 *       "name": "Sales line"
+                 *     }
+                 */
+                "application/json": {
+                    name?: string;
+                };
+            };
+        };
+        responses: {
+            /** @description The new instance’s id */
+            201: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "success": true,
+                     *       "instance_id": "ins_01jd5q7h2k9x4m8n3p6r0t1v2a"
+                     *     }
+                     */
+                    "application/json": {
+                        instance_id: string;
+                        /** @enum {boolean} */
+                        success: true;
+                    };
+                };
+            };
+            /**
+             * @description - The body is not valid JSON.
+             *     - A field breaks its rule (name at most 200 characters; engine_hmac_key 1 to 1024, or null).
+             */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /**
+             * @description - No Authorization: Bearer key.
+             *     - A key or portal link Herald does not know (unknown or revoked).
+             *     - A portal link past its expires_at.
+             */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /**
+             * @description - A manage key cannot create or delete instances: this needs the admin key.
+             *     - A publish key cannot create or delete instances: this needs the admin key.
+             *     - A portal link cannot create or delete instances: this needs the admin key.
+             *     - A read-only portal link cannot create or delete instances: this needs the admin key.
+             */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The body is over this endpoint’s limit. */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The body is not sent as Content-Type: application/json. */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /**
+             * @description - This client address failed to authenticate more than AUTH_FAILURES_PER_MIN times within a minute: every request from it is refused for the rest of that minute, whatever its key.
+             *     - This key made more management requests per second than RATE_LIMIT_MANAGEMENT allows.
+             */
+            429: {
+                headers: {
+                    /** @description seconds to wait before retrying */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description A fault of Herald’s; the details are in its log, never in the answer. */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The database is unavailable (its connections lost or refused, its disk full); nothing was stored, send it again after Retry-After. */
+            503: {
+                headers: {
+                    /** @description seconds to wait before retrying */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    getInstance: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description ins_ followed by 1 to 100 letters, digits, _ or -; the instance id */
+                instance_id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The instance, with its counts */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "success": true,
+                     *       "instance": {
+                     *         "instance_id": "ins_01jd5q7h2k9x4m8n3p6r0t1v2a",
+                     *         "name": "Sales line",
+                     *         "status": "WORKING",
+                     *         "phone": "15550001111",
+                     *         "engine_hmac_key_set": true,
+                     *         "created_at": "2026-11-21T09:58:12.345Z",
+                     *         "counts": {
+                     *           "webhooks": 2,
+                     *           "failed_deliveries": 1,
+                     *           "redeliverable_deliveries": 1
+                     *         }
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["InstanceResponse"];
+                };
+            };
+            /** @description An id in the path is not in its form (ins_…, whk_…, dlv_…, key_…). */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /**
+             * @description - No Authorization: Bearer key.
+             *     - A key or portal link Herald does not know (unknown or revoked).
+             *     - A portal link past its expires_at.
+             */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description An instance key or portal link of another instance. */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The instance does not exist. */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /**
+             * @description - This client address failed to authenticate more than AUTH_FAILURES_PER_MIN times within a minute: every request from it is refused for the rest of that minute, whatever its key.
+             *     - This key made more management requests per second than RATE_LIMIT_MANAGEMENT allows.
+             */
+            429: {
+                headers: {
+                    /** @description seconds to wait before retrying */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description A fault of Herald’s; the details are in its log, never in the answer. */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The database is unavailable (its connections lost or refused, its disk full); nothing was stored, send it again after Retry-After. */
+            503: {
+                headers: {
+                    /** @description seconds to wait before retrying */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    deleteInstance: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description ins_ followed by 1 to 100 letters, digits, _ or -; the instance id */
+                instance_id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Deleted, with its webhooks, keys, deliveries and media */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "success": true
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Success"];
+                };
+            };
+            /** @description An id in the path is not in its form (ins_…, whk_…, dlv_…, key_…). */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /**
+             * @description - No Authorization: Bearer key.
+             *     - A key or portal link Herald does not know (unknown or revoked).
+             *     - A portal link past its expires_at.
+             */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /**
+             * @description - A manage key cannot create or delete instances: this needs the admin key.
+             *     - A publish key cannot create or delete instances: this needs the admin key.
+             *     - A portal link cannot create or delete instances: this needs the admin key.
+             *     - A read-only portal link cannot create or delete instances: this needs the admin key.
+             */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The instance does not exist. */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /**
+             * @description - This client address failed to authenticate more than AUTH_FAILURES_PER_MIN times within a minute: every request from it is refused for the rest of that minute, whatever its key.
+             *     - This key made more management requests per second than RATE_LIMIT_MANAGEMENT allows.
+             */
+            429: {
+                headers: {
+                    /** @description seconds to wait before retrying */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description A fault of Herald’s; the details are in its log, never in the answer. */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The database is unavailable (its connections lost or refused, its disk full); nothing was stored, send it again after Retry-After. */
+            503: {
+                headers: {
+                    /** @description seconds to wait before retrying */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    updateInstance: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description ins_ followed by 1 to 100 letters, digits, _ or -; the instance id */
+                instance_id: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                /**
+                 * @example {
+                 *       "name": "Sales line",
+                 *       "engine_hmac_key": "waha-hmac-2f9c41d7"
+                 *     }
+                 */
+                "application/json": {
+                    /** @description the key the engine signs its webhook with (WAHA's hmac.key); null removes it. Write-only, sealed at rest */
+                    engine_hmac_key?: string | null;
+                    name?: string;
+                };
+            };
+        };
+        responses: {
+            /** @description The instance as changed */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "success": true,
+                     *       "instance": {
+                     *         "instance_id": "ins_01jd5q7h2k9x4m8n3p6r0t1v2a",
+                     *         "name": "Sales line",
+                     *         "status": "WORKING",
+                     *         "phone": "15550001111",
+                     *         "engine_hmac_key_set": true,
+                     *         "created_at": "2026-11-21T09:58:12.345Z",
+                     *         "counts": {
+                     *           "webhooks": 2,
+                     *           "failed_deliveries": 1,
+                     *           "redeliverable_deliveries": 1
+                     *         }
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["InstanceResponse"];
+                };
+            };
+            /**
+             * @description - An id in the path is not in its form (ins_…, whk_…, dlv_…, key_…).
+             *     - The body is not valid JSON.
+             *     - A field breaks its rule (name at most 200 characters; engine_hmac_key 1 to 1024, or null).
+             */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /**
+             * @description - No Authorization: Bearer key.
+             *     - A key or portal link Herald does not know (unknown or revoked).
+             *     - A portal link past its expires_at.
+             */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /**
+             * @description - A publish key cannot change the instance: it may only publish events and read its instance.
+             *     - A portal link cannot change the instance: it manages its instance's webhooks and reads its delivery log.
+             *     - A read-only portal link cannot change the instance: it is read-only and may only read.
+             *     - An instance key or portal link of another instance.
+             *     - A manage key sets a field only the admin key may change (engine_hmac_key, engine_media_prefix).
+             */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The instance does not exist. */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The body is over this endpoint’s limit. */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The body is not sent as Content-Type: application/json. */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /**
+             * @description - This client address failed to authenticate more than AUTH_FAILURES_PER_MIN times within a minute: every request from it is refused for the rest of that minute, whatever its key.
+             *     - This key made more management requests per second than RATE_LIMIT_MANAGEMENT allows.
+             */
+            429: {
+                headers: {
+                    /** @description seconds to wait before retrying */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description A fault of Herald’s; the details are in its log, never in the answer. */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The database is unavailable (its connections lost or refused, its disk full); nothing was stored, send it again after Retry-After. */
+            503: {
+                headers: {
+                    /** @description seconds to wait before retrying */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    listDeliveries: {
+        parameters: {
+            query?: {
+                /** @description one chat's deliveries (with status=pending: its queue) */
+                chat?: string;
+                /** @description the next_cursor of a previous page */
+                cursor?: string;
+                event?: string;
+                /** @description evt_ followed by 1 to 100 letters, digits, _ or -; the event id */
+                event_id?: string;
+                /** @description an integer from 1 to 200; default 50 */
+                limit?: string;
+                /** @description deliveries created at or after */
+                since?: string;
+                status?: "pending" | "delivered" | "failed";
+                /** @description deliveries created before */
+                until?: string;
+                /** @description whk_ followed by 1 to 100 letters, digits, _ or -; the webhook id */
+                webhook_id?: string;
+            };
+            header?: never;
+            path: {
+                /** @description ins_ followed by 1 to 100 letters, digits, _ or -; the instance id */
+                instance_id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description A page of deliveries, newest first */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "success": true,
+                     *       "deliveries": [
+                     *         {
+                     *           "delivery_id": "dlv_01jd5q7h3a8b2c4d6e8f0g2h4j",
+                     *           "event_id": "evt_01jd5q7h2k9x4m8n3p6r0t1v2w",
+                     *           "event": "message",
+                     *           "webhook_id": "whk_01jd5q7j0c3v8n2m5x7z9b4d6f",
+                     *           "status": "delivered",
+                     *           "attempt_count": 2,
+                     *           "created_at": "2026-11-21T10:00:00.000Z",
+                     *           "last_attempt_at": "2026-11-21T10:00:05.120Z",
+                     *           "next_attempt_at": null,
+                     *           "last_status_code": 200,
+                     *           "last_error": null,
+                     *           "failure_reason": null,
+                     *           "chat": "14155550123@c.us",
+                     *           "waiting_for": null
+                     *         }
+                     *       ],
+                     *       "next_cursor": null
+                     *     }
+                     */
+                    "application/json": {
+                        deliveries: components["schemas"]["Delivery"][];
+                        /** @description pass it as cursor for the next page; null on the last */
+                        next_cursor: string | null;
+                        /** @enum {boolean} */
+                        success: true;
+                    };
+                };
+            };
+            /**
+             * @description - An id in the path is not in its form (ins_…, whk_…, dlv_…, key_…).
+             *     - A filter is out of form: an unknown status or event kind, a bad time, limit or cursor.
+             */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /**
+             * @description - No Authorization: Bearer key.
+             *     - A key or portal link Herald does not know (unknown or revoked).
+             *     - A portal link past its expires_at.
+             */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /**
+             * @description - A publish key cannot read the delivery log: it may only publish events and read its instance.
+             *     - An instance key or portal link of another instance.
+             */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The instance does not exist. */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /**
+             * @description - This client address failed to authenticate more than AUTH_FAILURES_PER_MIN times within a minute: every request from it is refused for the rest of that minute, whatever its key.
+             *     - This key made more management requests per second than RATE_LIMIT_MANAGEMENT allows.
+             */
+            429: {
+                headers: {
+                    /** @description seconds to wait before retrying */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description A fault of Herald’s; the details are in its log, never in the answer. */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The database is unavailable (its connections lost or refused, its disk full); nothing was stored, send it again after Retry-After. */
+            503: {
+                headers: {
+                    /** @description seconds to wait before retrying */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    getDelivery: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description dlv_ followed by 1 to 100 letters, digits, _ or -; the delivery id */
+                delivery_id: string;
+                /** @description ins_ followed by 1 to 100 letters, digits, _ or -; the instance id */
+                instance_id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The delivery, the exact body sent and every attempt */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "success": true,
+                     *       "delivery": {
+                     *         "delivery_id": "dlv_01jd5q7h3a8b2c4d6e8f0g2h4j",
+                     *         "event_id": "evt_01jd5q7h2k9x4m8n3p6r0t1v2w",
+                     *         "event": "message",
+                     *         "webhook_id": "whk_01jd5q7j0c3v8n2m5x7z9b4d6f",
+                     *         "status": "delivered",
+                     *         "attempt_count": 2,
+                     *         "created_at": "2026-11-21T10:00:00.000Z",
+                     *         "last_attempt_at": "2026-11-21T10:00:05.120Z",
+                     *         "next_attempt_at": null,
+                     *         "last_status_code": 200,
+                     *         "last_error": null,
+                     *         "failure_reason": null,
+                     *         "chat": "14155550123@c.us",
+                     *         "waiting_for": null,
+                     *         "media_failure": null,
+                     *         "request_body": "{\"event_id\":\"evt_01jd5q7h2k9x4m8n3p6r0t1v2w\",\"event\":\"message\",\"instance_id\":\"ins_01jd5q7h2k9x4m8n3p6r0t1v2a\",\"timestamp\":1795341600000,\"payload\":{\"id\":\"false_15557654321@c.us_3EB0C767D26A1D8F4A2B\",\"from\":\"15557654321@c.us\",\"from_phone\":\"15557654321\",\"fromMe\":false,\"body\":\"Hi! Is my order on its way?\",\"hasMedia\":false}}",
+                     *         "attempts": [
+                     *           {
+                     *             "attempt": 1,
+                     *             "trigger": "scheduled",
+                     *             "started_at": "2026-11-21T10:00:00.012Z",
+                     *             "duration_ms": 8001,
+                     *             "status_code": null,
+                     *             "error": "timeout",
+                     *             "response_body": null,
+                     *             "next_attempt_at": "2026-11-21T10:00:13.013Z",
+                     *             "next_attempt_reason": "schedule",
+                     *             "note": null
+                     *           },
+                     *           {
+                     *             "attempt": 2,
+                     *             "trigger": "scheduled",
+                     *             "started_at": "2026-11-21T10:00:13.020Z",
+                     *             "duration_ms": 41,
+                     *             "status_code": 200,
+                     *             "error": null,
+                     *             "response_body": "ok",
+                     *             "next_attempt_at": null,
+                     *             "next_attempt_reason": null,
+                     *             "note": null
+                     *           }
+                     *         ]
+                     *       }
+                     *     }
+                     */
+                    "application/json": {
+                        delivery: components["schemas"]["DeliveryDetail"];
+                        /** @enum {boolean} */
+                        success: true;
+                    };
+                };
+            };
+            /** @description An id in the path is not in its form (ins_…, whk_…, dlv_…, key_…). */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /**
+             * @description - No Authorization: Bearer key.
+             *     - A key or portal link Herald does not know (unknown or revoked).
+             *     - A portal link past its expires_at.
+             */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /**
+             * @description - A publish key cannot read the delivery log: it may only publish events and read its instance.
+             *     - An instance key or portal link of another instance.
+             */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /**
+             * @description - The instance does not exist.
+             *     - The delivery does not exist on this instance.
+             */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /**
+             * @description - This client address failed to authenticate more than AUTH_FAILURES_PER_MIN times within a minute: every request from it is refused for the rest of that minute, whatever its key.
+             *     - This key made more management requests per second than RATE_LIMIT_MANAGEMENT allows.
+             */
+            429: {
+                headers: {
+                    /** @description seconds to wait before retrying */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description A fault of Herald’s; the details are in its log, never in the answer. */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The database is unavailable (its connections lost or refused, its disk full); nothing was stored, send it again after Retry-After. */
+            503: {
+                headers: {
+                    /** @description seconds to wait before retrying */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    redeliverDelivery: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description dlv_ followed by 1 to 100 letters, digits, _ or -; the delivery id */
+                delivery_id: string;
+                /** @description ins_ followed by 1 to 100 letters, digits, _ or -; the instance id */
+                instance_id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Pending again, with a fresh set of attempts; the body is sent unchanged */
+            202: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "success": true,
+                     *       "delivery": {
+                     *         "delivery_id": "dlv_01jd5q7h3a8b2c4d6e8f0g2h4j",
+                     *         "event_id": "evt_01jd5q7h2k9x4m8n3p6r0t1v2w",
+                     *         "event": "message",
+                     *         "webhook_id": "whk_01jd5q7j0c3v8n2m5x7z9b4d6f",
+                     *         "status": "delivered",
+                     *         "attempt_count": 2,
+                     *         "created_at": "2026-11-21T10:00:00.000Z",
+                     *         "last_attempt_at": "2026-11-21T10:00:05.120Z",
+                     *         "next_attempt_at": null,
+                     *         "last_status_code": 200,
+                     *         "last_error": null,
+                     *         "failure_reason": null,
+                     *         "chat": "14155550123@c.us",
+                     *         "waiting_for": null
+                     *       },
+                     *       "warnings": [
+                     *         "string"
+                     *       ]
+                     *     }
+                     */
+                    "application/json": {
+                        delivery: components["schemas"]["Delivery"];
+                        /** @enum {boolean} */
+                        success: true;
+                        /** @description e.g. that the media link has expired */
+                        warnings: string[];
+                    };
+                };
+            };
+            /** @description An id in the path is not in its form (ins_…, whk_…, dlv_…, key_…). */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /**
+             * @description - No Authorization: Bearer key.
+             *     - A key or portal link Herald does not know (unknown or revoked).
+             *     - A portal link past its expires_at.
+             */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /**
+             * @description - A publish key cannot redeliver: it may only publish events and read its instance.
+             *     - A read-only portal link cannot redeliver: it is read-only and may only read.
+             *     - An instance key or portal link of another instance.
+             */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /**
+             * @description - The instance does not exist.
+             *     - The delivery does not exist on this instance.
+             */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The delivery has not failed, or its webhook is disabled. */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /**
+             * @description - This client address failed to authenticate more than AUTH_FAILURES_PER_MIN times within a minute: every request from it is refused for the rest of that minute, whatever its key.
+             *     - This key made more management requests per second than RATE_LIMIT_MANAGEMENT allows.
+             */
+            429: {
+                headers: {
+                    /** @description seconds to wait before retrying */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description A fault of Herald’s; the details are in its log, never in the answer. */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The database is unavailable (its connections lost or refused, its disk full); nothing was stored, send it again after Retry-After. */
+            503: {
+                headers: {
+                    /** @description seconds to wait before retrying */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    redeliverFailedDeliveries: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description ins_ followed by 1 to 100 letters, digits, _ or -; the instance id */
+                instance_id: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                /**
+                 * @example {
+                 *       "since": "2026-11-21T00:00:00Z",
+                 *       "until": "2026-11-22T00:00:00Z"
+                 *     }
+                 */
+                "application/json": {
+                    /**
+                     * Format: date-time
+                     * @description deliveries created at or after
+                     */
+                    since?: string;
+                    /**
+                     * Format: date-time
+                     * @description deliveries created before
+                     */
+                    until?: string;
+                    /** @description whk_ followed by 1 to 100 letters, digits, _ or -; the webhook id */
+                    webhook_id?: string;
+                };
+            };
+        };
+        responses: {
+            /** @description How many failed deliveries are pending again */
+            202: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "success": true,
+                     *       "redelivered": 1
+                     *     }
+                     */
+                    "application/json": {
+                        redelivered: number;
+                        /** @enum {boolean} */
+                        success: true;
+                    };
+                };
+            };
+            /**
+             * @description - An id in the path is not in its form (ins_…, whk_…, dlv_…, key_…).
+             *     - The body is not valid JSON.
+             *     - A field is out of form: webhook_id, since or until.
+             */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /**
+             * @description - No Authorization: Bearer key.
+             *     - A key or portal link Herald does not know (unknown or revoked).
+             *     - A portal link past its expires_at.
+             */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /**
+             * @description - A publish key cannot redeliver: it may only publish events and read its instance.
+             *     - A read-only portal link cannot redeliver: it is read-only and may only read.
+             *     - An instance key or portal link of another instance.
+             */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /**
+             * @description - The instance does not exist.
+             *     - The webhook does not exist on this instance.
+             */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The webhook named by webhook_id is disabled. */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The body is over this endpoint’s limit. */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The body is not sent as Content-Type: application/json. */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /**
+             * @description - This client address failed to authenticate more than AUTH_FAILURES_PER_MIN times within a minute: every request from it is refused for the rest of that minute, whatever its key.
+             *     - This key made more management requests per second than RATE_LIMIT_MANAGEMENT allows.
+             */
+            429: {
+                headers: {
+                    /** @description seconds to wait before retrying */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description A fault of Herald’s; the details are in its log, never in the answer. */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The database is unavailable (its connections lost or refused, its disk full); nothing was stored, send it again after Retry-After. */
+            503: {
+                headers: {
+                    /** @description seconds to wait before retrying */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    receiveWahaEvent: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description ins_ followed by 1 to 100 letters, digits, _ or -; the instance id */
+                instance_id: string;
+            };
+            cookie?: never;
+        };
+        /** @description WAHA's webhook body, as WAHA sends it */
+        requestBody: {
+            content: {
+                /**
+                 * @example {
+                 *       "id": "evt_01jd5q7kq4r8s2t6v0w4x8y2z6",
+                 *       "timestamp": 1795341600000,
+                 *       "session": "default",
+                 *       "engine": "WEBJS",
+                 *       "event": "message",
+                 *       "payload": {
+                 *         "id": "false_15557654321@c.us_3EB0C767D26A1D8F4A2B",
+                 *         "from": "15557654321@c.us",
+                 *         "fromMe": false,
+                 *         "body": "Hi! Is my order on its way?",
+                 *         "hasMedia": false
+                 *       },
+                 *       "me": {
+                 *         "id": "15550001111@c.us",
+                 *         "pushName": "Sales line"
+                 *       }
+                 *     }
+                 */
+                "application/json": {
+                    /** @description not delivered */
+                    engine?: unknown;
+                    /** @description not delivered */
+                    environment?: unknown;
+                    /** @description the event kind, e.g. message; a kind outside the catalog goes only to webhooks subscribed to * */
+                    event?: unknown;
+                    /** @description the event id (evt_…): the event_id is derived from it and the instance (evt_ + 26 characters of SHA-256 over both), so WAHA retrying the event stores it once, and the same event sent to two instances is one event at each. Without an id, X-Webhook-Request-Id plays its part. */
+                    id?: unknown;
+                    /** @description the session's own account { id, pushName }: its phone fills a session.status without one */
+                    me?: unknown;
+                    /** @description not delivered */
+                    metadata?: unknown;
+                    /** @description the event payload, turned into the delivery format */
+                    payload?: unknown;
+                    /** @description not delivered */
+                    session?: unknown;
+                    /** @description milliseconds since the epoch; the event timestamp */
+                    timestamp?: unknown;
+                } & {
+                    [key: string]: unknown;
+                };
+            };
+        };
+        responses: {
+            /** @description Stored with its deliveries; WAHA retrying the same id gets the same answer. A repeat of a message the engine reported within ENGINE_DEDUPE_S is answered with deliveries 0 and duplicate: true, and not stored. */
+            202: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "success": true,
+                     *       "event_id": "evt_01jd5q7h2k9x4m8n3p6r0t1v2w",
+                     *       "deliveries": 1,
+                     *       "duplicate": true
+                     *     }
+                     */
+                    "application/json": components["schemas"]["EventAccepted"];
+                };
+            };
+            /**
+             * @description - An id in the path is not in its form (ins_…, whk_…, dlv_…, key_…).
+             *     - The body is not valid JSON.
+             *     - The body is not a WAHA webhook body (no event, no payload, an id or timestamp out of form).
+             */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /**
+             * @description - No Authorization: Bearer key.
+             *     - A key or portal link Herald does not know (unknown or revoked).
+             *     - A portal link past its expires_at.
+             *     - The instance has an engine HMAC key and X-Webhook-Hmac is missing or does not match the body.
+             */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /**
+             * @description - A portal link cannot publish events: it manages its instance's webhooks and reads its delivery log.
+             *     - A read-only portal link cannot publish events: it is read-only and may only read.
+             *     - An instance key or portal link of another instance.
+             */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The instance does not exist. */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /**
+             * @description - The body is over this endpoint’s limit.
+             *     - The engine’s body is larger than ENGINE_MAX_BODY_BYTES (4 MiB by default); logged with its kind and id, and counted.
+             */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The body is not sent as Content-Type: application/json. */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /**
+             * @description - This client address failed to authenticate more than AUTH_FAILURES_PER_MIN times within a minute: every request from it is refused for the rest of that minute, whatever its key.
+             *     - This key published more often per second than RATE_LIMIT_INGEST allows.
+             */
+            429: {
+                headers: {
+                    /** @description seconds to wait before retrying */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description A fault of Herald’s; the details are in its log, never in the answer. */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The database is unavailable (its connections lost or refused, its disk full); nothing was stored, send it again after Retry-After. */
+            503: {
+                headers: {
+                    /** @description seconds to wait before retrying */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    publishEvent: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description ins_ followed by 1 to 100 letters, digits, _ or -; the instance id */
+                instance_id: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                /**
+                 * @example {
+                 *       "event": "message",
+                 *       "payload": {
+                 *         "id": "false_15557654321@c.us_3EB0C767D26A1D8F4A2B",
+                 *         "timestamp": 1763719200,
+                 *         "from": "15557654321@c.us",
+                 *         "fromMe": false,
+                 *         "source": "app",
+                 *         "to": "15550001111@c.us",
+                 *         "participant": null,
+                 *         "body": "Hi! Is my order on its way?",
+                 *         "hasMedia": false,
+                 *         "ack": null,
+                 *         "ackName": "UNKNOWN",
+                 *         "replyTo": null,
+                 *         "_data": {},
+                 *         "from_phone": "15557654321"
+                 *       },
+                 *       "event_id": "evt_01jd5q7h2k9x4m8n3p6r0t1v2w",
+                 *       "timestamp": 1795341600000
+                 *     }
+                 */
+                "application/json": {
+                    /** @description event kind from the catalog */
+                    event: string;
+                    /** @description evt_ followed by 1 to 100 letters, digits, _ or -; the idempotency key */
+                    event_id?: string;
+                    payload: {
+                        [key: string]: unknown;
+                    };
+                    /** @description milliseconds since the epoch; default now */
+                    timestamp?: number;
+                };
+            };
+        };
+        responses: {
+            /** @description Stored with its deliveries; the same event_id again gets the same answer */
+            202: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "success": true,
+                     *       "event_id": "evt_01jd5q7h2k9x4m8n3p6r0t1v2w",
+                     *       "deliveries": 1,
+                     *       "duplicate": true
+                     *     }
+                     */
+                    "application/json": components["schemas"]["EventAccepted"];
+                };
+            };
+            /**
+             * @description - An id in the path is not in its form (ins_…, whk_…, dlv_…, key_…).
+             *     - The body is not valid JSON.
+             *     - The event kind is unknown or its payload lacks a field the kind requires.
+             */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /**
+             * @description - No Authorization: Bearer key.
+             *     - A key or portal link Herald does not know (unknown or revoked).
+             *     - A portal link past its expires_at.
+             */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /**
+             * @description - A portal link cannot publish events: it manages its instance's webhooks and reads its delivery log.
+             *     - A read-only portal link cannot publish events: it is read-only and may only read.
+             *     - An instance key or portal link of another instance.
+             */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The instance does not exist. */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The event_id was already published to another instance (nothing is stored). */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /**
+             * @description - The body is over this endpoint’s limit.
+             *     - The event’s delivery body would be larger than 256 KiB.
+             */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The body is not sent as Content-Type: application/json. */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /**
+             * @description - This client address failed to authenticate more than AUTH_FAILURES_PER_MIN times within a minute: every request from it is refused for the rest of that minute, whatever its key.
+             *     - This key published more often per second than RATE_LIMIT_INGEST allows.
+             */
+            429: {
+                headers: {
+                    /** @description seconds to wait before retrying */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description A fault of Herald’s; the details are in its log, never in the answer. */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The database is unavailable (its connections lost or refused, its disk full); nothing was stored, send it again after Retry-After. */
+            503: {
+                headers: {
+                    /** @description seconds to wait before retrying */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    publishEventBatch: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description ins_ followed by 1 to 100 letters, digits, _ or -; the instance id */
+                instance_id: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                /**
+                 * @example {
+                 *       "events": [
+                 *         {
+                 *           "event": "message",
+                 *           "payload": {
+                 *             "id": "false_15557654321@c.us_3EB0C767D26A1D8F4A2B",
+                 *             "timestamp": 1763719200,
+                 *             "from": "15557654321@c.us",
+                 *             "fromMe": false,
+                 *             "source": "app",
+                 *             "to": "15550001111@c.us",
+                 *             "participant": null,
+                 *             "body": "Hi! Is my order on its way?",
+                 *             "hasMedia": false,
+                 *             "ack": null,
+                 *             "ackName": "UNKNOWN",
+                 *             "replyTo": null,
+                 *             "_data": {},
+                 *             "from_phone": "15557654321"
+                 *           },
+                 *           "timestamp": 1795341600000
+                 *         },
+                 *         {
+                 *           "event": "session.status",
+                 *           "payload": {
+                 *             "status": "WORKING",
+                 *             "statuses": [
+                 *               {
+                 *                 "status": "STOPPED",
+                 *                 "timestamp": 1763719000000
+                 *               },
+                 *               {
+                 *                 "status": "STARTING",
+                 *                 "timestamp": 1763719001000
+                 *               },
+                 *               {
+                 *                 "status": "WORKING",
+                 *                 "timestamp": 1763719003000
+                 *               }
+                 *             ],
+                 *             "data": null,
+                 *             "phone": "15550001111"
+                 *           },
+                 *           "timestamp": 1795341601000
+                 *         }
+                 *       ]
+                 *     }
+                 */
+                "application/json": {
+                    events: {
+                        /** @description event kind from the catalog */
+                        event: string;
+                        /** @description evt_ followed by 1 to 100 letters, digits, _ or -; the idempotency key */
+                        event_id?: string;
+                        payload: {
+                            [key: string]: unknown;
+                        };
+                        /** @description milliseconds since the epoch; default now */
+                        timestamp?: number;
+                    }[];
+                };
+            };
+        };
+        responses: {
+            /** @description Every event stored with its deliveries, in the order sent */
+            202: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "success": true,
+                     *       "results": [
+                     *         {
+                     *           "event_id": "evt_01jd5q7h2k9x4m8n3p6r0t1v2w",
+                     *           "deliveries": 1
+                     *         }
+                     *       ]
+                     *     }
+                     */
+                    "application/json": {
+                        results: {
+                            deliveries: number;
+                            event_id: string;
+                        }[];
+                        /** @enum {boolean} */
+                        success: true;
+                    };
+                };
+            };
+            /**
+             * @description - An id in the path is not in its form (ins_…, whk_…, dlv_…, key_…).
+             *     - The body is not valid JSON.
+             *     - An event of the batch is invalid: the field names which one (nothing is stored).
+             */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /**
+             * @description - No Authorization: Bearer key.
+             *     - A key or portal link Herald does not know (unknown or revoked).
+             *     - A portal link past its expires_at.
+             */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /**
+             * @description - A portal link cannot publish events: it manages its instance's webhooks and reads its delivery log.
+             *     - A read-only portal link cannot publish events: it is read-only and may only read.
+             *     - An instance key or portal link of another instance.
+             */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The instance does not exist. */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The event_id was already published to another instance (nothing is stored). */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /**
+             * @description - The body is over this endpoint’s limit.
+             *     - An event’s delivery body would be larger than 256 KiB: the field names which (nothing is stored).
+             */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The body is not sent as Content-Type: application/json. */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /**
+             * @description - This client address failed to authenticate more than AUTH_FAILURES_PER_MIN times within a minute: every request from it is refused for the rest of that minute, whatever its key.
+             *     - This key published more often per second than RATE_LIMIT_INGEST allows.
+             */
+            429: {
+                headers: {
+                    /** @description seconds to wait before retrying */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description A fault of Herald’s; the details are in its log, never in the answer. */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The database is unavailable (its connections lost or refused, its disk full); nothing was stored, send it again after Retry-After. */
+            503: {
+                headers: {
+                    /** @description seconds to wait before retrying */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    listInstanceKeys: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description ins_ followed by 1 to 100 letters, digits, _ or -; the instance id */
+                instance_id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The instance’s keys, without their secret part */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "success": true,
+                     *       "keys": [
+                     *         {
+                     *           "key_id": "key_01jd5q7h2x4y6z8a0b2c4d6e8f",
+                     *           "instance_id": "ins_01jd5q7h2k9x4m8n3p6r0t1v2a",
+                     *           "scope": "manage",
+                     *           "created_at": "string"
+                     *         }
+                     *       ]
+                     *     }
+                     */
+                    "application/json": {
+                        keys: {
+                            created_at: string;
+                            instance_id: string;
+                            key_id: string;
+                            /** @description manage (default): its instance’s webhooks, deliveries, events and portal links; publish: events alone (…/events, …/events/batch, …/engine/…, media upload), for the engine */
+                            scope: "manage" | "publish";
+                        }[];
+                        /** @enum {boolean} */
+                        success: true;
+                    };
+                };
+            };
+            /** @description An id in the path is not in its form (ins_…, whk_…, dlv_…, key_…). */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /**
+             * @description - No Authorization: Bearer key.
+             *     - A key or portal link Herald does not know (unknown or revoked).
+             *     - A portal link past its expires_at.
+             */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /**
+             * @description - A manage key cannot manage instance keys: this needs the admin key.
+             *     - A publish key cannot manage instance keys: this needs the admin key.
+             *     - A portal link cannot manage instance keys: this needs the admin key.
+             *     - A read-only portal link cannot manage instance keys: this needs the admin key.
+             */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The instance does not exist. */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /**
+             * @description - This client address failed to authenticate more than AUTH_FAILURES_PER_MIN times within a minute: every request from it is refused for the rest of that minute, whatever its key.
+             *     - This key made more management requests per second than RATE_LIMIT_MANAGEMENT allows.
+             */
+            429: {
+                headers: {
+                    /** @description seconds to wait before retrying */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description A fault of Herald’s; the details are in its log, never in the answer. */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The database is unavailable (its connections lost or refused, its disk full); nothing was stored, send it again after Retry-After. */
+            503: {
+                headers: {
+                    /** @description seconds to wait before retrying */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    createInstanceKey: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description ins_ followed by 1 to 100 letters, digits, _ or -; the instance id */
+                instance_id: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                /**
+                 * @example {
+                 *       "scope": "publish"
+                 *     }
+                 */
+                "application/json": {
+                    /** @description manage (default): its instance’s webhooks, deliveries, events and portal links; publish: events alone (…/events, …/events/batch, …/engine/…, media upload), for the engine */
+                    scope?: "manage" | "publish";
+                };
+            };
+        };
+        responses: {
+            /** @description The new key */
+            201: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "success": true,
+                     *       "key_id": "key_01jd5q7h2x4y6z8a0b2c4d6e8f",
+                     *       "key": "hk_9Qm4c2Wv7bXn1LpZ8rT5yU3sK0dF6gH2jA4eV7wQ1cE",
+                     *       "scope": "manage"
+                     *     }
+                     */
+                    "application/json": {
+                        /** @description shown this once; only its hash is kept */
+                        key: string;
+                        key_id: string;
+                        /** @description manage (default): its instance’s webhooks, deliveries, events and portal links; publish: events alone (…/events, …/events/batch, …/engine/…, media upload), for the engine */
+                        scope: "manage" | "publish";
+                        /** @enum {boolean} */
+                        success: true;
+                    };
+                };
+            };
+            /**
+             * @description - An id in the path is not in its form (ins_…, whk_…, dlv_…, key_…).
+             *     - The body is not valid JSON.
+             *     - Scope is neither manage nor publish, or the body has another field.
+             */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /**
+             * @description - No Authorization: Bearer key.
+             *     - A key or portal link Herald does not know (unknown or revoked).
+             *     - A portal link past its expires_at.
+             */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /**
+             * @description - A manage key cannot manage instance keys: this needs the admin key.
+             *     - A publish key cannot manage instance keys: this needs the admin key.
+             *     - A portal link cannot manage instance keys: this needs the admin key.
+             *     - A read-only portal link cannot manage instance keys: this needs the admin key.
+             */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The instance does not exist. */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The body is over this endpoint’s limit. */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The body is not sent as Content-Type: application/json. */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /**
+             * @description - This client address failed to authenticate more than AUTH_FAILURES_PER_MIN times within a minute: every request from it is refused for the rest of that minute, whatever its key.
+             *     - This key made more management requests per second than RATE_LIMIT_MANAGEMENT allows.
+             */
+            429: {
+                headers: {
+                    /** @description seconds to wait before retrying */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description A fault of Herald’s; the details are in its log, never in the answer. */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The database is unavailable (its connections lost or refused, its disk full); nothing was stored, send it again after Retry-After. */
+            503: {
+                headers: {
+                    /** @description seconds to wait before retrying */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    revokeInstanceKey: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description ins_ followed by 1 to 100 letters, digits, _ or -; the instance id */
+                instance_id: string;
+                /** @description key_ followed by 1 to 100 letters, digits, _ or -; the key id */
+                key_id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Revoked: the key is refused (401) from now on */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "success": true
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Success"];
+                };
+            };
+            /** @description An id in the path is not in its form (ins_…, whk_…, dlv_…, key_…). */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /**
+             * @description - No Authorization: Bearer key.
+             *     - A key or portal link Herald does not know (unknown or revoked).
+             *     - A portal link past its expires_at.
+             */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /**
+             * @description - A manage key cannot manage instance keys: this needs the admin key.
+             *     - A publish key cannot manage instance keys: this needs the admin key.
+             *     - A portal link cannot manage instance keys: this needs the admin key.
+             *     - A read-only portal link cannot manage instance keys: this needs the admin key.
+             */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /**
+             * @description - The instance does not exist.
+             *     - The key does not exist on this instance (or was revoked).
+             */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /**
+             * @description - This client address failed to authenticate more than AUTH_FAILURES_PER_MIN times within a minute: every request from it is refused for the rest of that minute, whatever its key.
+             *     - This key made more management requests per second than RATE_LIMIT_MANAGEMENT allows.
+             */
+            429: {
+                headers: {
+                    /** @description seconds to wait before retrying */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description A fault of Herald’s; the details are in its log, never in the answer. */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The database is unavailable (its connections lost or refused, its disk full); nothing was stored, send it again after Retry-After. */
+            503: {
+                headers: {
+                    /** @description seconds to wait before retrying */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    uploadMedia: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description ins_ followed by 1 to 100 letters, digits, _ or -; the instance id */
+                instance_id: string;
+            };
+            cookie?: never;
+        };
+        /** @description The file itself, its bytes as they are, at most MEDIA_MAX_BYTES (64 MiB by default). Content-Type is its media type, e.g. image/jpeg or audio/ogg; codecs=opus (application/octet-stream when absent). */
+        requestBody: {
+            content: {
+                "*/*": string;
+            };
+        };
+        responses: {
+            /** @description Stored; refer to media_id in an event’s payload.media */
+            201: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "success": true,
+                     *       "media_id": "med_01jd5q7h3m5n7p9q1r3s5t7v9w",
+                     *       "mimetype": "image/jpeg",
+                     *       "size": 1,
+                     *       "sha256": "9f2c1e7d4b8a6f3e0c5d2b9a7e4f1c8d6b3a0e7f4c1d8b5a2e9f6c3d0b7a4e1f"
+                     *     }
+                     */
+                    "application/json": {
+                        media_id: string;
+                        mimetype: string;
+                        /** @description lowercase hex SHA-256 of the bytes */
+                        sha256: string;
+                        size: number;
+                        /** @enum {boolean} */
+                        success: true;
+                    };
+                };
+            };
+            /**
+             * @description - An id in the path is not in its form (ins_…, whk_…, dlv_…, key_…).
+             *     - Content-Type is not a media type.
+             */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /**
+             * @description - No Authorization: Bearer key.
+             *     - A key or portal link Herald does not know (unknown or revoked).
+             *     - A portal link past its expires_at.
+             */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /**
+             * @description - A portal link cannot publish events: it manages its instance's webhooks and reads its delivery log.
+             *     - A read-only portal link cannot publish events: it is read-only and may only read.
+             *     - An instance key or portal link of another instance.
+             */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The instance does not exist. */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The file is larger than MEDIA_MAX_BYTES (the connection closes). */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /**
+             * @description - This client address failed to authenticate more than AUTH_FAILURES_PER_MIN times within a minute: every request from it is refused for the rest of that minute, whatever its key.
+             *     - This key made more management requests per second than RATE_LIMIT_MANAGEMENT allows.
+             */
+            429: {
+                headers: {
+                    /** @description seconds to wait before retrying */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description A fault of Herald’s; the details are in its log, never in the answer. */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The database is unavailable (its connections lost or refused, its disk full); nothing was stored, send it again after Retry-After. */
+            503: {
+                headers: {
+                    /** @description seconds to wait before retrying */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    listPortalLinks: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description ins_ followed by 1 to 100 letters, digits, _ or -; the instance id */
+                instance_id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The live links, without tokens */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "success": true,
+                     *       "links": [
+                     *         {
+                     *           "link_id": "string",
+                     *           "instance_id": "ins_01jd5q7h2k9x4m8n3p6r0t1v2a",
+                     *           "read_only": true,
+                     *           "expires_at": "2026-11-21T10:00:00.000Z",
+                     *           "created_at": "2026-11-21T10:00:00.000Z"
+                     *         }
+                     *       ]
+                     *     }
+                     */
+                    "application/json": {
+                        links: {
+                            /** Format: date-time */
+                            created_at: string;
+                            /** Format: date-time */
+                            expires_at: string;
+                            instance_id: string;
+                            link_id: string;
+                            read_only: boolean;
+                        }[];
+                        /** @enum {boolean} */
+                        success: true;
+                    };
+                };
+            };
+            /** @description An id in the path is not in its form (ins_…, whk_…, dlv_…, key_…). */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /**
+             * @description - No Authorization: Bearer key.
+             *     - A key or portal link Herald does not know (unknown or revoked).
+             *     - A portal link past its expires_at.
+             */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /**
+             * @description - A publish key cannot manage portal links: it may only publish events and read its instance.
+             *     - A portal link cannot manage portal links: it manages its instance's webhooks and reads its delivery log.
+             *     - A read-only portal link cannot manage portal links: it is read-only and may only read.
+             *     - An instance key or portal link of another instance.
+             */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The instance does not exist. */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /**
+             * @description - This client address failed to authenticate more than AUTH_FAILURES_PER_MIN times within a minute: every request from it is refused for the rest of that minute, whatever its key.
+             *     - This key made more management requests per second than RATE_LIMIT_MANAGEMENT allows.
+             */
+            429: {
+                headers: {
+                    /** @description seconds to wait before retrying */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description A fault of Herald’s; the details are in its log, never in the answer. */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The database is unavailable (its connections lost or refused, its disk full); nothing was stored, send it again after Retry-After. */
+            503: {
+                headers: {
+                    /** @description seconds to wait before retrying */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    createPortalLink: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description ins_ followed by 1 to 100 letters, digits, _ or -; the instance id */
+                instance_id: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                /**
+                 * @example {
+                 *       "ttl_s": 3600,
+                 *       "read_only": false
+                 *     }
+                 */
+                "application/json": {
+                    /** @description reads only: every write is a 403 (default false) */
+                    read_only?: boolean;
+                    /** @description seconds the link works (default 3600) */
+                    ttl_s?: number;
+                };
+            };
+        };
+        responses: {
+            /** @description The new link */
+            201: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "success": true,
+                     *       "link_id": "string",
+                     *       "url": "https://hooks.example.com/media/med_01jd5q7h3m5n7p9q1r3s5t7v9w?expires=1795341600&sig=…",
+                     *       "expires_at": "2026-11-21T10:00:00.000Z"
+                     *     }
+                     */
+                    "application/json": {
+                        /** Format: date-time */
+                        expires_at: string;
+                        link_id: string;
+                        /** @enum {boolean} */
+                        success: true;
+                        /** @description the portal; its token is in the fragment, shown this once */
+                        url: string;
+                    };
+                };
+            };
+            /**
+             * @description - An id in the path is not in its form (ins_…, whk_…, dlv_…, key_…).
+             *     - The body is not valid JSON.
+             *     - A field breaks its rule: ttl_s 60 to 86400, read_only true or false.
+             */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /**
+             * @description - No Authorization: Bearer key.
+             *     - A key or portal link Herald does not know (unknown or revoked).
+             *     - A portal link past its expires_at.
+             */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /**
+             * @description - A publish key cannot manage portal links: it may only publish events and read its instance.
+             *     - A portal link cannot manage portal links: it manages its instance's webhooks and reads its delivery log.
+             *     - A read-only portal link cannot manage portal links: it is read-only and may only read.
+             *     - An instance key or portal link of another instance.
+             */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The instance does not exist. */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The instance already has PORTAL_MAX_LINKS live portal links. */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The body is over this endpoint’s limit. */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The body is not sent as Content-Type: application/json. */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /**
+             * @description - This client address failed to authenticate more than AUTH_FAILURES_PER_MIN times within a minute: every request from it is refused for the rest of that minute, whatever its key.
+             *     - This key made more management requests per second than RATE_LIMIT_MANAGEMENT allows.
+             */
+            429: {
+                headers: {
+                    /** @description seconds to wait before retrying */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description A fault of Herald’s; the details are in its log, never in the answer. */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The database is unavailable (its connections lost or refused, its disk full); nothing was stored, send it again after Retry-After. */
+            503: {
+                headers: {
+                    /** @description seconds to wait before retrying */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    revokePortalLink: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description ins_ followed by 1 to 100 letters, digits, _ or -; the instance id */
+                instance_id: string;
+                /** @description lnk_ followed by 1 to 100 letters, digits, _ or -; the portal link id */
+                link_id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Revoked: the link is refused (401) from now on */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "success": true
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Success"];
+                };
+            };
+            /** @description An id in the path is not in its form (ins_…, whk_…, dlv_…, key_…). */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /**
+             * @description - No Authorization: Bearer key.
+             *     - A key or portal link Herald does not know (unknown or revoked).
+             *     - A portal link past its expires_at.
+             */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /**
+             * @description - A publish key cannot manage portal links: it may only publish events and read its instance.
+             *     - A portal link cannot manage portal links: it manages its instance's webhooks and reads its delivery log.
+             *     - A read-only portal link cannot manage portal links: it is read-only and may only read.
+             *     - An instance key or portal link of another instance.
+             */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /**
+             * @description - The instance does not exist.
+             *     - The portal link does not exist on this instance (or was revoked).
+             */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /**
+             * @description - This client address failed to authenticate more than AUTH_FAILURES_PER_MIN times within a minute: every request from it is refused for the rest of that minute, whatever its key.
+             *     - This key made more management requests per second than RATE_LIMIT_MANAGEMENT allows.
+             */
+            429: {
+                headers: {
+                    /** @description seconds to wait before retrying */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description A fault of Herald’s; the details are in its log, never in the answer. */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The database is unavailable (its connections lost or refused, its disk full); nothing was stored, send it again after Retry-After. */
+            503: {
+                headers: {
+                    /** @description seconds to wait before retrying */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    listWebhooks: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description ins_ followed by 1 to 100 letters, digits, _ or -; the instance id */
+                instance_id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The instance’s webhooks, with their health */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "success": true,
+                     *       "webhooks": [
+                     *         {
+                     *           "webhook_id": "whk_01jd5q7j0c3v8n2m5x7z9b4d6f",
+                     *           "instance_id": "ins_01jd5q7h2k9x4m8n3p6r0t1v2a",
+                     *           "destination_url": "https://hooks.example.com/herald",
+                     *           "events": [
+                     *             "message",
+                     *             "message.ack",
+                     *             "session.status"
+                     *           ],
+                     *           "ignore_status": true,
+                     *           "enabled": true,
+                     *           "client_sign_secret_set": true,
+                     *           "previous_secret_until": null,
+                     *           "filter": {
+                     *             "payload.fromMe": false
+                     *           },
+                     *           "headers": {
+                     *             "Authorization": "****"
+                     *           },
+                     *           "rate_limit": {
+                     *             "per_second": 20
+                     *           },
+                     *           "standard_webhooks": false,
+                     *           "ordering": "chat",
+                     *           "health": {
+                     *             "last_delivered_at": "2026-11-21T10:02:11.000Z",
+                     *             "last_failed_at": "2026-11-21T08:40:02.000Z",
+                     *             "consecutive_failures": 0,
+                     *             "attempts_24h": 1290,
+                     *             "delivered_24h": 1287
+                     *           },
+                     *           "disabled_reason": null,
+                     *           "disabled_at": null,
+                     *           "created_at": "2026-11-21T09:59:01.000Z",
+                     *           "updated_at": "2026-11-21T09:59:30.000Z"
+                     *         }
+                     *       ]
+                     *     }
+                     */
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: true;
+                        webhooks: components["schemas"]["Webhook"][];
+                    };
+                };
+            };
+            /** @description An id in the path is not in its form (ins_…, whk_…, dlv_…, key_…). */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /**
+             * @description - No Authorization: Bearer key.
+             *     - A key or portal link Herald does not know (unknown or revoked).
+             *     - A portal link past its expires_at.
+             */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /**
+             * @description - A publish key cannot read webhooks: it may only publish events and read its instance.
+             *     - An instance key or portal link of another instance.
+             */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The instance does not exist. */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /**
+             * @description - This client address failed to authenticate more than AUTH_FAILURES_PER_MIN times within a minute: every request from it is refused for the rest of that minute, whatever its key.
+             *     - This key made more management requests per second than RATE_LIMIT_MANAGEMENT allows.
+             */
+            429: {
+                headers: {
+                    /** @description seconds to wait before retrying */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description A fault of Herald’s; the details are in its log, never in the answer. */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The database is unavailable (its connections lost or refused, its disk full); nothing was stored, send it again after Retry-After. */
+            503: {
+                headers: {
+                    /** @description seconds to wait before retrying */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    createWebhook: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description ins_ followed by 1 to 100 letters, digits, _ or -; the instance id */
+                instance_id: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                /**
+                 * @example {
+                 *       "destination_url": "https://hooks.example.com/herald",
+                 *       "events": [
+                 *         "message",
+                 *         "message.ack",
+                 *         "session.status"
+                 *       ],
+                 *       "client_sign_secret": "whsec_3b8f0c2a9d4e6f1b7c5a8e2d0f9b4c6a",
+                 *       "ignore_status": true,
+                 *       "filter": {
+                 *         "payload.fromMe": false
+                 *       },
+                 *       "headers": {
+                 *         "Authorization": "Bearer rcv_live_5f2c"
+                 *       },
+                 *       "rate_limit": {
+                 *         "per_second": 20
+                 *       },
+                 *       "standard_webhooks": false,
+                 *       "ordering": "chat"
+                 *     }
+                 */
+                "application/json": {
+                    /** @description PATCH only: remove the stored secret */
+                    clear_client_sign?: boolean;
+                    client_sign_secret?: string;
+                    /** @description absolute http(s) URL, or a broker: amqp(s)://user:pass@host/vhost?exchange=E&routing_key=K (RabbitMQ), nats://user:pass@host/subject or tls:// (NATS JetStream), redis(s)://:pass@host/db?stream=S&maxlen=N (Redis Streams); at most 2048 characters. A password is shown as **** */
+                    destination_url: string;
+                    /** @description refused: use POST …/enabled */
+                    enabled?: boolean;
+                    /** @description event kinds, or ["*"] for all */
+                    events: string[];
+                    /**
+                     * @description which events of its kinds it receives: dotted paths of the delivery body to a value, or to one of $eq, $ne, $in, $nin, $exists, $prefix; $and / $or take lists of such objects; at most 4 KiB
+                     * @example {
+                     *       "payload.fromMe": false,
+                     *       "payload.from": {
+                     *         "$prefix": "49"
+                     *       }
+                     *     }
+                     */
+                    filter?: {
+                        [key: string]: unknown;
+                    } | null;
+                    /**
+                     * @description its own headers, sent with every attempt: at most 20, values at most 1 KiB of Latin-1 text without control characters; Expect, Upgrade, Keep-Alive, TE, Trailer and Proxy-* are refused. Values are write-only: shown as ****, and **** given back keeps the saved value of that header
+                     * @example {
+                     *       "Authorization": "Bearer rcv_…"
+                     *     }
+                     */
+                    headers?: {
+                        [key: string]: unknown;
+                    } | null;
+                    ignore_status?: boolean;
+                    /** @description "chat": one delivery of a chat in flight at a time, in the order its events were accepted (the next waits until the one before is delivered or failed); "none" (the default): each delivery on its own */
+                    ordering?: "none" | "chat";
+                    rate_limit?: {
+                        /** @description deliveries started per second at most */
+                        per_second: number;
+                    } | null;
+                    /** @description Standard Webhooks' headers too (webhook-id, webhook-timestamp, webhook-signature); the secret must then be whsec_ and the base64 of 24 to 64 bytes */
+                    standard_webhooks?: boolean;
+                };
+            };
+        };
+        responses: {
+            /** @description The new webhook’s id; it starts disabled */
+            201: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "success": true,
+                     *       "webhook_id": "whk_01jd5q7j0c3v8n2m5x7z9b4d6f"
+                     *     }
+                     */
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: true;
+                        webhook_id: string;
+                    };
+                };
+            };
+            /**
+             * @description - An id in the path is not in its form (ins_…, whk_…, dlv_…, key_…).
+             *     - The body is not valid JSON.
+             *     - A field breaks its rule: the message names the field and the rule, details lists every one.
+             */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /**
+             * @description - No Authorization: Bearer key.
+             *     - A key or portal link Herald does not know (unknown or revoked).
+             *     - A portal link past its expires_at.
+             */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /**
+             * @description - A publish key cannot change webhooks: it may only publish events and read its instance.
+             *     - A read-only portal link cannot change webhooks: it is read-only and may only read.
+             *     - An instance key or portal link of another instance.
+             */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The instance does not exist. */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The instance already has MAX_WEBHOOKS_PER_INSTANCE webhooks. */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The body is over this endpoint’s limit. */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The body is not sent as Content-Type: application/json. */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The destination_url host is not globally reachable (a private, loopback or link-local address, localhost). */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /**
+             * @description - This client address failed to authenticate more than AUTH_FAILURES_PER_MIN times within a minute: every request from it is refused for the rest of that minute, whatever its key.
+             *     - This key made more management requests per second than RATE_LIMIT_MANAGEMENT allows.
+             */
+            429: {
+                headers: {
+                    /** @description seconds to wait before retrying */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description A fault of Herald’s; the details are in its log, never in the answer. */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The database is unavailable (its connections lost or refused, its disk full); nothing was stored, send it again after Retry-After. */
+            503: {
+                headers: {
+                    /** @description seconds to wait before retrying */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    getWebhook: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description ins_ followed by 1 to 100 letters, digits, _ or -; the instance id */
+                instance_id: string;
+                /** @description whk_ followed by 1 to 100 letters, digits, _ or -; the webhook id */
+                webhook_id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The webhook, with its health */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "success": true,
+                     *       "webhook": {
+                     *         "webhook_id": "whk_01jd5q7j0c3v8n2m5x7z9b4d6f",
+                     *         "instance_id": "ins_01jd5q7h2k9x4m8n3p6r0t1v2a",
+                     *         "destination_url": "https://hooks.example.com/herald",
+                     *         "events": [
+                     *           "message",
+                     *           "message.ack",
+                     *           "session.status"
+                     *         ],
+                     *         "ignore_status": true,
+                     *         "enabled": true,
+                     *         "client_sign_secret_set": true,
+                     *         "previous_secret_until": null,
+                     *         "filter": {
+                     *           "payload.fromMe": false
+                     *         },
+                     *         "headers": {
+                     *           "Authorization": "****"
+                     *         },
+                     *         "rate_limit": {
+                     *           "per_second": 20
+                     *         },
+                     *         "standard_webhooks": false,
+                     *         "ordering": "chat",
+                     *         "health": {
+                     *           "last_delivered_at": "2026-11-21T10:02:11.000Z",
+                     *           "last_failed_at": "2026-11-21T08:40:02.000Z",
+                     *           "consecutive_failures": 0,
+                     *           "attempts_24h": 1290,
+                     *           "delivered_24h": 1287
+                     *         },
+                     *         "disabled_reason": null,
+                     *         "disabled_at": null,
+                     *         "created_at": "2026-11-21T09:59:01.000Z",
+                     *         "updated_at": "2026-11-21T09:59:30.000Z"
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["WebhookResponse"];
+                };
+            };
+            /** @description An id in the path is not in its form (ins_…, whk_…, dlv_…, key_…). */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /**
+             * @description - No Authorization: Bearer key.
+             *     - A key or portal link Herald does not know (unknown or revoked).
+             *     - A portal link past its expires_at.
+             */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /**
+             * @description - A publish key cannot read webhooks: it may only publish events and read its instance.
+             *     - An instance key or portal link of another instance.
+             */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /**
+             * @description - The instance does not exist.
+             *     - The webhook does not exist on this instance.
+             */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /**
+             * @description - This client address failed to authenticate more than AUTH_FAILURES_PER_MIN times within a minute: every request from it is refused for the rest of that minute, whatever its key.
+             *     - This key made more management requests per second than RATE_LIMIT_MANAGEMENT allows.
+             */
+            429: {
+                headers: {
+                    /** @description seconds to wait before retrying */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description A fault of Herald’s; the details are in its log, never in the answer. */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The database is unavailable (its connections lost or refused, its disk full); nothing was stored, send it again after Retry-After. */
+            503: {
+                headers: {
+                    /** @description seconds to wait before retrying */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    deleteWebhook: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description ins_ followed by 1 to 100 letters, digits, _ or -; the instance id */
+                instance_id: string;
+                /** @description whk_ followed by 1 to 100 letters, digits, _ or -; the webhook id */
+                webhook_id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Deleted: its pending deliveries are cancelled, its log removed */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "success": true
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Success"];
+                };
+            };
+            /** @description An id in the path is not in its form (ins_…, whk_…, dlv_…, key_…). */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /**
+             * @description - No Authorization: Bearer key.
+             *     - A key or portal link Herald does not know (unknown or revoked).
+             *     - A portal link past its expires_at.
+             */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /**
+             * @description - A publish key cannot change webhooks: it may only publish events and read its instance.
+             *     - A read-only portal link cannot change webhooks: it is read-only and may only read.
+             *     - An instance key or portal link of another instance.
+             */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /**
+             * @description - The instance does not exist.
+             *     - The webhook does not exist on this instance.
+             */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /**
+             * @description - This client address failed to authenticate more than AUTH_FAILURES_PER_MIN times within a minute: every request from it is refused for the rest of that minute, whatever its key.
+             *     - This key made more management requests per second than RATE_LIMIT_MANAGEMENT allows.
+             */
+            429: {
+                headers: {
+                    /** @description seconds to wait before retrying */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description A fault of Herald’s; the details are in its log, never in the answer. */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The database is unavailable (its connections lost or refused, its disk full); nothing was stored, send it again after Retry-After. */
+            503: {
+                headers: {
+                    /** @description seconds to wait before retrying */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    updateWebhook: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description ins_ followed by 1 to 100 letters, digits, _ or -; the instance id */
+                instance_id: string;
+                /** @description whk_ followed by 1 to 100 letters, digits, _ or -; the webhook id */
+                webhook_id: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                /**
+                 * @example {
+                 *       "destination_url": "https://hooks.example.com/herald",
+                 *       "events": [
+                 *         "message",
+                 *         "message.ack",
+                 *         "session.status"
+                 *       ],
+                 *       "client_sign_secret": "whsec_3b8f0c2a9d4e6f1b7c5a8e2d0f9b4c6a",
+                 *       "ignore_status": true,
+                 *       "filter": {
+                 *         "payload.fromMe": false
+                 *       },
+                 *       "headers": {
+                 *         "Authorization": "Bearer rcv_live_5f2c"
+                 *       },
+                 *       "rate_limit": {
+                 *         "per_second": 20
+                 *       },
+                 *       "standard_webhooks": false,
+                 *       "ordering": "chat"
+                 *     }
+                 */
+                "application/json": {
+                    /** @description PATCH only: remove the stored secret */
+                    clear_client_sign?: boolean;
+                    client_sign_secret?: string;
+                    /** @description absolute http(s) URL, or a broker: amqp(s)://user:pass@host/vhost?exchange=E&routing_key=K (RabbitMQ), nats://user:pass@host/subject or tls:// (NATS JetStream), redis(s)://:pass@host/db?stream=S&maxlen=N (Redis Streams); at most 2048 characters. A password is shown as **** */
+                    destination_url: string;
+                    /** @description refused: use POST …/enabled */
+                    enabled?: boolean;
+                    /** @description event kinds, or ["*"] for all */
+                    events: string[];
+                    /**
+                     * @description which events of its kinds it receives: dotted paths of the delivery body to a value, or to one of $eq, $ne, $in, $nin, $exists, $prefix; $and / $or take lists of such objects; at most 4 KiB
+                     * @example {
+                     *       "payload.fromMe": false,
+                     *       "payload.from": {
+                     *         "$prefix": "49"
+                     *       }
+                     *     }
+                     */
+                    filter?: {
+                        [key: string]: unknown;
+                    } | null;
+                    /**
+                     * @description its own headers, sent with every attempt: at most 20, values at most 1 KiB of Latin-1 text without control characters; Expect, Upgrade, Keep-Alive, TE, Trailer and Proxy-* are refused. Values are write-only: shown as ****, and **** given back keeps the saved value of that header
+                     * @example {
+                     *       "Authorization": "Bearer rcv_…"
+                     *     }
+                     */
+                    headers?: {
+                        [key: string]: unknown;
+                    } | null;
+                    ignore_status?: boolean;
+                    /** @description "chat": one delivery of a chat in flight at a time, in the order its events were accepted (the next waits until the one before is delivered or failed); "none" (the default): each delivery on its own */
+                    ordering?: "none" | "chat";
+                    rate_limit?: {
+                        /** @description deliveries started per second at most */
+                        per_second: number;
+                    } | null;
+                    /** @description Standard Webhooks' headers too (webhook-id, webhook-timestamp, webhook-signature); the secret must then be whsec_ and the base64 of 24 to 64 bytes */
+                    standard_webhooks?: boolean;
+                };
+            };
+        };
+        responses: {
+            /** @description The webhook with its new configuration */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "success": true,
+                     *       "webhook": {
+                     *         "webhook_id": "whk_01jd5q7j0c3v8n2m5x7z9b4d6f",
+                     *         "instance_id": "ins_01jd5q7h2k9x4m8n3p6r0t1v2a",
+                     *         "destination_url": "https://hooks.example.com/herald",
+                     *         "events": [
+                     *           "message",
+                     *           "message.ack",
+                     *           "session.status"
+                     *         ],
+                     *         "ignore_status": true,
+                     *         "enabled": true,
+                     *         "client_sign_secret_set": true,
+                     *         "previous_secret_until": null,
+                     *         "filter": {
+                     *           "payload.fromMe": false
+                     *         },
+                     *         "headers": {
+                     *           "Authorization": "****"
+                     *         },
+                     *         "rate_limit": {
+                     *           "per_second": 20
+                     *         },
+                     *         "standard_webhooks": false,
+                     *         "ordering": "chat",
+                     *         "health": {
+                     *           "last_delivered_at": "2026-11-21T10:02:11.000Z",
+                     *           "last_failed_at": "2026-11-21T08:40:02.000Z",
+                     *           "consecutive_failures": 0,
+                     *           "attempts_24h": 1290,
+                     *           "delivered_24h": 1287
+                     *         },
+                     *         "disabled_reason": null,
+                     *         "disabled_at": null,
+                     *         "created_at": "2026-11-21T09:59:01.000Z",
+                     *         "updated_at": "2026-11-21T09:59:30.000Z"
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["WebhookResponse"];
+                };
+            };
+            /**
+             * @description - An id in the path is not in its form (ins_…, whk_…, dlv_…, key_…).
+             *     - The body is not valid JSON.
+             *     - A field breaks its rule: the message names the field and the rule, details lists every one.
+             */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /**
+             * @description - No Authorization: Bearer key.
+             *     - A key or portal link Herald does not know (unknown or revoked).
+             *     - A portal link past its expires_at.
+             */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /**
+             * @description - A publish key cannot change webhooks: it may only publish events and read its instance.
+             *     - A read-only portal link cannot change webhooks: it is read-only and may only read.
+             *     - An instance key or portal link of another instance.
+             */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /**
+             * @description - The instance does not exist.
+             *     - The webhook does not exist on this instance.
+             */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The body is over this endpoint’s limit. */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The body is not sent as Content-Type: application/json. */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The destination_url host is not globally reachable (a private, loopback or link-local address, localhost). */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /**
+             * @description - This client address failed to authenticate more than AUTH_FAILURES_PER_MIN times within a minute: every request from it is refused for the rest of that minute, whatever its key.
+             *     - This key made more management requests per second than RATE_LIMIT_MANAGEMENT allows.
+             */
+            429: {
+                headers: {
+                    /** @description seconds to wait before retrying */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description A fault of Herald’s; the details are in its log, never in the answer. */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The database is unavailable (its connections lost or refused, its disk full); nothing was stored, send it again after Retry-After. */
+            503: {
+                headers: {
+                    /** @description seconds to wait before retrying */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    setWebhookEnabled: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description ins_ followed by 1 to 100 letters, digits, _ or -; the instance id */
+                instance_id: string;
+                /** @description whk_ followed by 1 to 100 letters, digits, _ or -; the webhook id */
+                webhook_id: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                /**
+                 * @example {
+                 *       "enabled": true
+                 *     }
+                 */
+                "application/json": {
+                    enabled: boolean;
+                };
+            };
+        };
+        responses: {
+            /** @description The webhook, enabled or disabled */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "success": true,
+                     *       "webhook": {
+                     *         "webhook_id": "whk_01jd5q7j0c3v8n2m5x7z9b4d6f",
+                     *         "instance_id": "ins_01jd5q7h2k9x4m8n3p6r0t1v2a",
+                     *         "destination_url": "https://hooks.example.com/herald",
+                     *         "events": [
+                     *           "message",
+                     *           "message.ack",
+                     *           "session.status"
+                     *         ],
+                     *         "ignore_status": true,
+                     *         "enabled": true,
+                     *         "client_sign_secret_set": true,
+                     *         "previous_secret_until": null,
+                     *         "filter": {
+                     *           "payload.fromMe": false
+                     *         },
+                     *         "headers": {
+                     *           "Authorization": "****"
+                     *         },
+                     *         "rate_limit": {
+                     *           "per_second": 20
+                     *         },
+                     *         "standard_webhooks": false,
+                     *         "ordering": "chat",
+                     *         "health": {
+                     *           "last_delivered_at": "2026-11-21T10:02:11.000Z",
+                     *           "last_failed_at": "2026-11-21T08:40:02.000Z",
+                     *           "consecutive_failures": 0,
+                     *           "attempts_24h": 1290,
+                     *           "delivered_24h": 1287
+                     *         },
+                     *         "disabled_reason": null,
+                     *         "disabled_at": null,
+                     *         "created_at": "2026-11-21T09:59:01.000Z",
+                     *         "updated_at": "2026-11-21T09:59:30.000Z"
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["WebhookResponse"];
+                };
+            };
+            /**
+             * @description - An id in the path is not in its form (ins_…, whk_…, dlv_…, key_…).
+             *     - The body is not valid JSON.
+             *     - The body has no enabled, or one that is not true or false.
+             */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /**
+             * @description - No Authorization: Bearer key.
+             *     - A key or portal link Herald does not know (unknown or revoked).
+             *     - A portal link past its expires_at.
+             */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /**
+             * @description - A publish key cannot change webhooks: it may only publish events and read its instance.
+             *     - A read-only portal link cannot change webhooks: it is read-only and may only read.
+             *     - An instance key or portal link of another instance.
+             */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /**
+             * @description - The instance does not exist.
+             *     - The webhook does not exist on this instance.
+             */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The body is over this endpoint’s limit. */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The body is not sent as Content-Type: application/json. */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /**
+             * @description - This client address failed to authenticate more than AUTH_FAILURES_PER_MIN times within a minute: every request from it is refused for the rest of that minute, whatever its key.
+             *     - This key made more management requests per second than RATE_LIMIT_MANAGEMENT allows.
+             */
+            429: {
+                headers: {
+                    /** @description seconds to wait before retrying */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description A fault of Herald’s; the details are in its log, never in the answer. */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The database is unavailable (its connections lost or refused, its disk full); nothing was stored, send it again after Retry-After. */
+            503: {
+                headers: {
+                    /** @description seconds to wait before retrying */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    rotateWebhookSecret: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description ins_ followed by 1 to 100 letters, digits, _ or -; the instance id */
+                instance_id: string;
+                /** @description whk_ followed by 1 to 100 letters, digits, _ or -; the webhook id */
+                webhook_id: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                /**
+                 * @example {
+                 *       "grace_s": 3600
+                 *     }
+                 */
+                "application/json": {
+                    /** @description the new secret; one is generated when left out */
+                    client_sign_secret?: string;
+                    /** @description seconds the old secret is still signed with, beside the new one (default 86400) */
+                    grace_s?: number;
+                };
+            };
+        };
+        responses: {
+            /** @description The webhook and its new secret */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "success": true,
+                     *       "webhook": {
+                     *         "webhook_id": "whk_01jd5q7j0c3v8n2m5x7z9b4d6f",
+                     *         "instance_id": "ins_01jd5q7h2k9x4m8n3p6r0t1v2a",
+                     *         "destination_url": "https://hooks.example.com/herald",
+                     *         "events": [
+                     *           "message",
+                     *           "message.ack",
+                     *           "session.status"
+                     *         ],
+                     *         "ignore_status": true,
+                     *         "enabled": true,
+                     *         "client_sign_secret_set": true,
+                     *         "previous_secret_until": null,
+                     *         "filter": {
+                     *           "payload.fromMe": false
+                     *         },
+                     *         "headers": {
+                     *           "Authorization": "****"
+                     *         },
+                     *         "rate_limit": {
+                     *           "per_second": 20
+                     *         },
+                     *         "standard_webhooks": false,
+                     *         "ordering": "chat",
+                     *         "health": {
+                     *           "last_delivered_at": "2026-11-21T10:02:11.000Z",
+                     *           "last_failed_at": "2026-11-21T08:40:02.000Z",
+                     *           "consecutive_failures": 0,
+                     *           "attempts_24h": 1290,
+                     *           "delivered_24h": 1287
+                     *         },
+                     *         "disabled_reason": null,
+                     *         "disabled_at": null,
+                     *         "created_at": "2026-11-21T09:59:01.000Z",
+                     *         "updated_at": "2026-11-21T09:59:30.000Z"
+                     *       },
+                     *       "client_sign_secret": "whsec_3b8f0c2a9d4e6f1b7c5a8e2d0f9b4c6a"
+                     *     }
+                     */
+                    "application/json": {
+                        /** @description the new secret, shown this once */
+                        client_sign_secret: string;
+                        /** @enum {boolean} */
+                        success: true;
+                        webhook: components["schemas"]["Webhook"];
+                    };
+                };
+            };
+            /**
+             * @description - An id in the path is not in its form (ins_…, whk_…, dlv_…, key_…).
+             *     - The body is not valid JSON.
+             *     - A field breaks its rule: grace_s 0 to 604800, client_sign_secret 1 to 1024 characters (on a webhook with standard_webhooks, whsec_ and the base64 of 24 to 64 bytes).
+             */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /**
+             * @description - No Authorization: Bearer key.
+             *     - A key or portal link Herald does not know (unknown or revoked).
+             *     - A portal link past its expires_at.
+             */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /**
+             * @description - A publish key cannot change webhooks: it may only publish events and read its instance.
+             *     - A read-only portal link cannot change webhooks: it is read-only and may only read.
+             *     - An instance key or portal link of another instance.
+             */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /**
+             * @description - The instance does not exist.
+             *     - The webhook does not exist on this instance.
+             */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The body is over this endpoint’s limit. */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The body is not sent as Content-Type: application/json. */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /**
+             * @description - This client address failed to authenticate more than AUTH_FAILURES_PER_MIN times within a minute: every request from it is refused for the rest of that minute, whatever its key.
+             *     - This key made more management requests per second than RATE_LIMIT_MANAGEMENT allows.
+             */
+            429: {
+                headers: {
+                    /** @description seconds to wait before retrying */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description A fault of Herald’s; the details are in its log, never in the answer. */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The database is unavailable (its connections lost or refused, its disk full); nothing was stored, send it again after Retry-After. */
+            503: {
+                headers: {
+                    /** @description seconds to wait before retrying */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    sendTestEvent: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description ins_ followed by 1 to 100 letters, digits, _ or -; the instance id */
+                instance_id: string;
+                /** @description whk_ followed by 1 to 100 letters, digits, _ or -; the webhook id */
+                webhook_id: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                /**
+                 * @example {
+                 *       "event": "message"
+                 *     }
+                 */
+                "application/json": {
+                    /** @description an event kind the webhook subscribes to: session.status, message, message.any, message.ack, message.reaction, message.edited, message.revoked, message.unknown, group.join, group.leave, group.update, group.participants, call.received, call.accepted, call.rejected, label.upsert, label.deleted, label.chat.added, label.chat.deleted, poll.vote, poll.vote.failed, presence.update, message.waiting, message.ack.group, group.v2.join, group.v2.leave, group.v2.update, group.v2.participants, chat.archive, event.response, event.response.failed, engine.event, webhook.disabled, webhook.failing, webhook.recovered, delivery.failed */
+                    event: string;
+                };
+            };
+        };
+        responses: {
+            /** @description The sample event is stored and its delivery queued; follow it in the delivery log */
+            202: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "success": true,
+                     *       "event_id": "evt_01jd5q7h2k9x4m8n3p6r0t1v2w",
+                     *       "delivery_id": "dlv_01jd5q7h3a8b2c4d6e8f0g2h4j",
+                     *       "event": "message"
+                     *     }
+                     */
+                    "application/json": {
+                        delivery_id: string;
+                        event: string;
+                        event_id: string;
+                        /** @enum {boolean} */
+                        success: true;
+                    };
+                };
+            };
+            /**
+             * @description - An id in the path is not in its form (ins_…, whk_…, dlv_…, key_…).
+             *     - The body is not valid JSON.
+             *     - The event kind is unknown, or the webhook does not subscribe to it.
+             */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /**
+             * @description - No Authorization: Bearer key.
+             *     - A key or portal link Herald does not know (unknown or revoked).
+             *     - A portal link past its expires_at.
+             */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /**
+             * @description - A publish key cannot change webhooks: it may only publish events and read its instance.
+             *     - A read-only portal link cannot change webhooks: it is read-only and may only read.
+             *     - An instance key or portal link of another instance.
+             */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /**
+             * @description - The instance does not exist.
+             *     - The webhook does not exist on this instance.
+             */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The webhook is disabled. */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The body is over this endpoint’s limit. */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The body is not sent as Content-Type: application/json. */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /**
+             * @description - This client address failed to authenticate more than AUTH_FAILURES_PER_MIN times within a minute: every request from it is refused for the rest of that minute, whatever its key.
+             *     - This key made more management requests per second than RATE_LIMIT_MANAGEMENT allows.
+             */
+            429: {
+                headers: {
+                    /** @description seconds to wait before retrying */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description A fault of Herald’s; the details are in its log, never in the answer. */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The database is unavailable (its connections lost or refused, its disk full); nothing was stored, send it again after Retry-After. */
+            503: {
+                headers: {
+                    /** @description seconds to wait before retrying */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    downloadMedia: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                media_id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The file, with its Content-Type, ETag and a Cache-Control that ends with the link */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/octet-stream": string;
+                };
+            };
+            /** @description The part a Range asked for; Content-Range says which */
+            206: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/octet-stream": string;
+                };
+            };
+            /** @description Not modified: If-None-Match matched its ETag */
+            304: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description The link was altered, or its expires or sig is missing. */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The file is no longer stored (its instance was deleted, or it was swept). */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The link has expired. */
+            410: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Range asks for bytes outside the file; Content-Range says its size. */
+            416: {
+                headers: {
+                    /** @description bytes *\/<size> */
+                    "Content-Range"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description A fault of Herald’s; the details are in its log, never in the answer. */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    getMetrics: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The metrics, one sample per line */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "text/plain": string;
+                };
+            };
+            /**
+             * @description - No Authorization: Bearer key.
+             *     - A key or portal link Herald does not know (unknown or revoked).
+             *     - A portal link past its expires_at.
+             */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /**
+             * @description - A manage key cannot read /metrics: this needs the admin key.
+             *     - A publish key cannot read /metrics: this needs the admin key.
+             *     - A portal link cannot read /metrics: this needs the admin key.
+             *     - A read-only portal link cannot read /metrics: this needs the admin key.
+             */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /**
+             * @description - This client address failed to authenticate more than AUTH_FAILURES_PER_MIN times within a minute: every request from it is refused for the rest of that minute, whatever its key.
+             *     - This key made more management requests per second than RATE_LIMIT_MANAGEMENT allows.
+             */
+            429: {
+                headers: {
+                    /** @description seconds to wait before retrying */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description A fault of Herald’s; the details are in its log, never in the answer. */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The database is unavailable (its connections lost or refused, its disk full); nothing was stored, send it again after Retry-After. */
+            503: {
+                headers: {
+                    /** @description seconds to wait before retrying */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    getPortalLink: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The link whose token made this call */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "success": true,
+                     *       "link": {
+                     *         "link_id": "string",
+                     *         "instance_id": "ins_01jd5q7h2k9x4m8n3p6r0t1v2a",
+                     *         "read_only": true,
+                     *         "expires_at": "2026-11-21T10:00:00.000Z",
+                     *         "created_at": "2026-11-21T10:00:00.000Z"
+                     *       }
+                     *     }
+                     */
+                    "application/json": {
+                        link: {
+                            /** Format: date-time */
+                            created_at: string;
+                            /** Format: date-time */
+                            expires_at: string;
+                            instance_id: string;
+                            link_id: string;
+                            read_only: boolean;
+                        };
+                        /** @enum {boolean} */
+                        success: true;
+                    };
+                };
+            };
+            /**
+             * @description - No Authorization: Bearer key.
+             *     - A key or portal link Herald does not know (unknown or revoked).
+             *     - A portal link past its expires_at.
+             */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /**
+             * @description - The admin key cannot read a portal link's own facts: call it with a portal link's token.
+             *     - A manage key cannot read a portal link's own facts: call it with a portal link's token.
+             *     - A publish key cannot read a portal link's own facts: call it with a portal link's token.
+             */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /**
+             * @description - This client address failed to authenticate more than AUTH_FAILURES_PER_MIN times within a minute: every request from it is refused for the rest of that minute, whatever its key.
+             *     - This key made more management requests per second than RATE_LIMIT_MANAGEMENT allows.
+             */
+            429: {
+                headers: {
+                    /** @description seconds to wait before retrying */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description A fault of Herald’s; the details are in its log, never in the answer. */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The database is unavailable (its connections lost or refused, its disk full); nothing was stored, send it again after Retry-After. */
+            503: {
+                headers: {
+                    /** @description seconds to wait before retrying */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    checkReadiness: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The database answers: this process can serve */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "success": true,
+                     *       "status": "ready"
+                     *     }
+                     */
+                    "application/json": {
+                        /** @enum {string} */
+                        status: "ready";
+                        /** @enum {boolean} */
+                        success: true;
+                    };
+                };
+            };
+            /** @description A fault of Herald’s; the details are in its log, never in the answer. */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The database is unavailable (its connections lost or refused, its disk full); nothing was stored, send it again after Retry-After. */
+            503: {
+                headers: {
+                    /** @description seconds to wait before retrying */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+}

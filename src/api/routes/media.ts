@@ -29,6 +29,18 @@ const Uploaded = Ok(
 );
 const File = (description: string) => Type.String({ format: 'binary', description });
 
+/**
+ * The upload's body for /openapi.json alone: the route reads the raw stream itself, so Fastify must not validate a
+ * body, and @fastify/swagger describes one only from `schema.body`.
+ */
+const UPLOAD_BODY = {
+  type: 'string',
+  contentMediaType: 'application/octet-stream',
+  description:
+    'The file itself, its bytes as they are, at most MEDIA_MAX_BYTES (64 MiB by default). Content-Type is its media ' +
+    'type, e.g. image/jpeg or audio/ogg; codecs=opus (application/octet-stream when absent).',
+};
+
 /** A stopping Herald answers an upload in flight at once, rather than wait for a client that may trickle for hours. */
 const RETRY_AFTER_STOP_S = 5;
 
@@ -50,7 +62,13 @@ export function mediaRoutes(app: FastifyInstance, ctx: ApiContext): void {
     scope.post(
       '/instances/:instance_id/media',
       {
-        config: { streamsBody: true },
+        config: {
+          streamsBody: true,
+          swaggerTransform: ({ schema, url }) => ({
+            schema: { ...schema, body: UPLOAD_BODY, consumes: ['*/*'] },
+            url,
+          }),
+        },
         schema: {
           tags: ['media'],
           summary: 'Upload a media file: the raw bytes, with their Content-Type',

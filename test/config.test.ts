@@ -120,7 +120,10 @@ describe('configuration (SPEC §1)', () => {
   test('failed authentications: 30 per address and minute by default, 0 turns the limit off', () => {
     assert.equal(loadConfig({}).authFailuresPerMin, 30);
     assert.equal(loadConfig({ AUTH_FAILURES_PER_MIN: '0' }).authFailuresPerMin, 0);
-    assert.throws(() => loadConfig({ AUTH_FAILURES_PER_MIN: 'many' }), /AUTH_FAILURES_PER_MIN: must be an integer/);
+    assert.throws(
+      () => loadConfig({ AUTH_FAILURES_PER_MIN: 'many' }),
+      /AUTH_FAILURES_PER_MIN: must be an integer/,
+    );
   });
 
   test('TRUST_PROXY: addresses, CIDRs and range names as Fastify takes them; none by default', () => {
@@ -132,7 +135,10 @@ describe('configuration (SPEC §1)', () => {
       'loopback',
     ]);
     for (const bad of ['true', 'proxy.internal', '10.0.0.0/33'])
-      assert.throws(() => loadConfig({ TRUST_PROXY: bad }), new RegExp(`TRUST_PROXY: "${bad.replace(/\./g, '\\.')}" is not`));
+      assert.throws(
+        () => loadConfig({ TRUST_PROXY: bad }),
+        new RegExp(`TRUST_PROXY: "${bad.replace(/\./g, '\\.')}" is not`),
+      );
   });
 
   test('operational events: the operator destination, FAILING_AFTER 20 and DISABLE_AFTER_FAILING_S unset by default', () => {

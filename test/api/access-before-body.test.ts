@@ -66,10 +66,16 @@ describe("a key of instance A posting to instance B's ingest", () => {
 describe("a portal link posting to its own instance's ingest", () => {
   for (const path of ['events', 'events/batch', 'engine/waha', 'media']) {
     test(`invalid JSON to ${path}: 403, not a 400 about the body`, async () => {
-      const res = await h.request('POST', `/instances/${insA}/${path}`, { rawBody: '{"event": ', key: linkA });
+      const res = await h.request('POST', `/instances/${insA}/${path}`, {
+        rawBody: '{"event": ',
+        key: linkA,
+      });
       assert.equal(res.status, 403, JSON.stringify(res.body));
-      assert.equal(res.body.error.message, 'a portal link cannot publish events: ' +
-        "it manages its instance's webhooks and reads its delivery log");
+      assert.equal(
+        res.body.error.message,
+        'a portal link cannot publish events: ' +
+          "it manages its instance's webhooks and reads its delivery log",
+      );
     });
   }
 

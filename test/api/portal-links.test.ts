@@ -73,22 +73,56 @@ describe('portal links', () => {
     const event = { event: 'message', payload: { id: 'false_1@c.us_A', fromMe: false } };
     for (const [method, path, body, message] of [
       ['GET', `/instances/${other}`, undefined, 'a portal link of another instance cannot act on this one'],
-      ['GET', `/instances/${other}/webhooks`, undefined, 'a portal link of another instance cannot act on this one'],
-      ['POST', `/instances/${other}/webhooks`, WEBHOOK, 'a portal link of another instance cannot act on this one'],
-      ['GET', `/instances/${mine}/keys`, undefined, 'a portal link cannot manage instance keys: this needs the admin key'],
-      ['POST', `/instances/${mine}/keys`, {}, 'a portal link cannot manage instance keys: this needs the admin key'],
-      ['DELETE', `/instances/${mine}`, undefined, 'a portal link cannot create or delete instances: this needs the admin key'],
+      [
+        'GET',
+        `/instances/${other}/webhooks`,
+        undefined,
+        'a portal link of another instance cannot act on this one',
+      ],
+      [
+        'POST',
+        `/instances/${other}/webhooks`,
+        WEBHOOK,
+        'a portal link of another instance cannot act on this one',
+      ],
+      [
+        'GET',
+        `/instances/${mine}/keys`,
+        undefined,
+        'a portal link cannot manage instance keys: this needs the admin key',
+      ],
+      [
+        'POST',
+        `/instances/${mine}/keys`,
+        {},
+        'a portal link cannot manage instance keys: this needs the admin key',
+      ],
+      [
+        'DELETE',
+        `/instances/${mine}`,
+        undefined,
+        'a portal link cannot create or delete instances: this needs the admin key',
+      ],
       ['POST', `/instances/${mine}/portal-links`, {}, lacks('manage portal links')],
       ['GET', `/instances/${mine}/portal-links`, undefined, lacks('manage portal links')],
       ['PATCH', `/instances/${mine}`, { name: 'renamed' }, lacks('change the instance')],
       ['PATCH', `/instances/${mine}`, { engine_hmac_key: 'the-attackers-own' }, lacks('change the instance')],
       ['POST', `/instances/${mine}/events`, event, lacks('publish events')],
       ['POST', `/instances/${mine}/events/batch`, { events: [event] }, lacks('publish events')],
-      ['POST', `/instances/${mine}/engine/waha`, { event: 'message', payload: event.payload }, lacks('publish events')],
+      [
+        'POST',
+        `/instances/${mine}/engine/waha`,
+        { event: 'message', payload: event.payload },
+        lacks('publish events'),
+      ],
     ] as const) {
       const res = await as(method, path, body);
       assert.equal(res.status, 403, `${method} ${path}: ${JSON.stringify(res.body)}`);
-      assert.deepEqual([res.body.error.code, res.body.error.message], ['forbidden', message], `${method} ${path}`);
+      assert.deepEqual(
+        [res.body.error.code, res.body.error.message],
+        ['forbidden', message],
+        `${method} ${path}`,
+      );
     }
     const upload = await h.request('POST', `/instances/${mine}/media`, {
       key: token,
@@ -109,8 +143,14 @@ describe('portal links', () => {
     const as = (method: string, path: string, body?: unknown) =>
       h.request(method, path, { key: token, body });
     const hook = await h.createWebhook(mine, WEBHOOK, false);
-    for (const path of [`/instances/${mine}`, `/instances/${mine}/webhooks`, `/instances/${mine}/webhooks/${hook}`,
-      `/instances/${mine}/deliveries`, '/instances', '/portal-link']) {
+    for (const path of [
+      `/instances/${mine}`,
+      `/instances/${mine}/webhooks`,
+      `/instances/${mine}/webhooks/${hook}`,
+      `/instances/${mine}/deliveries`,
+      '/instances',
+      '/portal-link',
+    ]) {
       assert.equal((await as('GET', path)).status, 200, path);
     }
     assert.equal((await as('GET', '/portal-link')).body.link.read_only, true);
@@ -127,7 +167,10 @@ describe('portal links', () => {
     ] as const) {
       const res = await as(method, path, body);
       assert.equal(res.status, 403, `${method} ${path}`);
-      assert.match(res.body.error.message, /^a read-only portal link cannot .*: it is read-only and may only read$/);
+      assert.match(
+        res.body.error.message,
+        /^a read-only portal link cannot .*: it is read-only and may only read$/,
+      );
     }
     assert.equal((await h.request('GET', `/instances/${mine}/webhooks/${hook}`)).status, 200, 'still there');
   });

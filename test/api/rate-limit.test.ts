@@ -1,4 +1,7 @@
-/** Abuse limits (issue 5): per-key rate limits with 429 + Retry-After, and the cap on webhooks per instance. */
+/**
+ * Abuse limits: per-key rate limits with 429 + Retry-After (the portal links of an instance sharing one budget), and
+ * the cap on webhooks per instance.
+ */
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import { messagePayload, startTestHerald, type TestHerald } from '../support/herald.ts';
@@ -80,6 +83,35 @@ describe('per-key rate limits', () => {
     assert.deepEqual(
       webhooks.map((w: { destination_url: string }) => w.destination_url),
       ['https://93.184.215.14/'],
+    );
+  });
+
+  it("an instance's portal links share one budget: more links buy no more requests; its keys keep their own", async () => {
+    now += 10_000;
+    const token = async () => {
+      now += 1000; // two of the key's tokens back for each link made
+      const made = await h.request('POST', `/instances/${ins}/portal-links`, { key, body: {} });
+      assert.equal(made.status, 201, JSON.stringify(made.body));
+      return new URL(made.body.url).hash.slice(1);
+    };
+    const links = [await token(), await token(), await token(), await token(), await token()];
+    now += 10_000; // the links' bucket and the key's full again (making links drew on the key's)
+    // Four requests' worth, two seconds at 2/s, for all five links together: the fifth link's first is refused.
+    const statuses = [];
+    for (const link of links)
+      statuses.push((await h.request('GET', `/instances/${ins}/webhooks`, { key: link })).status);
+    assert.deepEqual(statuses, [200, 200, 200, 200, 429]);
+    const refused = await h.request('GET', `/instances/${ins}/deliveries`, { key: links[0] });
+    assert.equal(refused.status, 429);
+    assert.equal(refused.headers.get('retry-after'), '1');
+    // The instance's key is not held back by its links, nor are another instance's links.
+    assert.equal((await h.request('GET', `/instances/${ins}/webhooks`, { key })).status, 200);
+    const other = await h.createInstance('another');
+    const otherLink = await h.request('POST', `/instances/${other}/portal-links`, { body: {} });
+    assert.equal(
+      (await h.request('GET', `/instances/${other}`, { key: new URL(otherLink.body.url).hash.slice(1) }))
+        .status,
+      200,
     );
   });
 

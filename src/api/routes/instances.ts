@@ -2,15 +2,15 @@
 import { type Static, Type } from '@sinclair/typebox';
 import type { FastifyInstance, FastifyRequest } from 'fastify';
 import { newId, randomToken } from '../../domain/ids.ts';
+import { refusedInstanceField } from '../../domain/rights.ts';
 import type { Instance } from '../../domain/types.ts';
 import type { InstanceChange } from '../../store/records.ts';
-import { refusedInstanceField } from '../../domain/rights.ts';
 import { hashKey } from '../auth.ts';
 import type { ApiContext } from '../context.ts';
 import type { ErrorName } from '../error-catalog.ts';
 import { HttpError } from '../errors.ts';
-import { Answer, IdParam, InstanceParams, Ok } from '../schemas.ts';
 import { rightsErrors, roleOf } from '../rights.ts';
+import { Answer, IdParam, InstanceParams, Ok } from '../schemas.ts';
 import { instanceView } from '../views.ts';
 
 const CreateInstance = Type.Object(

@@ -23,7 +23,15 @@ export class SqlitePortalLinks implements PortalLinks {
           `INSERT INTO portal_links (link_id, instance_id, token_hash, read_only, key_id, expires_at, created_at)
            VALUES (?, ?, ?, ?, ?, ?, ?)`,
         )
-        .run(l.link_id, l.instance_id, l.token_hash, l.read_only ? 1 : 0, l.key_id, l.expires_at, l.created_at);
+        .run(
+          l.link_id,
+          l.instance_id,
+          l.token_hash,
+          l.read_only ? 1 : 0,
+          l.key_id,
+          l.expires_at,
+          l.created_at,
+        );
       return true;
     });
   }

@@ -19,6 +19,14 @@ export const Ordering = Type.Union([Type.Literal('none'), Type.Literal('chat')],
 
 export const InstanceParams = Type.Object({ instance_id: IdParam('instance id', 'ins') });
 
+/**
+ * `ignore_status` is about stories, not `session.status`: the name comes from WhatsApp's "status" posts (chat
+ * `status@broadcast`). Session status events are delivered to every webhook that subscribes to them either way.
+ */
+export const IGNORE_STATUS_DESCRIPTION =
+  'Skip stories: true (the default) delivers no message from status@broadcast (WhatsApp "status" posts); false ' +
+  'delivers them with the message events. Not about session.status, which is delivered whenever subscribed.';
+
 export const Instance = Type.Object(
   {
     instance_id: Type.String(),
@@ -61,7 +69,7 @@ export const Webhook = Type.Object(
     instance_id: Type.String(),
     destination_url: Type.String(),
     events: Type.Array(Type.String()),
-    ignore_status: Type.Boolean(),
+    ignore_status: Type.Boolean({ description: IGNORE_STATUS_DESCRIPTION }),
     enabled: Type.Boolean(),
     client_sign_secret_set: Type.Boolean(),
     previous_secret_until: Nullable(

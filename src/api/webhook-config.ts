@@ -16,7 +16,7 @@ import { checkDestination } from '../net/destination.ts';
 import type { SecretChange, WebhookConfig } from '../store/records.ts';
 import type { ApiContext } from './context.ts';
 import { HttpError } from './errors.ts';
-import { Ordering } from './schemas.ts';
+import { IGNORE_STATUS_DESCRIPTION, Ordering } from './schemas.ts';
 
 export const RateLimit = Type.Object(
   {
@@ -42,7 +42,7 @@ export const WebhookBody = Type.Object(
       description: 'event kinds, or ["*"] for all',
     }),
     client_sign_secret: Type.Optional(Type.String({ maxLength: 1024 })),
-    ignore_status: Type.Optional(Type.Boolean()),
+    ignore_status: Type.Optional(Type.Boolean({ description: IGNORE_STATUS_DESCRIPTION })),
     clear_client_sign: Type.Optional(Type.Boolean({ description: 'PATCH only: remove the stored secret' })),
     enabled: Type.Optional(Type.Boolean({ description: 'refused: use POST …/enabled' })),
     filter: Type.Optional(

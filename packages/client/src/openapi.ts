@@ -4724,6 +4724,7 @@ export interface components {
                 last_delivered_at: string | null;
                 last_failed_at: string | null;
             };
+            /** @description Skip stories: true (the default) delivers no message from status@broadcast (WhatsApp "status" posts); false delivers them with the message events. Not about session.status, which is delivered whenever subscribed. */
             ignore_status: boolean;
             instance_id: string;
             /** @description "chat": one delivery of a chat in flight at a time, in the order its events were accepted (the next waits until the one before is delivered or failed); "none" (the default): each delivery on its own */
@@ -7735,6 +7736,7 @@ export interface operations {
                     headers?: {
                         [key: string]: unknown;
                     } | null;
+                    /** @description Skip stories: true (the default) delivers no message from status@broadcast (WhatsApp "status" posts); false delivers them with the message events. Not about session.status, which is delivered whenever subscribed. */
                     ignore_status?: boolean;
                     /** @description "chat": one delivery of a chat in flight at a time, in the order its events were accepted (the next waits until the one before is delivered or failed); "none" (the default): each delivery on its own */
                     ordering?: "none" | "chat";
@@ -8212,6 +8214,7 @@ export interface operations {
                     headers?: {
                         [key: string]: unknown;
                     } | null;
+                    /** @description Skip stories: true (the default) delivers no message from status@broadcast (WhatsApp "status" posts); false delivers them with the message events. Not about session.status, which is delivered whenever subscribed. */
                     ignore_status?: boolean;
                     /** @description "chat": one delivery of a chat in flight at a time, in the order its events were accepted (the next waits until the one before is delivered or failed); "none" (the default): each delivery on its own */
                     ordering?: "none" | "chat";

@@ -6,7 +6,8 @@
 //   node examples/read-broker.mjs 'redis://127.0.0.1:6379/0?stream=herald:demo'
 //
 // With --setup it first makes what the destination needs, once: the RabbitMQ queue, or the JetStream stream that
-// covers the subject (Redis makes a stream at its first entry). It uses the broker clients Herald itself installs.
+// covers the subject (Redis makes a stream at its first entry). With --remove it deletes them again (and the Redis
+// stream), messages and all. It uses the broker clients Herald itself installs.
 import { jetstream, jetstreamManager } from '@nats-io/jetstream';
 import { connect } from '@nats-io/transport-node';
 import { createClient } from '@redis/client';
@@ -14,9 +15,10 @@ import { Connection } from 'rabbitmq-client';
 
 const args = process.argv.slice(2);
 const setup = args.includes('--setup');
+const remove = args.includes('--remove');
 const raw = args.find((a) => !a.startsWith('--'));
 if (!raw) {
-  console.error('usage: node examples/read-broker.mjs [--setup] <destination URL>');
+  console.error('usage: node examples/read-broker.mjs [--setup | --remove] <destination URL>');
   process.exit(2);
 }
 const url = new URL(raw);
@@ -26,6 +28,7 @@ if (url.protocol === 'amqp:' || url.protocol === 'amqps:') {
   const queue = url.searchParams.get('routing_key');
   const rabbit = new Connection(raw.split('?')[0]);
   if (setup) await rabbit.queueDeclare({ queue, durable: true });
+  else if (remove) console.log(`deleted queue ${queue} (${(await rabbit.queueDelete({ queue })).messageCount} messages)`);
   else {
     for (;;) {
       const m = await rabbit.basicGet({ queue, noAck: true });
@@ -43,7 +46,10 @@ if (url.protocol === 'amqp:' || url.protocol === 'amqps:') {
   });
   const name = subject.replace(/[^A-Za-z0-9_-]/g, '_').toUpperCase();
   if (setup) await (await jetstreamManager(nc)).streams.add({ name, subjects: [subject] });
-  else {
+  else if (remove) {
+    await (await jetstreamManager(nc)).streams.delete(name);
+    console.log(`deleted stream ${name}`);
+  } else {
     const consumer = await jetstream(nc).consumers.get(name);
     for await (const m of await consumer.fetch({ max_messages: 100, expires: 1_000 })) {
       line(m.headers?.get('Nats-Msg-Id'), m.string());
@@ -54,7 +60,8 @@ if (url.protocol === 'amqp:' || url.protocol === 'amqps:') {
   const stream = url.searchParams.get('stream');
   const redis = createClient({ url: raw.split('?')[0] });
   await redis.connect();
-  if (!setup) for (const e of await redis.xRange(stream, '-', '+')) line(e.message.event_id, e.message.body);
+  if (remove) console.log(`deleted stream ${stream} (${await redis.del(stream)} key)`);
+  else if (!setup) for (const e of await redis.xRange(stream, '-', '+')) line(e.message.event_id, e.message.body);
   await redis.quit();
 } else {
   console.error(`not a broker URL: ${url.protocol}`);

@@ -158,17 +158,20 @@ export async function startHerald(config: Config, options: HeraldOptions = {}): 
           logger,
           adminKeyHash,
         );
-  await server.listen({ port: config.port, host: config.host });
+  // Fastify announces each address it listens on at info, which would come before `herald serve`'s banner and say
+  // the same: quiet while it listens; serve logs one line after the banner instead.
+  const level = server.log.level;
+  server.log.level = 'warn';
+  try {
+    await server.listen({ port: config.port, host: config.host });
+  } finally {
+    server.log.level = level;
+  }
   const address = server.server.address();
   const port = typeof address === 'object' && address ? address.port : config.port;
   const host = config.host.includes(':') ? `[${config.host}]` : config.host;
   const url = `http://${host}:${port}`;
   publicUrl ||= url;
-  if (!config.publicUrl && /^(0\.0\.0\.0|::)$/.test(config.host)) {
-    logger.warn(
-      `PUBLIC_URL is unset: media links will name ${url}, which receivers cannot reach; set PUBLIC_URL`,
-    );
-  }
   const mediaJobs = new MediaJobs({
     store,
     media,

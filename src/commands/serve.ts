@@ -117,6 +117,13 @@ async function run(args: string[]): Promise<void> {
     return process.exit(1);
   });
   console.log(startSummary(config, herald.url, r, herald.generatedAdminKey));
+  // The same for whoever reads the JSON log alone, after the banner a person reads.
+  herald.server.log.info({ url: herald.url, role: r }, `Herald is listening on ${herald.url}`);
+  if (!config.publicUrl && /^(0\.0\.0\.0|::)$/.test(config.host)) {
+    herald.server.log.warn(
+      `PUBLIC_URL is unset: media links will name ${herald.url}, which receivers cannot reach; set PUBLIC_URL`,
+    );
+  }
   started(herald);
 }
 

@@ -103,3 +103,39 @@ test('SIGTERM to the bin stops Herald gracefully, once, with exit code 0', async
     rmSync(dataDir, { recursive: true, force: true });
   }
 });
+
+test('herald serve prints its banner first; the JSON log says where it listens after it, not before', async () => {
+  const dataDir = mkdtempSync(join(tmpdir(), 'herald-banner-'));
+  // HOST 0.0.0.0 without PUBLIC_URL: the warning about media links comes after the banner too.
+  const child = spawn(process.execPath, [join(ROOT, 'bin/herald.js'), 'serve'], {
+    env: { PATH: SYSTEM_PATH, DATA_DIR: dataDir, PORT: '0', HOST: '0.0.0.0', LOG_LEVEL: 'info' },
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
+  let output = '';
+  child.stdout.setEncoding('utf8').on('data', (s: string) => {
+    output += s;
+  });
+  const exited = new Promise<number | null>((done) => child.on('exit', (code) => done(code)));
+  try {
+    await eventually(
+      async () => (/PUBLIC_URL is unset/.test(output) ? true : undefined),
+      20_000,
+      'the start',
+    );
+    const lines = output.split('\n');
+    assert.match(lines[0], /^Herald is listening on http:\/\/0\.0\.0\.0:\d+$/, output);
+    const url = lines[0].slice('Herald is listening on '.length);
+    const logged = lines.filter((l) => l.startsWith('{')).map((l) => JSON.parse(l));
+    assert.equal(logged[0].msg, `Herald is listening on ${url}`);
+    assert.equal(logged[0].url, url);
+    assert.equal(logged[0].level, 30);
+    assert.match(logged[1].msg, /^PUBLIC_URL is unset/);
+    // Fastify's own "Server listening at …", one per interface, is not logged.
+    assert.doesNotMatch(output, /Server listening at/);
+    child.kill('SIGTERM');
+    assert.equal(await exited, 0, output);
+  } finally {
+    child.kill('SIGKILL');
+    rmSync(dataDir, { recursive: true, force: true });
+  }
+});

@@ -234,7 +234,7 @@ for (const width of [1280, 390]) {
       await noSidewaysScroll();
     });
 
-    it('lists, creates (shown once, copied) and revokes instance keys', async () => {
+    it('lists, creates (shown once, copied, of a scope) and revokes instance keys', async () => {
       const keys = page.getByRole('region', { name: 'Instance keys' });
       await keys.getByText('No instance keys').waitFor();
       await keys.getByRole('button', { name: 'Create key' }).click();
@@ -252,14 +252,34 @@ for (const width of [1280, 390]) {
       await listed.first().waitFor();
       assert.equal(await listed.count(), 1);
       assert.doesNotMatch(await keys.innerText(), new RegExp(key));
+      assert.match(await listed.innerText(), /manage/i);
 
-      await listed.getByRole('button', { name: 'Revoke' }).click();
-      await page
-        .getByRole('dialog', { name: 'Revoke key?' })
-        .getByRole('button', { name: 'Revoke key' })
-        .click();
+      // A publish key, for the engine: it publishes, and reads no webhook.
+      await keys.getByLabel('Scope').selectOption('publish');
+      await keys.getByRole('button', { name: 'Create key' }).click();
+      const second = page.getByRole('dialog', { name: 'New instance key' });
+      assert.match(await second.innerText(), /only publishes this instance’s events/);
+      const publishKey = await second.getByLabel('New key').inputValue();
+      await second.getByRole('button', { name: 'Done' }).click();
+      const event = { event: 'message', payload: { id: 'false_1@c.us_UI', fromMe: false } };
+      const published = await h.request('POST', `/instances/${ins}/events`, { key: publishKey, body: event });
+      assert.equal(published.status, 202);
+      assert.equal((await h.request('GET', `/instances/${ins}/webhooks`, { key: publishKey })).status, 403);
+      await keys.locator('li.key-row', { hasText: 'publish' }).waitFor();
+      assert.equal(await listed.count(), 2);
+      await noSidewaysScroll();
+
+      for (const left of [1, 0]) {
+        await listed.first().getByRole('button', { name: 'Revoke' }).click();
+        await page
+          .getByRole('dialog', { name: 'Revoke key?' })
+          .getByRole('button', { name: 'Revoke key' })
+          .click();
+        await eventually(async () => ((await listed.count()) === left ? true : undefined));
+      }
       await keys.getByText('No instance keys').waitFor();
-      assert.equal((await h.request('GET', `/instances/${ins}/webhooks`, { key })).status, 401);
+      for (const k of [key, publishKey])
+        assert.equal((await h.request('GET', `/instances/${ins}`, { key: k })).status, 401);
       await noSidewaysScroll();
     });
 

@@ -87,8 +87,11 @@ export interface DeliveryDetail extends Delivery {
   media_failure: string | null;
 }
 
+export type KeyScope = 'manage' | 'publish';
+
 export interface InstanceKey {
   key_id: string;
+  scope: KeyScope;
   created_at: string;
 }
 
@@ -179,7 +182,8 @@ export const api = {
   /** 403 for an instance key: how the page tells the two kinds of key apart. */
   listKeys: (id: string, key?: string) =>
     call<{ keys: InstanceKey[] }>('GET', `${ins(id)}/keys`, undefined, key).then((r) => r.keys),
-  createKey: (id: string) => call<{ key_id: string; key: string }>('POST', `${ins(id)}/keys`),
+  createKey: (id: string, scope: KeyScope) =>
+    call<{ key_id: string; key: string; scope: KeyScope }>('POST', `${ins(id)}/keys`, { scope }),
   revokeKey: (id: string, keyId: string) => call('DELETE', `${ins(id)}/keys/${encodeURIComponent(keyId)}`),
   getInstance: (id: string) => call<{ instance: Instance }>('GET', ins(id)).then((r) => r.instance),
   deleteInstance: (id: string) => call('DELETE', ins(id)),

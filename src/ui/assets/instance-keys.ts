@@ -1,10 +1,11 @@
 /**
- * Instance keys (admin): each may act on this instance only. A new key is shown once, with a copy button, since
- * Herald keeps only its hash; revoking asks first, and a revoked key is refused at once.
+ * Instance keys (admin): each may act on this instance only, managing it or (a publish key, for the engine) only
+ * publishing its events. A new key is shown once, with a copy button, since Herald keeps only its hash; revoking
+ * asks first, and a revoked key is refused at once.
  */
-import { type ApiError, api, type InstanceKey } from './api.ts';
+import { type ApiError, api, type InstanceKey, type KeyScope } from './api.ts';
 import { confirmAction, openDialog } from './dialog.ts';
-import { h } from './dom.ts';
+import { h, uid } from './dom.ts';
 import { formatTime } from './format.ts';
 import { KeyedList, type Row } from './keyed-list.ts';
 import { notify } from './notices.ts';
@@ -14,7 +15,12 @@ export interface KeysPanel {
   refresh(): Promise<void>;
 }
 
-function showNewKey(keyId: string, key: string): void {
+const SCOPE_WORDS: Record<KeyScope, string> = {
+  manage: 'It manages this instance only: its webhooks, delivery log, events and portal links.',
+  publish: 'It only publishes this instance’s events: give it to the session engine.',
+};
+
+function showNewKey(keyId: string, key: string, scope: KeyScope): void {
   const value = h('input', {
     type: 'text',
     readonly: true,
@@ -36,7 +42,7 @@ function showNewKey(keyId: string, key: string): void {
     h(
       'p',
       {},
-      `Key ${keyId}. Copy it now: Herald keeps only its hash and cannot show it again. It may act on this instance only.`,
+      `Key ${keyId}. Copy it now: Herald keeps only its hash and cannot show it again. ${SCOPE_WORDS[scope]}`,
     ),
     h('div', { class: 'row' }, value, copy),
     h(
@@ -62,6 +68,7 @@ export function keysPanel(instanceId: string): KeysPanel {
     const render = (k: InstanceKey) =>
       el.replaceChildren(
         h('span', { class: 'mono' }, k.key_id),
+        h('span', { class: 'badge muted' }, k.scope),
         h('span', { class: 'muted small' }, `created ${formatTime(k.created_at)}`),
         h(
           'button',
@@ -102,11 +109,18 @@ export function keysPanel(instanceId: string): KeysPanel {
     await refresh();
   }
 
+  const scopeId = uid('key-scope');
+  const scope = h(
+    'select',
+    { id: scopeId, name: 'scope' },
+    h('option', { value: 'manage' }, 'Manage'),
+    h('option', { value: 'publish' }, 'Publish only (engine)'),
+  );
   const create = h('button', { type: 'button', class: 'button secondary' }, 'Create key');
   create.addEventListener('click', async () => {
     try {
-      const { key_id, key } = await api.createKey(instanceId);
-      showNewKey(key_id, key);
+      const made = await api.createKey(instanceId, scope.value as KeyScope);
+      showNewKey(made.key_id, made.key, made.scope);
     } catch (err) {
       notify((err as ApiError).message, 'bad');
     }
@@ -117,11 +131,17 @@ export function keysPanel(instanceId: string): KeysPanel {
     el: h(
       'section',
       { class: 'panel', 'aria-labelledby': 'keys-title' },
-      h('div', { class: 'panel-head' }, h('h2', { id: 'keys-title' }, 'Instance keys'), create),
+      h(
+        'div',
+        { class: 'panel-head' },
+        h('h2', { id: 'keys-title' }, 'Instance keys'),
+        h('div', { class: 'key-create' }, h('label', { for: scopeId }, 'Scope'), scope, create),
+      ),
       h(
         'p',
         { class: 'help' },
-        'A key for this instance only: for its session engine, or for a person who manages only this session.',
+        'A key for this instance only. Manage: for a person who manages only this session. Publish only: for its ' +
+          'session engine, which then can publish events and read nothing back.',
       ),
       error,
       h('div', { class: 'card flush' }, list, empty),

@@ -1,13 +1,14 @@
 /**
  * Herald's connections to PostgreSQL (src/store/postgres/connection.ts) against the driver's faults when a connection
  * is cut, through a TCP proxy in front of the real server: the next query's answer is whole, a query never waits
- * for ever, and a connection cut with a write pending reconnects (the driver's patch, patches/).
+ * for ever, and a connection cut with a write pending reconnects (the driver's patch, patches/); and in a burst,
+ * a transaction begun on a connection whose pipeline is full is the transaction's (the same patch).
  */
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import { connect } from '../../src/store/postgres/connection.ts';
 import { eventually } from '../support/herald.ts';
-import { DATABASE_URL, postgresSkip } from '../support/postgres.ts';
+import { DATABASE_URL, dropSchema, postgresSkip, scratchSchema } from '../support/postgres.ts';
 import { TcpProxy } from '../support/tcp-proxy.ts';
 
 /** How many sessions the server is running the long query in (asked without the proxy). */
@@ -102,5 +103,54 @@ test('a query written in the moment its connection is cut does not leave that co
   } finally {
     await sql.end({ timeout: 1 });
     await proxy.close();
+  }
+});
+
+test("a transaction begun as the query that fills a busy connection's pipeline commits, and the writes after it are kept", {
+  skip: postgresSkip,
+}, async () => {
+  const { schema, url } = await scratchSchema();
+  const sql = connect(url, { max: 3 });
+  try {
+    await sql`CREATE TABLE writes (n integer)`;
+    // Every connection open and the query prepared on each, so that queries pipeline instead of waiting.
+    for (let k = 0; k < 3; k++)
+      await Promise.all(Array.from({ length: 9 }, (_, i) => sql`SELECT ${i}::integer`));
+    const begun: string[] = [];
+    // The driver pipes up to 100 queries in flight per connection; 300 to 303 before the transaction, handed out in
+    // turn to the three connections, make its BEGIN the one that fills a pipeline, or the one after.
+    for (const before of [300, 301, 302, 303]) {
+      const burst = Array.from({ length: before }, (_, i) =>
+        sql`SELECT ${i}::integer, pg_sleep(0.0005)`.execute(),
+      );
+      // The burst's queries are handed to connections a turn after they are made: the BEGIN goes after them.
+      await new Promise((resolve) => process.nextTick(resolve));
+      await new Promise((resolve) => process.nextTick(resolve));
+      begun.push(
+        await sql
+          .begin(async (tx) => {
+            await tx`INSERT INTO writes VALUES (0)`;
+            return 'committed';
+          })
+          .catch((err: { code?: string }) => err.code ?? String(err)),
+      );
+      await Promise.all(burst);
+    }
+    assert.deepEqual(begun, ['committed', 'committed', 'committed', 'committed']);
+    // Plain writes on every connection of the pool: none may land inside a transaction left open on one of them.
+    await Promise.all(
+      Array.from({ length: 30 }, (_, i) => sql`INSERT INTO writes VALUES (${i + 1}::integer)`),
+    );
+    await sql.end({ timeout: 1 });
+    const other = connect(url, { max: 1 });
+    try {
+      const [{ n }] = await other<{ n: number }[]>`SELECT count(*)::integer AS n FROM writes`;
+      assert.equal(n, 34, 'every write committed, seen once the pool has closed');
+    } finally {
+      await other.end({ timeout: 1 });
+    }
+  } finally {
+    await sql.end({ timeout: 1 });
+    await dropSchema(schema);
   }
 });

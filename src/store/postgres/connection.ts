@@ -1,9 +1,18 @@
 /**
  * How Herald connects to PostgreSQL, and which failures are the connection's rather than the query's. The schema
  * is the connection's search_path (e.g. `?search_path=herald` in DATABASE_URL), `public` by default.
- * The driver's faults on a lost connection are worked around here, but one: its write scheduler kept a cancelled
- * write as "scheduled" after a cut, so that connection never sent its next start-up; patches/postgres+3.4.9.patch
- * (applied at npm install) clears it, as upstream fixes proposed for 3.4.9 do.
+ * The driver's faults on a lost connection are worked around here. Two faults cannot be, and
+ * patches/postgres+3.4.9.patch (applied at npm install) fixes them as upstream fixes proposed for 3.4.9 do
+ * (porsager/postgres#823, #1189):
+ * - its write scheduler kept a cancelled write as "scheduled" after a cut, so that connection never sent its next
+ *   start-up;
+ * - begin() pipes its BEGIN behind the queries in flight on a busy connection, and reserved that connection for the
+ *   transaction only when the pipeline still had room and the socket's buffer was not full: in a burst (WAHA posting
+ *   every event at once) the BEGIN that filled a pipeline went out unreserved, PostgreSQL opened the transaction,
+ *   the driver failed it with UNSAFE_TRANSACTION (a 500), and the pool went on handing that connection, inside a
+ *   transaction nobody would commit, to other queries, whose writes were lost with it. A reserved connection whose
+ *   socket drained was likewise handed to the pool in the middle of its transaction. Now BEGIN reserves its
+ *   connection whenever it is written, and only the end of its transaction gives the connection back.
  */
 import { Socket } from 'node:net';
 import postgres, { type Sql } from 'postgres';

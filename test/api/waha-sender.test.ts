@@ -29,7 +29,6 @@ async function rig(t: TestContext, env: Record<string, string> = {}) {
       url: `${h.url}/instances/${ins}/engine/waha`,
       headers: { Authorization: `Bearer ${ADMIN_KEY}` },
       hmacKey: HMAC_KEY,
-      attempts: 15,
       delayMs: 50,
       ...o,
     });
@@ -50,9 +49,7 @@ describe("WAHA's webhook sender against Herald", () => {
     const { instance, sender } = await rig(t, { RATE_LIMIT_INGEST: '2' });
     const { ins, receiver } = await instance();
     const waha = sender(ins, { delayMs: 300 });
-    const sent = await Promise.all(
-      Array.from({ length: 8 }, (_, i) => waha.send(wahaBody('message', message(i)))),
-    );
+    const sent = await waha.sendAll(Array.from({ length: 8 }, (_, i) => wahaBody('message', message(i))));
     assert.ok(
       sent.some((s) => s.answers.includes(429)),
       `some were throttled: ${JSON.stringify(sent.map((s) => s.answers))}`,
@@ -103,7 +100,7 @@ describe("WAHA's webhook sender against Herald", () => {
   test('a wrong HMAC is a 401, which WAHA retries until it gives up: nothing stored', async (t) => {
     const { instance, sender } = await rig(t);
     const { ins, receiver } = await instance();
-    const record = await sender(ins, { hmacKey: 'not-the-key', attempts: 3, delayMs: 10 }).send(
+    const record = await sender(ins, { hmacKey: 'not-the-key', retries: 2, delayMs: 10 }).send(
       wahaBody('message', message(4)),
     );
     assert.deepEqual(record.answers, [401, 401, 401]);

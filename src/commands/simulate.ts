@@ -30,12 +30,14 @@ Options:
   --instance ID        the instance (ins_…) to publish to (required)
   --rate R             events per second: 20/s (default), 300/m, or a bare number per second
   --duration D         how long to run: 60s (default), 500ms, 5m, 1h
-  --url URL            Herald's base URL (default $HERALD_URL, else http://127.0.0.1:8080)
-  --key KEY            an admin key or the instance's key (default $HERALD_API_KEY)
+  --url URL            Herald's base URL (default $HERALD_URL, else $HERALD, else http://127.0.0.1:8080)
+  --key KEY            an admin key or the instance's key (default $HERALD_API_KEY, else $KEY)
   --seed N             seed of the simulation, to replay the same activity
   --hmac-key K         waha: sign each body as WAHA does (X-Webhook-Hmac), for an instance with an engine HMAC key
   --media-api-key K    waha: the file server answers 401 without X-Api-Key: K (set ENGINE_MEDIA_HEADERS in Herald)
-  --media-port P       waha: the file server's port (default: any free one)`;
+  --media-port P       waha: the file server's port (default: any free one)
+
+HERALD and KEY are the names the README's walk-through exports: in its terminal, --url and --key can be left out.`;
 
 interface Totals {
   events: number;
@@ -43,7 +45,22 @@ interface Totals {
   byKind: Map<string, number>;
 }
 
+/**
+ * Where to publish, and with which key, when --url and --key are not given: HERALD_URL and HERALD_API_KEY, or else
+ * HERALD and KEY, which the README's walk-through exports. An empty variable counts as unset.
+ */
+export function envDefaults(env: Record<string, string | undefined>): {
+  url: string;
+  key: string | undefined;
+} {
+  return {
+    url: env.HERALD_URL || env.HERALD || 'http://127.0.0.1:8080',
+    key: env.HERALD_API_KEY || env.KEY || undefined,
+  };
+}
+
 async function run(args: string[]): Promise<void> {
+  const defaults = envDefaults(process.env);
   const { values } = parseArgs({
     args,
     options: {
@@ -51,8 +68,8 @@ async function run(args: string[]): Promise<void> {
       engine: { type: 'string', default: 'herald' },
       rate: { type: 'string', default: '20/s' },
       duration: { type: 'string', default: '60s' },
-      url: { type: 'string', default: process.env.HERALD_URL ?? 'http://127.0.0.1:8080' },
-      key: { type: 'string', default: process.env.HERALD_API_KEY },
+      url: { type: 'string', default: defaults.url },
+      key: { type: 'string', ...(defaults.key ? { default: defaults.key } : {}) },
       seed: { type: 'string' },
       'hmac-key': { type: 'string' },
       'media-api-key': { type: 'string' },
@@ -61,7 +78,7 @@ async function run(args: string[]): Promise<void> {
   });
   if (!values.instance?.startsWith('ins_'))
     throw new UsageError('--instance: an instance id (ins_…) is required');
-  if (!values.key) throw new UsageError('--key: an API key is required (or set HERALD_API_KEY)');
+  if (!values.key) throw new UsageError('--key: an API key is required (or set HERALD_API_KEY, or KEY)');
   if (!URL.canParse(values.url)) throw new UsageError(`--url: must be a URL, got "${values.url}"`);
   if (values.engine !== 'herald' && values.engine !== 'waha') {
     throw new UsageError(`--engine: must be herald or waha, got "${values.engine}"`);

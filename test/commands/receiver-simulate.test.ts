@@ -8,6 +8,7 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, test } from 'node:test';
+import { envDefaults } from '../../src/commands/simulate.ts';
 import { OPERATIONAL_KINDS } from '../../src/domain/event-kinds.ts';
 import { EVENT_KINDS } from '../../src/domain/events.ts';
 
@@ -155,4 +156,26 @@ test('herald receiver --status 410 alone answers every delivery 410, and Herald 
   } finally {
     await gone.stop();
   }
+});
+
+test("simulate takes the walk-through's HERALD and KEY when HERALD_URL and HERALD_API_KEY are unset", async () => {
+  const sim = runCli(['simulate', '--instance', instanceId, '--rate', '50/s', '--duration', '500ms'], {
+    HERALD: herald.url,
+    KEY: ADMIN_KEY,
+  });
+  const { code } = await sim.exited;
+  assert.equal(code, 0, sim.output());
+  assert.match(sim.output(), /Published [1-9]\d* events/);
+});
+
+test('simulate: HERALD_URL and HERALD_API_KEY win over HERALD and KEY; an empty one counts as unset', () => {
+  assert.deepEqual(
+    envDefaults({ HERALD_URL: 'http://a:1', HERALD: 'http://b:2', HERALD_API_KEY: 'k1', KEY: 'k2' }),
+    { url: 'http://a:1', key: 'k1' },
+  );
+  assert.deepEqual(envDefaults({ HERALD_URL: '', HERALD: 'http://b:2', KEY: 'k2' }), {
+    url: 'http://b:2',
+    key: 'k2',
+  });
+  assert.deepEqual(envDefaults({}), { url: 'http://127.0.0.1:8080', key: undefined });
 });

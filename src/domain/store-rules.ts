@@ -1,9 +1,10 @@
 /**
  * The rules every store applies, written once: what an attempt's decision changes, what a session.status event
- * does to its instance, who may be redelivered, what a repeated event_id means, and how long a rotated-out secret
- * still signs. Pure: the adapters only persist what these return.
+ * does to its instance (which one is the newest: session-status.ts), who may be redelivered, what a repeated
+ * event_id means, and how long a rotated-out secret still signs. Pure: the adapters only persist what these return.
  */
 import type { Decision } from './retry-policy.ts';
+import { isNewerStatus, type StatusMark } from './session-status.ts';
 import type { AttemptOutcome, DeliveryStatus, EventDraft, FailureReason } from './types.ts';
 
 /** An attempt as the delivery log keeps it, and what it changes on its delivery. */
@@ -67,15 +68,30 @@ export const healthInput = (r: {
 /** Whether the decision disables the webhook (it answered 410). */
 export const disablesWebhook = (d: Decision): boolean => d.kind === 'failed' && d.disableWebhook;
 
+/** What a session.status does to its instance: the status and phone it shows, and the event they came from. */
+export interface SessionChange extends StatusMark {
+  status: string;
+  phone: string | null;
+}
+
 /**
- * What the newly stored events say of their instance's session: its status and phone as the last session.status
- * among them carried them (a phone left out means none is known), or null when none is a session.status.
+ * What the newly stored events say of their instance's session: the newest session.status among them by its
+ * timestamp (isNewerStatus), or null when none is one. The store writes it only over an older one (store/rules.ts,
+ * NEWER_STATUS), whatever order the posts commit in.
+ * Status and phone go together, as the event carried them: a newer status without a phone (the session logged out
+ * and shows a QR code again, or stopped, or the engine did not say) leaves no phone, since an older event's number
+ * beside it would claim a link that event no longer vouches for; an older event never brings its phone back.
  */
-export function sessionChange(fresh: readonly EventDraft[]): { status: string; phone: string | null } | null {
-  const last = fresh.findLast((e) => e.event === 'session.status');
-  if (!last) return null;
-  const phone = last.payload.phone;
-  return { status: last.payload.status as string, phone: typeof phone === 'string' ? phone : null };
+export function sessionChange(fresh: readonly EventDraft[]): SessionChange | null {
+  let newest: SessionChange | null = null;
+  for (const e of fresh) {
+    if (e.event !== 'session.status') continue;
+    const mark = { at: e.timestamp, event_id: e.event_id };
+    if (newest && !isNewerStatus(mark, newest)) continue;
+    const phone = e.payload.phone;
+    newest = { status: e.payload.status as string, phone: typeof phone === 'string' ? phone : null, ...mark };
+  }
+  return newest;
 }
 
 /** Why a failed delivery of a disabled webhook cannot be redelivered, said alike for one and for many. */

@@ -104,3 +104,12 @@ export const releaseWaiting = (
 export const inChatQueue = (d = 'deliveries'): string => `${d}.chat IS NOT NULL AND EXISTS (
   SELECT 1 FROM webhooks w WHERE w.webhook_id = ${d}.webhook_id AND w.ordering = 'chat')`;
 export const IN_CHAT_QUEUE = inChatQueue();
+
+/**
+ * A session.status marked (`at`, `id`) is newer than the one its instance shows (domain/session-status.ts,
+ * isNewerStatus, in SQL): the condition of the UPDATE that sets the instance's status, so that of two transactions
+ * at once the older one, whichever commits last, changes nothing (PostgreSQL checks the condition again on the row
+ * the other committed). `binary` is the dialect's byte-order collation for the event_id, as JavaScript compares it.
+ */
+export const NEWER_STATUS = (at: string, id: string, binary = ''): string =>
+  `(status_at IS NULL OR status_at < ${at} OR (status_at = ${at} AND status_event_id${binary} < ${id}))`;

@@ -56,20 +56,33 @@ test('an outcome planned: the attempt as logged, and what it changes on its deli
   );
 });
 
-test('the last session.status among the new events sets the instance; without a phone there is none', () => {
-  const e = (event: string, payload: Record<string, unknown>) => ({ event, payload }) as EventDraft;
+test('the newest session.status among the new events sets the instance, with its phone or none', () => {
+  const e = (event: string, payload: Record<string, unknown>, timestamp = 0, event_id = 'evt_a') =>
+    ({ event, payload, timestamp, event_id }) as EventDraft;
   assert.equal(sessionChange([e('message', {})]), null);
-  assert.deepEqual(sessionChange([e('session.status', { status: 'SCAN_QR_CODE' })]), {
+  assert.deepEqual(sessionChange([e('session.status', { status: 'SCAN_QR_CODE' }, 5)]), {
     status: 'SCAN_QR_CODE',
     phone: null,
+    at: 5,
+    event_id: 'evt_a',
   });
+  // By their timestamps, not their order: the engine's posts arrive in any order.
   assert.deepEqual(
     sessionChange([
-      e('session.status', { status: 'STARTING' }),
-      e('message', {}),
-      e('session.status', { status: 'WORKING', phone: '4917' }),
+      e('session.status', { status: 'WORKING', phone: '4917' }, 30, 'evt_c'),
+      e('message', {}, 40, 'evt_d'),
+      e('session.status', { status: 'STARTING', phone: '4916' }, 10, 'evt_b'),
     ]),
-    { status: 'WORKING', phone: '4917' },
+    { status: 'WORKING', phone: '4917', at: 30, event_id: 'evt_c' },
+  );
+  assert.equal(
+    sessionChange([
+      e('session.status', { status: 'SCAN_QR_CODE' }, 30, 'evt_b'),
+      e('session.status', { status: 'WORKING' }, 30, 'evt_c'),
+      e('session.status', { status: 'STARTING' }, 30, 'evt_a'),
+    ])?.status,
+    'WORKING',
+    'a tie: the greater event_id',
   );
 });
 

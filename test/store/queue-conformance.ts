@@ -6,7 +6,7 @@ import type { EventDraft } from '../../src/domain/types.ts';
 import { InstanceMissing, StoreConflict } from '../../src/store/errors.ts';
 import type { Store } from '../../src/store/ports.ts';
 import type { ClaimedDelivery } from '../../src/store/records.ts';
-import { LEASE, records, T0, unlimited } from './records.ts';
+import { LEASE, records, T0, uid, unlimited } from './records.ts';
 
 export function queueConformance(name: string, open: () => Promise<Store>): void {
   describe(`store conformance, the queue: ${name}`, () => {
@@ -126,19 +126,44 @@ export function queueConformance(name: string, open: () => Promise<Store>): void
       assert.equal((await store.log.listDeliveries(b, { limit: 10 })).deliveries.length, 1);
     });
 
-    test('session.status in calls at once: each instance takes its own latest', async () => {
+    test('session.status in calls at once: each instance takes its own newest', async () => {
       const a = await instance();
       const b = await instance();
-      const status = (ins: string, s: string, phone: string) =>
-        draft(ins, { event: 'session.status', payload: { status: s, phone } });
+      const status = (ins: string, s: string, phone: string, at: number) =>
+        draft(ins, { event: 'session.status', payload: { status: s, phone }, timestamp: at });
       await Promise.all([
-        store.events.ingest(a, [status(a, 'STARTING', '1')], route, T0),
-        store.events.ingest(b, [status(b, 'WORKING', '2')], route, T0),
-        store.events.ingest(a, [status(a, 'WORKING', '3')], route, T0),
+        store.events.ingest(a, [status(a, 'WORKING', '3', T0 + 2)], route, T0),
+        store.events.ingest(b, [status(b, 'WORKING', '2', T0 + 1)], route, T0),
+        store.events.ingest(a, [status(a, 'STARTING', '1', T0 + 1)], route, T0),
       ]);
       const [gotA, gotB] = [await store.catalog.getInstance(a), await store.catalog.getInstance(b)];
       assert.deepEqual([gotA?.status, gotA?.phone], ['WORKING', '3']);
       assert.deepEqual([gotB?.status, gotB?.phone], ['WORKING', '2']);
+    });
+
+    test('a session.status stored after a newer one changes nothing; at the same time the greater event_id wins', async () => {
+      const ins = await instance();
+      const status = (s: string, at: number, event_id: string, phone?: string) =>
+        draft(ins, { event_id, event: 'session.status', payload: { status: s, phone }, timestamp: at });
+      const shown = async () => {
+        const got = await store.catalog.getInstance(ins);
+        return [got?.status, got?.phone];
+      };
+      await store.events.ingest(ins, [status('WORKING', T0 + 10, uid('evt'), '4917')], route, T0);
+      await store.events.ingest(ins, [status('STARTING', T0 + 5, uid('evt'))], route, T0);
+      assert.deepEqual(await shown(), ['WORKING', '4917'], 'an older one, stored last');
+      // In one call, as one turn: the newest of them, whatever their order.
+      await store.events.ingest(
+        ins,
+        [status('STOPPED', T0 + 30, uid('evt')), status('FAILED', T0 + 20, uid('evt'))],
+        route,
+        T0,
+      );
+      assert.deepEqual(await shown(), ['STOPPED', null], 'the newest of one call, without a phone: none');
+      const id = uid('evt');
+      await store.events.ingest(ins, [status('WORKING', T0 + 30, `${id}b`, '4917')], route, T0);
+      await store.events.ingest(ins, [status('SCAN_QR_CODE', T0 + 30, `${id}a`)], route, T0);
+      assert.deepEqual(await shown(), ['WORKING', '4917'], 'a tie: the greater event_id, stored first');
     });
 
     test('session.status sets the instance status and phone', async () => {

@@ -13,6 +13,7 @@ import { promoteHeads } from '../postgres/chat-queues.ts';
 import type { PostgresDatabase, Tx } from '../postgres/database.ts';
 import type { ClaimedDelivery, IngestResult } from '../records.ts';
 import { toWebhook } from '../rows.ts';
+import { NEWER_STATUS } from '../rules.ts';
 import type { Settled } from '../same-turn.ts';
 import { type IngestArrival, ingestByTurn } from './batch.ts';
 
@@ -89,13 +90,7 @@ export class PostgresEvents implements Events {
     );
     // This very draft was stored now: not a repeat within the turn, nor of an event stored before.
     const storedNow = (e: EventDraft) => firsts.get(e.event_id)?.e === e && fresh.has(e.event_id);
-    for (const a of live) {
-      const session = sessionChange(a.events.filter(storedNow));
-      if (session) {
-        await sql`UPDATE instances SET status = ${session.status}, phone = ${session.phone}
-                  WHERE instance_id = ${a.instanceId}`;
-      }
-    }
+    await this.#applySessions(sql, live, storedNow);
     const deliveries = (eventId: string) =>
       fresh.has(eventId) ? (firsts.get(eventId)?.targets.length as number) : (seen.get(eventId) as number);
     return arrivals.map((a) => {
@@ -113,6 +108,25 @@ export class PostgresEvents implements Events {
         }),
       };
     });
+  }
+
+  /**
+   * Each instance takes the newest session.status stored now, unless it already shows a newer one: another post's,
+   * committed first or waited for (the UPDATE's row lock, then its condition read again on that post's row). In
+   * instance order, so that two turns never wait for each other's rows in a cycle.
+   */
+  async #applySessions(sql: Tx, live: IngestArrival[], storedNow: (e: EventDraft) => boolean): Promise<void> {
+    const byInstance = Map.groupBy(live, (a) => a.instanceId);
+    for (const instanceId of [...byInstance.keys()].sort()) {
+      const arrivals = byInstance.get(instanceId) as IngestArrival[];
+      const change = sessionChange(arrivals.flatMap((a) => a.events.filter(storedNow)));
+      if (!change) continue;
+      await sql`
+        UPDATE instances SET status = n.status, phone = n.phone, status_at = n.at, status_event_id = n.id
+        FROM (SELECT ${change.status}::text AS status, ${change.phone}::text AS phone, ${change.at}::bigint AS at,
+                     ${change.event_id}::text AS id) n
+        WHERE instance_id = ${instanceId} AND ${sql.unsafe(NEWER_STATUS('n.at', 'n.id', ' COLLATE "C"'))}`;
+    }
   }
 
   /** FOR SHARE: disabling a webhook meanwhile waits for this transaction, then fails what it queued. */

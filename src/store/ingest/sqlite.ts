@@ -12,7 +12,7 @@ import { HandOff, handedOffTo } from '../hand-off.ts';
 import type { Events } from '../ports.ts';
 import type { ClaimedDelivery, IngestResult, Router } from '../records.ts';
 import { toWebhook } from '../rows.ts';
-import { PROMOTE_HEAD } from '../rules.ts';
+import { NEWER_STATUS, PROMOTE_HEAD } from '../rules.ts';
 import type { Settled } from '../same-turn.ts';
 import type { SqliteDatabase } from '../sqlite/database.ts';
 import type { Lease, Leases } from '../sqlite/leases.ts';
@@ -146,11 +146,15 @@ export class SqliteEvents implements Events {
       for (const webhookId of queued) promote.run(now, webhookId, chat);
       this.#db.notifyWork();
     }
+    // Only over an older session.status: posts of one session's changes come in any order.
     const session = sessionChange([e]);
     if (session) {
       this.#db
-        .q('UPDATE instances SET status = ?, phone = ? WHERE instance_id = ?')
-        .run(session.status, session.phone, e.instance_id);
+        .q(
+          `UPDATE instances SET status = ?1, phone = ?2, status_at = ?3, status_event_id = ?4
+           WHERE instance_id = ?5 AND ${NEWER_STATUS('?3', '?4')}`,
+        )
+        .run(session.status, session.phone, session.at, session.event_id, e.instance_id);
     }
     const result: IngestResult = { event_id: e.event_id, deliveries: targets.length, duplicate: false };
     if (handedOff) result.handedOff = handedOff;

@@ -137,7 +137,9 @@ function call(o: Operation, c: Call = {}): Promise<Reply> {
   const target = c.on ?? h;
   const path = fillPath(o.path, { ...ids, ...c.ids });
   const body =
-    c.rawBody === undefined ? (c.body ?? o.op.requestBody?.content?.['application/json']?.example) : undefined;
+    c.rawBody === undefined
+      ? (c.body ?? o.op.requestBody?.content?.['application/json']?.example)
+      : undefined;
   return target.request(o.method, path, { ...c, body });
 }
 

@@ -5,11 +5,12 @@
  * in its chat opens the one it waits for.
  * Refreshes keep filters, page, open deliveries and focus: rows are updated in place by delivery id.
  */
-import { EVENT_KINDS } from '../../domain/event-kinds.ts';
 import { type ApiError, api, type Counts, type Delivery, type Webhook } from './api.ts';
 import { deliveryRow, shownOfWebhook } from './delivery-row.ts';
 import { confirmAction } from './dialog.ts';
 import { h, keepingFocus, uid } from './dom.ts';
+import { eventFamilies } from './event-families.ts';
+import { filterUrl } from './filter-url.ts';
 import { chatLabel, plural, shortUrl } from './format.ts';
 import { KeyedList } from './keyed-list.ts';
 import { notify } from './notices.ts';
@@ -62,11 +63,17 @@ export function deliveryLog(instanceId: string, refreshAll: () => Promise<void>)
     reload,
   );
   const webhook = select('Webhook', [['', 'All webhooks']], reload);
-  const event = select(
-    'Event',
-    [['', 'All events'], ...EVENT_KINDS.map((k): [string, string] => [k, k])],
-    reload,
-  );
+  // In the order and groups of the webhook form's picker.
+  const event = select('Event', [['', 'All events']], reload);
+  for (const { title, kinds } of eventFamilies()) {
+    event.append(
+      h(
+        'optgroup',
+        { label: title },
+        kinds.map((k) => h('option', { value: k }, k)),
+      ),
+    );
+  }
   const filter = (el: HTMLElement, text: string, field = '') =>
     h('div', { class: 'field compact', 'data-field': field || null }, h('label', { for: el.id }, text), el);
   // The deliveries of one event: an id from a receiver's log (X-Service-Event-Id) finds what became of it.
@@ -137,6 +144,12 @@ export function deliveryLog(instanceId: string, refreshAll: () => Promise<void>)
   since.addEventListener('change', reload);
   until.addEventListener('change', reload);
   const instant = (el: HTMLInputElement) => (el.value ? new Date(el.value).toISOString() : undefined);
+  const address = filterUrl({ status, webhook, event, event_id: eventId, chat, since, until });
+  // The address may name a webhook before the list of webhooks has filled the select: kept until it does.
+  let wantedWebhook = address.initial('webhook');
+  webhook.addEventListener('change', () => {
+    wantedWebhook = '';
+  });
   const zone = Intl.DateTimeFormat().resolvedOptions().timeZone;
 
   const list = h('ul', { class: 'deliveries', 'aria-label': 'Deliveries, newest first' });
@@ -225,6 +238,7 @@ export function deliveryLog(instanceId: string, refreshAll: () => Promise<void>)
     try {
       const d = await api.getDelivery(instanceId, id);
       for (const el of [status, webhook, event, chat, since, until]) el.value = '';
+      wantedWebhook = '';
       eventId.value = d.event_id;
       open.add(id);
       focusOnArrival = id;
@@ -259,7 +273,7 @@ export function deliveryLog(instanceId: string, refreshAll: () => Promise<void>)
     try {
       const page = await api.listDeliveries(instanceId, {
         status: status.value || undefined,
-        webhook_id: webhook.value || undefined,
+        webhook_id: webhook.value || wantedWebhook || undefined,
         event: event.value || undefined,
         event_id: eventId.value.trim() || undefined,
         chat: chat.value.trim() || undefined,
@@ -269,6 +283,7 @@ export function deliveryLog(instanceId: string, refreshAll: () => Promise<void>)
         limit: PAGE_SIZE,
       });
       if (read !== reads) return;
+      address.save({ webhook: webhook.value || wantedWebhook });
       error.replaceChildren();
       rows.set(page.deliveries);
       shown = new Map(page.deliveries.map((d) => [d.delivery_id, d]));
@@ -341,6 +356,10 @@ export function deliveryLog(instanceId: string, refreshAll: () => Promise<void>)
         ['', 'All webhooks'],
         ...list.map((w): [string, string] => [w.webhook_id, shortUrl(w.destination_url)]),
       ]);
+      if (wantedWebhook && webhooks.has(wantedWebhook)) {
+        webhook.value = wantedWebhook;
+        wantedWebhook = '';
+      }
       const n = c.redeliverable_deliveries;
       keepingFocus(redeliverAll, () => {
         redeliverAll.replaceChildren('Redeliver all failed ', h('span', { class: 'count' }, String(n)));

@@ -1,23 +1,7 @@
 /** Event kinds picked from the catalog the API itself validates against, grouped by family. */
 import { EVENT_KINDS, OPERATIONAL_KINDS } from '../../domain/event-kinds.ts';
 import { h, uid } from './dom.ts';
-
-const FAMILIES: Record<string, string> = {
-  session: 'Session',
-  message: 'Messages',
-  group: 'Groups',
-  chat: 'Chats',
-  call: 'Calls',
-  label: 'Labels',
-  poll: 'Polls',
-  event: 'Event messages',
-  presence: 'Presence',
-  engine: 'Engine',
-  webhook: "Herald's own (not part of *)",
-  delivery: "Herald's own (not part of *)",
-};
-/** A kind of a family not named above still gets a box: the picker never hides a kind the API takes. */
-const OTHER = 'Other';
+import { eventFamilies } from './event-families.ts';
 
 export interface EventPicker {
   el: HTMLElement;
@@ -37,22 +21,17 @@ export function eventPicker(selected: string[]): EventPicker {
   all.addEventListener('change', sync);
   sync();
 
-  const familyOf = (kind: string) => FAMILIES[kind.split('.')[0]] ?? OTHER;
-  const titles = [...new Set([...Object.values(FAMILIES), OTHER])];
-  const groups = titles.flatMap((title) => {
-    const members = boxes.filter((b) => familyOf(b.value) === title);
-    if (members.length === 0) return [];
-    return [
-      h(
-        'div',
-        { class: 'event-group' },
-        h('p', { class: 'event-family' }, title),
-        members.map((b) =>
-          h('label', { class: 'check', for: b.id }, b, h('span', { class: 'mono' }, b.value)),
-        ),
-      ),
-    ];
-  });
+  const groups = eventFamilies().map(({ title, kinds }) =>
+    h(
+      'div',
+      { class: 'event-group' },
+      h('p', { class: 'event-family' }, title),
+      kinds.map((kind) => {
+        const b = boxes.find((x) => x.value === kind) as HTMLInputElement;
+        return h('label', { class: 'check', for: b.id }, b, h('span', { class: 'mono' }, b.value));
+      }),
+    ),
+  );
 
   const el = h(
     'fieldset',

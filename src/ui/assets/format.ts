@@ -23,6 +23,15 @@ const shortFormat = new Intl.DateTimeFormat(undefined, {
   timeZoneName: 'short',
 });
 
+/** A time of today, with its zone like every other time on the page: "8:13:05 PM UTC". */
+const clockFormat = new Intl.DateTimeFormat(undefined, {
+  hour: 'numeric',
+  minute: '2-digit',
+  second: '2-digit',
+  timeZoneName: 'short',
+});
+export const formatClock = (date: Date) => clockFormat.format(date);
+
 /** "Tue, Nov 25, 2026, 04:25:13 GMT+1", or "—" for no time. */
 export function formatTime(iso: string | null): string {
   if (!iso) return '—';

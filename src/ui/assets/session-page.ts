@@ -7,7 +7,7 @@ import { type ApiError, api, type Instance } from './api.ts';
 import { deliveryLog } from './delivery-log.ts';
 import { confirmAction } from './dialog.ts';
 import { h } from './dom.ts';
-import { formatPhone, plural, sessionLabel, sessionTone } from './format.ts';
+import { formatClock, formatPhone, plural, sessionLabel, sessionTone } from './format.ts';
 import { keysPanel } from './instance-keys.ts';
 import { notify } from './notices.ts';
 import { Poller } from './poller.ts';
@@ -28,13 +28,16 @@ function sessionHeader(onDelete: (() => void) | null) {
     h(
       'div',
       {},
-      h(
-        'nav',
-        { class: 'crumb small', 'aria-label': 'Breadcrumb' },
-        sessionKey.role() === 'portal' ? null : h('a', { href: '/' }, 'Instances'),
-        sessionKey.role() === 'portal' ? null : ' / ',
-        crumb,
-      ),
+      // A portal shows one instance and no list: a breadcrumb would only say its name again, above the heading.
+      sessionKey.role() === 'portal'
+        ? null
+        : h(
+            'nav',
+            { class: 'crumb small', 'aria-label': 'Breadcrumb' },
+            h('a', { href: '/' }, 'Instances'),
+            ' / ',
+            crumb,
+          ),
       name,
       id,
     ),
@@ -70,7 +73,7 @@ function sessionHeader(onDelete: (() => void) | null) {
         ? `${plural(i.counts.failed_deliveries, 'failed delivery', 'failed deliveries')}`
         : 'None failed';
       summary.className = i.counts.failed_deliveries ? 'bad-text' : 'muted';
-      live.textContent = `Live · updated ${new Date().toLocaleTimeString()}`;
+      live.textContent = `Live · updated ${formatClock(new Date())}`;
     },
   };
 }

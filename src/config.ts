@@ -1,5 +1,6 @@
 /** Configuration from environment variables. Parsing is pure: a bad value throws a ConfigError naming it. */
 
+import { normalisePrefix } from './domain/media-prefix.ts';
 import { FAILING_AFTER, type FailingPolicy } from './domain/operational-events.ts';
 import { retryHorizonMs } from './domain/retry-horizon.ts';
 import { type Cidr, parseCidrList } from './net/address-allow-list.ts';
@@ -38,6 +39,8 @@ export interface Config {
   mediaStore: MediaStoreConfig;
   /** Headers sent when Herald downloads engine media (ENGINE_MEDIA_HEADERS), e.g. WAHA's X-Api-Key. */
   engineMediaHeaders: Record<string, string>;
+  /** Where engine media may be downloaded from, any address, those headers with it (ENGINE_MEDIA_PREFIXES). */
+  engineMediaPrefixes: string[];
   /** The largest engine webhook body taken (ENGINE_MAX_BODY_BYTES), engine data (`_data`) included. */
   engineMaxBodyBytes: number;
   /** How long an engine's repeat of a message is dropped at ingest (ENGINE_DEDUPE_S, in ms); 0 keeps every one. */
@@ -117,6 +120,7 @@ export function loadConfig(env: Env): Config {
     mediaTtlMs: duration('MEDIA_TTL', get('MEDIA_TTL'), 24 * 3600),
     mediaStore: mediaStore(get),
     engineMediaHeaders: headerList('ENGINE_MEDIA_HEADERS', get('ENGINE_MEDIA_HEADERS')),
+    engineMediaPrefixes: mediaPrefixes(get('ENGINE_MEDIA_PREFIXES')),
     engineMaxBodyBytes: integer('ENGINE_MAX_BODY_BYTES', 4 * 1024 * 1024, 1024, 64 * 1024 * 1024),
     engineDedupeMs: integer('ENGINE_DEDUPE_S', 3600, 0, 30 * 86_400) * 1000,
     portal: {
@@ -135,7 +139,35 @@ export function loadConfig(env: Env): Config {
     },
   };
   checkMediaTtl(config);
+  checkEngineMedia(config);
   return config;
+}
+
+/** ENGINE_MEDIA_PREFIXES: comma-separated URL prefixes, each an absolute http(s) URL that media-prefix.ts accepts. */
+function mediaPrefixes(raw: string | undefined): string[] {
+  const prefixes = (raw ?? '')
+    .split(',')
+    .map((p) => p.trim())
+    .filter((p) => p !== '');
+  for (const prefix of prefixes) {
+    const n = normalisePrefix(prefix);
+    if ('why' in n) {
+      throw new ConfigError(
+        `ENGINE_MEDIA_PREFIXES: "${prefix}" is not a URL prefix such as http://waha:3000/api/files/: it ${n.why}`,
+      );
+    }
+  }
+  return prefixes;
+}
+
+/** The engine's key goes only where the operator said: headers without prefixes would have nowhere to go. */
+function checkEngineMedia(c: Config): void {
+  if (Object.keys(c.engineMediaHeaders).length > 0 && c.engineMediaPrefixes.length === 0) {
+    throw new ConfigError(
+      'ENGINE_MEDIA_HEADERS: set without ENGINE_MEDIA_PREFIXES; set ENGINE_MEDIA_PREFIXES to where the engine serves ' +
+        'its files (e.g. ENGINE_MEDIA_PREFIXES=http://waha:3000/api/files/): the headers are sent there and nowhere else',
+    );
+  }
 }
 
 /** Names proxy-addr gives to address ranges, which Fastify's trustProxy takes besides addresses and CIDRs. */

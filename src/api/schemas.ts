@@ -37,6 +37,12 @@ export const Instance = Type.Object(
       description:
         "whether the engine's webhook must be signed (X-Webhook-Hmac); the key itself is never shown",
     }),
+    engine_media_prefix: Nullable(
+      Type.String({
+        description:
+          "where this instance's engine media may be downloaded from, within ENGINE_MEDIA_PREFIXES; null: any of them",
+      }),
+    ),
     created_at: Time,
     // Beyond the instance itself, for the instance list and "Redeliver all failed" (which must say how many before acting).
     counts: Type.Object({
@@ -56,6 +62,7 @@ export const Instance = Type.Object(
         status: 'WORKING',
         phone: '15550001111',
         engine_hmac_key_set: true,
+        engine_media_prefix: null,
         created_at: '2026-11-21T09:58:12.345Z',
         counts: { webhooks: 2, failed_deliveries: 1, redeliverable_deliveries: 1 },
       },

@@ -16,6 +16,7 @@ export const instanceView = (i: Instance, counts: Map<string, InstanceCounts>) =
   status: i.status,
   phone: i.phone,
   engine_hmac_key_set: Boolean(i.engine_hmac_sealed),
+  engine_media_prefix: i.engine_media_prefix ?? null,
   created_at: iso(i.created_at),
   counts: counts.get(i.instance_id) ?? NO_COUNTS,
 });

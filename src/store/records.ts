@@ -91,6 +91,8 @@ export interface InstanceChange {
   name?: string;
   /** The sealed engine HMAC key, or null to remove it. */
   engine_hmac_sealed?: string | null;
+  /** Where its engine media may come from, within ENGINE_MEDIA_PREFIXES, or null for any of them. */
+  engine_media_prefix?: string | null;
 }
 
 /** An engine's media file to download for an event, leased to one process while it does. */
@@ -102,6 +104,10 @@ export interface MediaJob {
   filename: string | null;
   /** The engine could not get the file itself (its own `error`, in words): nothing to download. */
   engine_error: string | null;
+  /** Its event came through an engine endpoint: only then may ENGINE_MEDIA_HEADERS go with the download. */
+  via_engine: boolean;
+  /** Its instance's engine_media_prefix (null: ENGINE_MEDIA_PREFIXES as a whole), read with the claim. */
+  engine_media_prefix: string | null;
   /** Tries before this one that ended in a fault of Herald's own (the media store unreachable, say). */
   tries: number;
   lease_token: string;

@@ -216,6 +216,7 @@ describe('instances', () => {
     'counts',
     'created_at',
     'engine_hmac_key_set',
+    'engine_media_prefix',
     'instance_id',
     'name',
     'phone',
@@ -251,6 +252,7 @@ describe('instances', () => {
         status: 'STOPPED',
         phone: null,
         engine_hmac_key_set: false,
+        engine_media_prefix: null,
       });
       assert.deepEqual(counts, { webhooks: 0, failed_deliveries: 0, redeliverable_deliveries: 0 });
       assert.match(created_at, ISO);

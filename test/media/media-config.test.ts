@@ -100,4 +100,46 @@ describe('media configuration', () => {
       );
     }
   });
+
+  test('ENGINE_MEDIA_PREFIXES: comma-separated http(s) URL prefixes, each checked at start-up', () => {
+    assert.deepEqual(loadConfig({}).engineMediaPrefixes, []);
+    assert.deepEqual(
+      loadConfig({ ENGINE_MEDIA_PREFIXES: 'http://waha:3000/api/files/, https://files.example/waha' })
+        .engineMediaPrefixes,
+      ['http://waha:3000/api/files/', 'https://files.example/waha'],
+    );
+    for (const [bad, rule] of [
+      ['waha:3000/api/files/', 'must be an absolute http or https URL'],
+      ['ftp://waha/api/files/', 'must be an absolute http or https URL'],
+      ['http://key@waha:3000/api/files/', 'must not contain user information'],
+      ['http://waha:3000/api/files/?session=a', 'must not have a query or fragment'],
+      ['http://waha:3000/api/files/../', 'must not have a "." or ".." segment in its path'],
+    ]) {
+      assert.throws(
+        () => loadConfig({ ENGINE_MEDIA_PREFIXES: `http://ok/files/,${bad}` }),
+        (err: Error) =>
+          err instanceof ConfigError &&
+          err.message ===
+            `ENGINE_MEDIA_PREFIXES: "${bad}" is not a URL prefix such as http://waha:3000/api/files/: it ${rule}`,
+        bad,
+      );
+    }
+  });
+
+  test('ENGINE_MEDIA_HEADERS without ENGINE_MEDIA_PREFIXES stops the start, saying what to set', () => {
+    assert.throws(
+      () => loadConfig({ ENGINE_MEDIA_HEADERS: 'X-Api-Key: k' }),
+      (err: Error) =>
+        err instanceof ConfigError &&
+        err.message ===
+          'ENGINE_MEDIA_HEADERS: set without ENGINE_MEDIA_PREFIXES; set ENGINE_MEDIA_PREFIXES to where the engine ' +
+            'serves its files (e.g. ENGINE_MEDIA_PREFIXES=http://waha:3000/api/files/): the headers are sent there ' +
+            'and nowhere else',
+    );
+    const c = loadConfig({
+      ENGINE_MEDIA_HEADERS: 'X-Api-Key: k',
+      ENGINE_MEDIA_PREFIXES: 'http://waha:3000/api/files/',
+    });
+    assert.deepEqual(c.engineMediaHeaders, { 'x-api-key': 'k' });
+  });
 });

@@ -11,6 +11,7 @@ import type { ErrorName } from '../error-catalog.ts';
 import { HttpError } from '../errors.ts';
 import { rightsErrors, roleOf } from '../rights.ts';
 import { Answer, IdParam, InstanceParams, Ok } from '../schemas.ts';
+import { instanceMediaPrefix } from '../instance-media-prefix.ts';
 import { instanceView } from '../views.ts';
 
 const CreateInstance = Type.Object(
@@ -24,6 +25,13 @@ const PatchInstance = Type.Object(
       Type.Union([Type.String({ minLength: 1, maxLength: 1024 }), Type.Null()], {
         description:
           "the key the engine signs its webhook with (WAHA's hmac.key); null removes it. Write-only, sealed at rest",
+      }),
+    ),
+    engine_media_prefix: Type.Optional(
+      Type.Union([Type.String({ minLength: 1, maxLength: 2048 }), Type.Null()], {
+        description:
+          'where this instance’s engine media may be downloaded from, within ENGINE_MEDIA_PREFIXES ' +
+          '(e.g. http://waha:3000/api/files/<session>/); null: any of them',
       }),
     ),
   },
@@ -153,6 +161,8 @@ export function instanceRoutes(app: FastifyInstance, ctx: ApiContext): void {
       const { name, engine_hmac_key: key } = request.body as Static<typeof PatchInstance>;
       const change: InstanceChange = { name };
       if (key !== undefined) change.engine_hmac_sealed = key === null ? null : ctx.secretBox.seal(key);
+      const { engine_media_prefix: prefix } = request.body as Static<typeof PatchInstance>;
+      if (prefix !== undefined) change.engine_media_prefix = instanceMediaPrefix(prefix, ctx.config);
       const updated = await ctx.store.catalog.updateInstance(instance.instance_id, change);
       if (!updated) throw HttpError.notFound('instance', instance.instance_id);
       const counts = await ctx.store.log.instanceCounts(instance.instance_id);

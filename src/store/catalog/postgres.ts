@@ -60,11 +60,13 @@ export class PostgresCatalog implements Catalog {
   }
 
   async updateInstance(instanceId: string, change: InstanceChange) {
-    const { name, engine_hmac_sealed: hmac } = change;
+    const { name, engine_hmac_sealed: hmac, engine_media_prefix: prefix } = change;
     const [row] = await this.#db.sql<Row[]>`
       UPDATE instances SET name = COALESCE(${name ?? null}::text, name),
         engine_hmac_sealed = CASE WHEN ${hmac !== undefined}::boolean THEN ${hmac ?? null}::text
-                             ELSE engine_hmac_sealed END
+                             ELSE engine_hmac_sealed END,
+        engine_media_prefix = CASE WHEN ${prefix !== undefined}::boolean THEN ${prefix ?? null}::text
+                              ELSE engine_media_prefix END
       WHERE instance_id = ${instanceId} RETURNING *`;
     return row ? toInstance(row) : null;
   }

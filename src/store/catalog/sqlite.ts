@@ -61,14 +61,22 @@ export class SqliteCatalog implements Catalog {
   }
 
   async updateInstance(instanceId: string, change: InstanceChange) {
-    const { name, engine_hmac_sealed: hmac } = change;
+    const { name, engine_hmac_sealed: hmac, engine_media_prefix: prefix } = change;
     this.#db
       .q(
         `UPDATE instances SET name = COALESCE(?, name),
-           engine_hmac_sealed = CASE WHEN ? THEN ? ELSE engine_hmac_sealed END
+           engine_hmac_sealed = CASE WHEN ? THEN ? ELSE engine_hmac_sealed END,
+           engine_media_prefix = CASE WHEN ? THEN ? ELSE engine_media_prefix END
          WHERE instance_id = ?`,
       )
-      .run(name ?? null, hmac === undefined ? 0 : 1, hmac ?? null, instanceId);
+      .run(
+        name ?? null,
+        hmac === undefined ? 0 : 1,
+        hmac ?? null,
+        prefix === undefined ? 0 : 1,
+        prefix ?? null,
+        instanceId,
+      );
     return this.getInstance(instanceId);
   }
 

@@ -115,7 +115,8 @@ export async function startHerald(config: Config, options: HeraldOptions = {}): 
   let publicUrl = config.publicUrl ?? '';
   const mediaStore = await openMediaStore(config.mediaStore, config.dataDir);
   const engineFetch = new EngineFetch({
-    destinations,
+    prefixes: config.engineMediaPrefixes,
+    lookup: options.resolve,
     headers: config.engineMediaHeaders,
     timeoutMs: config.deliveryTimeoutMs,
     maxBytes: config.mediaMaxBytes,

@@ -51,6 +51,11 @@ export interface PublishOptions {
   largeBodies?: boolean;
   /** An engine's events: one that repeats a report of the last `windowMs` is answered as a duplicate, not stored. */
   repeats?: Repeats;
+  /**
+   * Posted to an engine endpoint, not to Herald's event API: its media downloads may carry ENGINE_MEDIA_HEADERS
+   * (under ENGINE_MEDIA_PREFIXES). Kept with each media job, so that a download resumed later knows it too.
+   */
+  viaEngine?: boolean;
 }
 
 export interface Published {
@@ -66,7 +71,7 @@ export async function publishEvents(
   ctx: ApiContext,
   instanceId: string,
   items: Publication[],
-  { prefix, anyKind = false, largeBodies = false, repeats }: PublishOptions,
+  { prefix, anyKind = false, largeBodies = false, repeats, viaEngine = false }: PublishOptions,
 ): Promise<Published[]> {
   const now = ctx.clock();
   const known = items.map((p) => isEventKind(p.event));
@@ -106,7 +111,8 @@ export async function publishEvents(
     if (!largeBodies && Buffer.byteLength(body) > MAX_EVENT_BYTES) {
       throw eventTooLarge(prefix(i).replace(/\.$/, '') || 'event');
     }
-    return { ...event, body, download: normalised[i].download };
+    const download = normalised[i].download;
+    return { ...event, body, download: download && { ...download, via_engine: viaEngine } };
   });
   const repeated = repeats
     ? await findRepeats(ctx, instanceId, items, drafts, repeats, now)

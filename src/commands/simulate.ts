@@ -23,8 +23,11 @@ follow realistic weights. Prints progress every second and a summary at the end 
 
   --engine herald  (default) Herald's own format, in batches: POST …/events/batch
   --engine waha    what WAHA sends to its webhook, one request per event: POST …/engine/waha. Media is served
-                   by a small file server this command starts on 127.0.0.1, as WAHA's own would serve it; Herald
-                   downloads it, so start Herald with ALLOW_PRIVATE_DESTINATIONS=true to try it on one machine.
+                   by a small file server this command starts on 127.0.0.1, as WAHA's own would serve it. Herald
+                   downloads engine media only under ENGINE_MEDIA_PREFIXES: give the file server a port and start
+                   Herald with that prefix, e.g. --media-port 3001 and
+                   ENGINE_MEDIA_PREFIXES=http://127.0.0.1:3001/api/files/ (and, with --media-api-key K,
+                   ENGINE_MEDIA_HEADERS='X-Api-Key: K'). Outside it, media on 127.0.0.1 is refused.
 
 Options:
   --instance ID        the instance (ins_…) to publish to (required)
@@ -35,7 +38,7 @@ Options:
   --seed N             seed of the simulation, to replay the same activity
   --hmac-key K         waha: sign each body as WAHA does (X-Webhook-Hmac), for an instance with an engine HMAC key
   --media-api-key K    waha: the file server answers 401 without X-Api-Key: K (set ENGINE_MEDIA_HEADERS in Herald)
-  --media-port P       waha: the file server's port (default: any free one)
+  --media-port P       waha: the file server's port (default: any free one, which no ENGINE_MEDIA_PREFIXES names)
 
 HERALD and KEY are the names the README's walk-through exports: in its terminal, --url and --key can be left out.`;
 
@@ -109,7 +112,10 @@ async function run(args: string[]): Promise<void> {
   console.log(
     `Simulating ${values.instance} as ${values.engine === 'waha' ? 'WAHA' : 'Herald events'} at ${rate}/s for ` +
       `${durationMs / 1000}s (seed ${seed}) → ${values.url}` +
-      (media ? `\nEngine file server on ${media.base}` : ''),
+      (media
+        ? `\nEngine file server on ${media.base}; Herald downloads from it with ` +
+          `ENGINE_MEDIA_PREFIXES=${media.base}/api/files/`
+        : ''),
   );
 
   let simulated = 0;
@@ -146,6 +152,12 @@ async function run(args: string[]): Promise<void> {
     console.log(
       `Engine file server: ${served} files downloaded by Herald, ${refused} refused for want of X-Api-Key.`,
     );
+    if (served + refused === 0) {
+      console.log(
+        `Herald asked for no file: start it with ENGINE_MEDIA_PREFIXES=${media.base}/api/files/ ` +
+          '(and this command with the same --media-port) to let it download from here.',
+      );
+    }
   }
 }
 

@@ -122,4 +122,9 @@ export interface MediaDownload {
   filename: string | null;
   /** The engine's own `error`, in words. */
   engine_error?: string | null;
+  /**
+   * Its event came through an engine endpoint (POST …/engine/waha), not Herald's event API: only then may
+   * ENGINE_MEDIA_HEADERS go with the download (media-prefix.ts says where).
+   */
+  via_engine?: boolean;
 }

@@ -35,6 +35,9 @@ export interface SettledMedia {
   failure: MediaFailure | null;
 }
 
+/** A download with what decides where it may go: its event's way in, and its instance's engine_media_prefix. */
+export type EngineDownload = MediaDownload & { engine_media_prefix?: string | null };
+
 /** The kinds whose payload may carry a media object. */
 const MEDIA_KINDS = new Set(['message', 'message.any']);
 /** type/subtype with optional parameters (RFC 9110 §8.3), e.g. `audio/ogg; codecs=opus`. */
@@ -81,10 +84,13 @@ export class Media {
    * object every delivery of its event carries: ready with Herald's own signed link, or too_large / failed without
    * a file, with why.
    */
-  async fetchEngineMedia(instanceId: string, download: MediaDownload): Promise<SettledMedia> {
+  async fetchEngineMedia(instanceId: string, download: EngineDownload): Promise<SettledMedia> {
     const got = download.engine_error
       ? ({ kind: 'failed', failure: engineError(download.engine_error) } as const)
-      : await this.#options.engineFetch.fetch(download.url);
+      : await this.#options.engineFetch.fetch(download.url, {
+          viaEngine: download.via_engine === true,
+          instancePrefix: download.engine_media_prefix ?? null,
+        });
     if (got.kind !== 'file') {
       return { media: fileless(failedStatus(got.failure), download.mimetype), failure: got.failure };
     }

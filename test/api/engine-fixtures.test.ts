@@ -70,8 +70,8 @@ let ins: string;
 const receivers: Record<'all' | 'noStories' | 'catalog', TestReceiver> = {} as never;
 
 before(async () => {
-  h = await startTestHerald();
   files = await EngineFiles.start();
+  h = await startTestHerald({ ENGINE_MEDIA_PREFIXES: files.prefix });
   ins = await h.createInstance('WAHA session');
   for (const [name, events, ignore_status] of [
     ['all', ['*'], false],

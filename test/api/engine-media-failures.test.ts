@@ -1,7 +1,8 @@
 /**
  * Why engine media was not stored, said in three places: a warn log line, the delivery detail's `media_failure`
  * and `herald_engine_media_failures_total{reason}`; what the receiver gets stays the seed's object. A real file
- * server on 127.0.0.1 stands in for WAHA's; the destination guard lets 127.0.0.1 through and nothing else private.
+ * server on 127.0.0.1 stands in for WAHA's, named by ENGINE_MEDIA_PREFIXES; ALLOWED_DESTINATION_CIDRS covers
+ * 127.0.0.1 too, which lets no media through outside the prefixes.
  */
 import assert from 'node:assert/strict';
 import { createServer } from 'node:http';
@@ -16,7 +17,15 @@ import { TestReceiver } from '../support/receiver.ts';
 
 const MAX_BYTES = 4096;
 const TIMEOUT_MS = 1500;
-const REASONS = ['refused', 'status', 'timeout', 'too_large', 'engine_error', 'connection'];
+const REASONS = [
+  'refused',
+  'outside_prefixes',
+  'status',
+  'timeout',
+  'too_large',
+  'engine_error',
+  'connection',
+];
 
 const lines: any[] = [];
 const sink = new Writable({
@@ -31,26 +40,29 @@ let files: EngineFiles;
 let receiver: TestReceiver;
 let ins: string;
 let closedPort: number;
+let prefixes: string;
 before(async () => {
+  files = await EngineFiles.start();
+  // A port nobody listens on: the connection is refused.
+  const gone = createServer();
+  await new Promise<void>((resolve) => gone.listen(0, '127.0.0.1', resolve));
+  closedPort = (gone.address() as AddressInfo).port;
+  await new Promise<void>((resolve) => gone.close(() => resolve()));
+  prefixes = `${files.prefix},http://127.0.0.1:${closedPort}/api/files/`;
   h = await startTestHerald(
     {
       ALLOW_PRIVATE_DESTINATIONS: 'false',
       ALLOWED_DESTINATION_CIDRS: '127.0.0.1/32',
+      ENGINE_MEDIA_PREFIXES: prefixes,
       MEDIA_MAX_BYTES: String(MAX_BYTES),
       DELIVERY_TIMEOUT_MS: String(TIMEOUT_MS),
       LOG_LEVEL: 'warn',
     },
     { logger: pino({ level: 'warn' }, sink) },
   );
-  files = await EngineFiles.start();
   receiver = await TestReceiver.start();
   ins = await h.createInstance('media failures');
   await h.createWebhook(ins, { destination_url: receiver.url, events: ['message'] });
-  // A port nobody listens on: the connection is refused.
-  const gone = createServer();
-  await new Promise<void>((resolve) => gone.listen(0, '127.0.0.1', resolve));
-  closedPort = (gone.address() as AddressInfo).port;
-  await new Promise<void>((resolve) => gone.close(() => resolve()));
 });
 after(async () => {
   await receiver.close();
@@ -112,18 +124,35 @@ describe('engine media failures', () => {
     name: string;
     media: () => Record<string, unknown>;
     reason: string;
-    failure: string | RegExp;
+    failure: string | RegExp | (() => string);
     delivered: Record<string, unknown>;
   }[] = [
     {
-      name: 'the destination guard refuses the address, and says which and why',
+      name: 'a private address outside ENGINE_MEDIA_PREFIXES, and the message says which and why',
       media: () => ({
         url: 'http://10.1.2.3:3000/api/files/default/x.jpeg?api_key=s3cret',
         mimetype: 'image/jpeg',
       }),
-      reason: 'refused',
+      reason: 'outside_prefixes',
+      failure: () =>
+        `media.url is not under ENGINE_MEDIA_PREFIXES (${prefixes.replace(',', ', ')}), and 10.1.2.3 is not a ` +
+        'globally reachable address (private, 10.0.0.0/8): a private address outside ENGINE_MEDIA_PREFIXES is never ' +
+        "downloaded from (to download the engine's files, add where it serves them to ENGINE_MEDIA_PREFIXES)",
+      delivered: { status: 'failed', mimetype: 'image/jpeg' },
+    },
+    {
+      name: 'the engine’s own API on an address ALLOWED_DESTINATION_CIDRS covers, outside the prefixes',
+      media: () => ({ url: `${files.base}/api/sessions/default/me`, mimetype: 'image/jpeg' }),
+      reason: 'outside_prefixes',
       failure:
-        /^the destination guard refused media\.url: 10\.1\.2\.3 is not a globally reachable address \(private, 10\.0\.0\.0\/8\); .*ALLOWED_DESTINATION_CIDRS$/,
+        /^media\.url is not under ENGINE_MEDIA_PREFIXES \(.*\), and 127\.0\.0\.1 is not a globally reachable address \(loopback, 127\.0\.0\.0\/8\): a private address outside/,
+      delivered: { status: 'failed', mimetype: 'image/jpeg' },
+    },
+    {
+      name: 'an encoded separator that a server may read as climbing out of the prefix is refused as spelt',
+      media: () => ({ url: `${files.prefix}..%2Fsessions%2Fdefault`, mimetype: 'image/jpeg' }),
+      reason: 'refused',
+      failure: 'media.url refused: it must not have an encoded "/", "\\", "." or "%" in its path (%2F)',
       delivered: { status: 'failed', mimetype: 'image/jpeg' },
     },
     {
@@ -193,10 +222,12 @@ describe('engine media failures', () => {
   for (const c of cases) {
     test(`${c.name}: log, delivery detail and metric say why; the receiver gets the seed’s object`, async () => {
       const before = await failures();
+      const asked = files.requests.length;
       const sent = c.media();
       const { media, detail, logged, event_id } = await settle(sent);
       assert.deepEqual(media, c.delivered, 'no field added for receivers');
-      if (typeof c.failure === 'string') assert.equal(detail.media_failure, c.failure);
+      if (typeof c.failure === 'function') assert.equal(detail.media_failure, c.failure());
+      else if (typeof c.failure === 'string') assert.equal(detail.media_failure, c.failure);
       else assert.match(detail.media_failure ?? '', c.failure);
 
       assert.equal(logged.length, 1, JSON.stringify(logged));
@@ -211,6 +242,9 @@ describe('engine media failures', () => {
       assert.equal(line.url, url);
       assert.ok(!JSON.stringify(line).includes('s3cret'), 'no secret of the query in the log');
 
+      if (c.reason === 'refused' || c.reason === 'outside_prefixes') {
+        assert.equal(files.requests.length, asked, 'nothing fetched');
+      }
       const after = await failures();
       assert.equal(after[c.reason], (before[c.reason] ?? 0) + 1, `${c.reason}: ${JSON.stringify(after)}`);
       for (const other of REASONS.filter((r) => r !== c.reason)) assert.equal(after[other], before[other]);

@@ -19,12 +19,13 @@ const TIMEOUT_MS = 1500;
 let h: TestHerald;
 let files: EngineFiles;
 before(async () => {
+  files = await EngineFiles.start();
   h = await startTestHerald({
     MEDIA_MAX_BYTES: String(MAX_BYTES),
     DELIVERY_TIMEOUT_MS: String(TIMEOUT_MS),
     ENGINE_MEDIA_HEADERS: 'X-Api-Key: waha-secret; X-Trace: herald-test',
+    ENGINE_MEDIA_PREFIXES: files.prefix,
   });
-  files = await EngineFiles.start();
 });
 after(async () => {
   await files.close();

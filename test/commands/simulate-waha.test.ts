@@ -5,6 +5,8 @@
  */
 import assert from 'node:assert/strict';
 import { mkdtempSync, rmSync } from 'node:fs';
+import { createServer } from 'node:http';
+import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { test } from 'node:test';
@@ -18,8 +20,10 @@ import { spawnHerald } from '../support/spawn.ts';
 test('simulate --engine waha: WAHA bodies, signed, with media from its file server, reach a webhook normalised', async (t) => {
   const dataDir = mkdtempSync(join(tmpdir(), 'herald-sim-waha-'));
   const receiver = await TestReceiver.start();
+  const mediaPort = await freePort();
   const herald = await spawnHerald(dataDir, {
     ENGINE_MEDIA_HEADERS: 'X-Api-Key: waha-demo-key',
+    ENGINE_MEDIA_PREFIXES: `http://127.0.0.1:${mediaPort}/api/files/`,
     MEDIA_MAX_BYTES: String(256 * 1024),
   });
   t.after(async () => {
@@ -58,6 +62,8 @@ test('simulate --engine waha: WAHA bodies, signed, with media from its file serv
       'hmac-demo',
       '--media-api-key',
       'waha-demo-key',
+      '--media-port',
+      String(mediaPort),
     ],
     { HERALD_URL: herald.url, HERALD_API_KEY: ADMIN_KEY },
   );
@@ -91,3 +97,12 @@ test('simulate --engine waha: WAHA bodies, signed, with media from its file serv
   });
   assert.match(status.phone, /^\d+$/, "the session's phone, from me.id");
 });
+
+/** A port free now (the file server takes it a moment later), so that Herald can be started with its prefix. */
+async function freePort(): Promise<number> {
+  const server = createServer();
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  const { port } = server.address() as AddressInfo;
+  await new Promise<void>((resolve) => server.close(() => resolve()));
+  return port;
+}

@@ -1,7 +1,8 @@
 /**
  * Engine media is a durable job: Herald killed (SIGKILL) while it downloads an engine's files, then restarted on
- * the same data, settles every acknowledged event's media and delivers it. Runs on SQLite, and on PostgreSQL in
- * the second pass of `npm test` (where the restarted process takes the jobs over once their lease runs out).
+ * the same data, settles every acknowledged event's media and delivers it, still knowing that the events came through
+ * the engine endpoint (the resumed downloads carry ENGINE_MEDIA_HEADERS). Runs on SQLite, and on PostgreSQL in the
+ * second pass of `npm test` (where the restarted process takes the jobs over once their lease runs out).
  */
 import assert from 'node:assert/strict';
 import { mkdtempSync, rmSync } from 'node:fs';
@@ -15,7 +16,11 @@ import { TestReceiver } from '../support/receiver.ts';
 import { spawnHerald } from '../support/spawn.ts';
 
 /** Long enough that every download is still waiting for its answer when Herald is killed. */
-const ENV = { DELIVERY_TIMEOUT_MS: '4000' };
+const env = (files: EngineFiles) => ({
+  DELIVERY_TIMEOUT_MS: '4000',
+  ENGINE_MEDIA_HEADERS: 'X-Api-Key: crash-key',
+  ENGINE_MEDIA_PREFIXES: files.prefix,
+});
 const EVENTS = 6;
 
 test('a SIGKILL mid-download loses no acknowledged event: each is delivered once its media settles', async (t) => {
@@ -23,7 +28,7 @@ test('a SIGKILL mid-download loses no acknowledged event: each is delivered once
   const files = await EngineFiles.start();
   const receiver = await TestReceiver.start();
   // Started as `npx herald serve`, killed by the PID npx has: the launcher stops Herald when npm is gone.
-  let herald = await spawnHerald(dataDir, ENV, 15_000, [], 'npx herald');
+  let herald = await spawnHerald(dataDir, env(files), 15_000, [], 'npx herald');
   t.after(async () => {
     await herald.kill('SIGKILL');
     await Promise.all([files.close(), receiver.close()]);
@@ -60,8 +65,15 @@ test('a SIGKILL mid-download loses no acknowledged event: each is delivered once
   assert.equal(receiver.received.length, 0, 'nothing was delivered before its media settled');
 
   for (const [i] of urls.entries()) files.serve(`crash-${i}.png`, { bytes: png, type: 'image/png' });
-  herald = await spawnHerald(dataDir, ENV);
+  const before = files.requests.length;
+  herald = await spawnHerald(dataDir, env(files));
   await receiver.waitFor(EVENTS, 30_000);
+  const resumed = files.requests.slice(before);
+  assert.ok(resumed.length >= EVENTS, `every download made again: ${resumed.length}`);
+  assert.ok(
+    resumed.every((r) => r.headers['x-api-key'] === 'crash-key'),
+    'a resumed download still knows its event came through the engine endpoint',
+  );
   const byId = new Map(receiver.received.map((r) => [r.body.event_id, r.body.payload.media]));
   assert.deepEqual([...byId.keys()].sort(), [...acked.keys()].sort());
   for (const media of byId.values()) {

@@ -17,8 +17,8 @@ let receiver: TestReceiver;
 let ins: string;
 
 before(async () => {
-  h = await startTestHerald();
   files = await EngineFiles.start();
+  h = await startTestHerald({ ENGINE_MEDIA_PREFIXES: files.prefix });
   receiver = await TestReceiver.start();
   ins = await h.createInstance();
   await h.createWebhook(ins, { destination_url: receiver.url, events: ['message'] });

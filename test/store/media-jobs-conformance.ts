@@ -61,6 +61,40 @@ export function mediaJobsConformance(name: string, open: () => Promise<Store>): 
     const jobsOf = async (eventId: string, at: number) =>
       (await store.mediaJobs.claimMediaJobs(at, 100, LEASE)).filter((j) => j.event_id === eventId);
 
+    test('a job remembers whether its event came through an engine endpoint, and brings its instance’s prefix', async () => {
+      const { ins } = await instanceWithWebhook();
+      const prefix = 'http://waha:3000/api/files/default/';
+      await store.catalog.updateInstance(ins, { engine_media_prefix: prefix });
+      const viaEngine = withMedia(ins);
+      viaEngine.download = { url: URL_, mimetype: 'image/jpeg', filename: null, via_engine: true };
+      const viaEvents = withMedia(ins);
+      await store.events.ingest(ins, [viaEngine, viaEvents], route, T0);
+      const claimed = (await store.mediaJobs.claimMediaJobs(T0, 100, LEASE)).filter(
+        (j) => j.instance_id === ins,
+      );
+      const byEvent = new Map(claimed.map((j) => [j.event_id, j]));
+      assert.equal(byEvent.get(viaEngine.event_id)?.via_engine, true);
+      assert.equal(byEvent.get(viaEvents.event_id)?.via_engine, false);
+      assert.deepEqual(
+        claimed.map((j) => j.engine_media_prefix),
+        [prefix, prefix],
+      );
+      // Cleared, the claim says so too.
+      assert.equal(
+        (await store.catalog.updateInstance(ins, { engine_media_prefix: null }))?.engine_media_prefix,
+        null,
+      );
+      for (const j of claimed) await store.mediaJobs.retryMediaJob(j, T0);
+      const again = (await store.mediaJobs.claimMediaJobs(T0, 100, LEASE)).filter(
+        (j) => j.instance_id === ins,
+      );
+      assert.deepEqual(
+        again.map((j) => j.engine_media_prefix),
+        [null, null],
+      );
+      for (const j of again) await store.mediaJobs.settleMediaJob(j, { status: 'failed' }, T0 + 1);
+    });
+
     test('deliveries wait for their media; the settled object reaches the body, and they are due at once', async () => {
       const { ins, hooks } = await instanceWithWebhook(2);
       const e = withMedia(ins);
@@ -90,6 +124,8 @@ export function mediaJobsConformance(name: string, open: () => Promise<Store>): 
           mimetype: 'image/jpeg',
           filename: null,
           engine_error: null,
+          via_engine: false,
+          engine_media_prefix: null,
           tries: 0,
           lease_token: 'string',
         },

@@ -106,6 +106,11 @@ export class EngineFiles {
     return f;
   }
 
+  /** Where it serves its files: what ENGINE_MEDIA_PREFIXES names for it. */
+  get prefix(): string {
+    return `${this.base}/api/files/`;
+  }
+
   /** Serves `answer` at /api/files/<name>; returns its URL. */
   serve(name: string, answer: FileAnswer): string {
     const path = `/api/files/${name}`;

@@ -19,8 +19,8 @@ describe('session page: why engine media was not stored', { skip: missingChromiu
   let ins: string;
 
   before(async () => {
-    h = await startTestHerald();
     files = await EngineFiles.start();
+    h = await startTestHerald({ ENGINE_MEDIA_PREFIXES: files.prefix });
     receiver = await TestReceiver.start();
     browser = await launch();
     ins = await h.createInstance('Front desk');

@@ -113,6 +113,7 @@ export function engineRoutes(app: FastifyInstance, ctx: ApiContext): void {
           prefix: () => '',
           anyKind: true,
           largeBodies: true,
+          viaEngine: true,
           repeats: { key: (p) => dedupeKey(p.event, p.payload), windowMs: ctx.config.engineDedupeMs },
         },
       );

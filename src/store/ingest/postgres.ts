@@ -224,13 +224,14 @@ export class PostgresEvents implements Events {
     if (jobs.length > 0) {
       const download = ({ e }: Draft) => e.download as NonNullable<EventDraft['download']>;
       await sql`
-        INSERT INTO media_jobs (event_id, url, mimetype, filename, engine_error, next_try_at)
-        SELECT j.event_id, j.url, j.mimetype, j.filename, j.engine_error, j.next_try_at
+        INSERT INTO media_jobs (event_id, url, mimetype, filename, engine_error, via_engine, next_try_at)
+        SELECT j.event_id, j.url, j.mimetype, j.filename, j.engine_error, j.via_engine::boolean, j.next_try_at
         FROM unnest(${jobs.map(({ e }) => e.event_id)}::text[], ${jobs.map((d) => download(d).url)}::text[],
                     ${jobs.map((d) => download(d).mimetype)}::text[], ${jobs.map((d) => download(d).filename)}::text[],
                     ${jobs.map((d) => download(d).engine_error ?? null)}::text[],
+                    ${jobs.map((d) => String(download(d).via_engine === true))}::text[],
                     ${jobs.map(({ now }) => now)}::bigint[])
-             AS j(event_id, url, mimetype, filename, engine_error, next_try_at)`;
+             AS j(event_id, url, mimetype, filename, engine_error, via_engine, next_try_at)`;
     }
     const queued = rows.filter((r) => r.ordered);
     if (queued.length > 0) {

@@ -133,13 +133,15 @@ export class SqliteEvents implements Events {
       }
     }
     if (held) {
-      const { url, mimetype, filename, engine_error } = e.download as NonNullable<EventDraft['download']>;
+      const { url, mimetype, filename, engine_error, via_engine } = e.download as NonNullable<
+        EventDraft['download']
+      >;
       this.#db
         .q(
-          `INSERT INTO media_jobs (event_id, url, mimetype, filename, engine_error, next_try_at)
-           VALUES (?, ?, ?, ?, ?, ?)`,
+          `INSERT INTO media_jobs (event_id, url, mimetype, filename, engine_error, via_engine, next_try_at)
+           VALUES (?, ?, ?, ?, ?, ?, ?)`,
         )
-        .run(e.event_id, url, mimetype, filename, engine_error ?? null, now);
+        .run(e.event_id, url, mimetype, filename, engine_error ?? null, via_engine ? 1 : 0, now);
     }
     if (queued.length > 0) {
       const promote = this.#db.q(PROMOTE_HEAD('?1', '?2', '?3'));

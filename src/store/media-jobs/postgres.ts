@@ -27,9 +27,10 @@ export class PostgresMediaJobs implements MediaJobs {
           ORDER BY next_try_at LIMIT ${limit}::integer FOR UPDATE SKIP LOCKED
         )
         UPDATE media_jobs j SET next_try_at = ${now + leaseMs}::bigint, lease_token = ${token}
-        FROM picked, events e
-        WHERE j.event_id = picked.event_id AND e.event_id = j.event_id
-        RETURNING j.event_id, e.instance_id, j.url, j.mimetype, j.filename, j.engine_error, j.tries, j.lease_token`,
+        FROM picked, events e, instances i
+        WHERE j.event_id = picked.event_id AND e.event_id = j.event_id AND i.instance_id = e.instance_id
+        RETURNING j.event_id, e.instance_id, j.url, j.mimetype, j.filename, j.engine_error, j.via_engine, j.tries,
+          j.lease_token, i.engine_media_prefix`,
     );
   }
 

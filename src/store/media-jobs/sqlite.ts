@@ -22,11 +22,13 @@ export class SqliteMediaJobs implements MediaJobs {
   async claimMediaJobs(now: number, limit: number, leaseMs: number): Promise<MediaJob[]> {
     const rows = this.#db
       .q(
-        `SELECT j.event_id, e.instance_id, j.url, j.mimetype, j.filename, j.engine_error, j.tries
-         FROM media_jobs j JOIN events e ON e.event_id = j.event_id
+        `SELECT j.event_id, e.instance_id, j.url, j.mimetype, j.filename, j.engine_error, j.via_engine, j.tries,
+           i.engine_media_prefix
+         FROM media_jobs j JOIN events e ON e.event_id = j.event_id JOIN instances i ON i.instance_id = e.instance_id
          WHERE j.next_try_at <= ? ORDER BY j.next_try_at LIMIT ?`,
       )
-      .all(now, limit + this.#held.size) as unknown as Omit<MediaJob, 'lease_token'>[];
+      .all(now, limit + this.#held.size)
+      .map((r) => ({ ...r, via_engine: r.via_engine === 1 })) as unknown as Omit<MediaJob, 'lease_token'>[];
     const token = randomToken(12);
     const jobs: MediaJob[] = [];
     for (const row of rows) {

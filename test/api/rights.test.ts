@@ -148,7 +148,7 @@ describe('key scopes and what each may do', () => {
     }
   });
 
-  test('a manage key renames its instance; engine_hmac_key is the admin’s (403 naming the field)', async () => {
+  test('a manage key renames its instance; engine_hmac_key and engine_media_prefix are the admin’s (403 naming the field)', async () => {
     const patch = (body: unknown, key?: string) => h.request('PATCH', `/instances/${ins}`, { key, body });
     const renamed = await patch({ name: 'Shop line' }, manage);
     assert.equal(renamed.status, 200, JSON.stringify(renamed.body));
@@ -156,6 +156,7 @@ describe('key scopes and what each may do', () => {
     for (const [body, field] of [
       [{ engine_hmac_key: 'the-customers-own' }, 'engine_hmac_key'],
       [{ engine_hmac_key: null }, 'engine_hmac_key'],
+      [{ name: 'Shop', engine_media_prefix: 'http://10.0.0.5/' }, 'engine_media_prefix'],
     ] as const) {
       const r = await patch(body, manage);
       assert.deepEqual(

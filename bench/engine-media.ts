@@ -1,8 +1,8 @@
 /**
  * EM, engine media: events/s with media against without. WAHA's own bodies go to POST /instances/{id}/engine/waha
  * as ES1 sends Herald's events (one per request, 64 connections in a closed loop, one webhook), in two legs on
- * Herald started alike (ENGINE_MEDIA_HEADERS with the file server's key; the bench's ALLOW_PRIVATE_DESTINATIONS
- * lets it reach 127.0.0.1): (a) text messages, (b) each message with a file of its own on the bench's file server.
+ * Herald started alike (ENGINE_MEDIA_HEADERS with the file server's key, ENGINE_MEDIA_PREFIXES naming the file server,
+ * which lets it reach 127.0.0.1): (a) text messages, (b) each message with a file of its own on the bench's file server.
  * In (b) Herald answers 202 before it downloads, and starts the delivery once the file is in its media store: an
  * arrival is the delivery with the settled media, so events/s counts downloads made and stored. The receiver counts
  * the measured deliveries by media status, and a leg fails unless all are as they should be (none in (a), ready
@@ -20,7 +20,7 @@ export async function engineMedia(ctx: RunContext, spec: LegSpec): Promise<Figur
   const files = await FileServer.start(API_KEY);
   try {
     const options = {
-      env: { ENGINE_MEDIA_HEADERS: `X-Api-Key: ${API_KEY}` },
+      env: { ENGINE_MEDIA_HEADERS: `X-Api-Key: ${API_KEY}`, ENGINE_MEDIA_PREFIXES: files.files },
       processes: { 'file server': files.pid },
       inspect: true,
     };

@@ -41,7 +41,7 @@ export interface OpenHerald {
 export interface SystemOptions {
   databaseUrl: string | null;
   profileDir?: string;
-  /** EM: ENGINE_MEDIA_HEADERS, so that Herald can fetch from the bench's file server. */
+  /** EM: ENGINE_MEDIA_HEADERS and ENGINE_MEDIA_PREFIXES, so that Herald can fetch from the bench's file server. */
   env?: Record<string, string>;
 }
 

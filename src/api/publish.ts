@@ -26,6 +26,8 @@ export interface Publication {
   payload: unknown;
   event_id?: string | null;
   timestamp?: number | null;
+  /** The publisher's own name for the event (WAHA's envelope id), which breaks a tie of session.status timestamps. */
+  order_id?: string | null;
   /** The session's own phone number, when the engine said it (WAHA's `me`). */
   sessionPhone?: string | null;
 }
@@ -112,7 +114,8 @@ export async function publishEvents(
       throw eventTooLarge(prefix(i).replace(/\.$/, '') || 'event');
     }
     const download = normalised[i].download;
-    return { ...event, body, download: download && { ...download, via_engine: viaEngine } };
+    const order_id = p.order_id ?? event.event_id;
+    return { ...event, order_id, body, download: download && { ...download, via_engine: viaEngine } };
   });
   const repeated = repeats
     ? await findRepeats(ctx, instanceId, items, drafts, repeats, now)

@@ -55,6 +55,11 @@ export interface EventDraft {
   event: string;
   instance_id: string;
   timestamp: number;
+  /**
+   * What breaks a tie of two session.status at one millisecond (domain/session-status.ts): the publisher's own name
+   * for the event (WAHA's envelope id, which grows with time), else the event_id. Not delivered.
+   */
+  order_id?: string;
   payload: Record<string, unknown>;
   /** The delivery request body, serialised once (see event-body.ts). */
   body: string;

@@ -42,10 +42,17 @@ export function publishToWaha(
     me: null,
     fileUrl: (name, large) => files.fileUrl(name, large),
   };
+  // Each event stamped when it happens, a millisecond apart at least, as an engine's are: the instance shows the
+  // session.status with the newest timestamp, and a batch made in one millisecond would otherwise tie.
+  let last = 0;
+  const stamp = () => {
+    last = Math.max(Date.now(), last + 1);
+    return last;
+  };
   return async (events) => {
     // In order, so that a session's status and its messages arrive as they happened.
     const bodies = events.flatMap((e) => {
-      const body = toWaha(e, session, Date.now());
+      const body = toWaha(e, session, stamp());
       return body ? [[e.event, JSON.stringify(body)] as const] : [];
     });
     let deliveries = 0;

@@ -83,6 +83,26 @@ describe('the instance follows the newest session.status', () => {
     assert.deepEqual(await shown(h, ins), ['SCAN_QR_CODE', null]);
   });
 
+  test('two changes of one millisecond: the greater envelope id wins, whichever commits first', async (t) => {
+    const h = await herald(t);
+    const instances = await Promise.all(Array.from({ length: 5 }, () => h.createInstance('tie')));
+    await Promise.all(
+      instances.map(async (ins, i) => {
+        // The envelope ids of one instant in the engine's own order; Herald's event ids (derived per instance)
+        // sort in another, so only the envelope id can tell them apart as the engine meant.
+        const earlier = wahaBody(
+          'session.status',
+          { status: 'SCAN_QR_CODE' },
+          { id: `evt_0${i}a`, timestamp: T },
+        );
+        const later = wahaBody('session.status', { status: 'WORKING' }, { id: `evt_0${i}b`, timestamp: T });
+        accepted([await waha(h, ins).send(later)]);
+        accepted([await waha(h, ins).send(earlier)]);
+      }),
+    );
+    for (const ins of instances) assert.equal((await shown(h, ins))[0], 'WORKING', ins);
+  });
+
   test('two Heralds on one PostgreSQL: the newest committed through one, the older through the other after it', {
     skip: onPostgres ? false : 'several Heralds share a store only on PostgreSQL',
   }, async (t) => {

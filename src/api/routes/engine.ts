@@ -108,7 +108,7 @@ export function engineRoutes(app: FastifyInstance, ctx: ApiContext): void {
       const [result] = await publishEvents(
         ctx,
         instance.instance_id,
-        [{ ...event, event_id: source && engineEventId(instance.instance_id, source) }],
+        [{ ...event, event_id: source && engineEventId(instance.instance_id, source), order_id: engineId }],
         {
           prefix: () => '',
           anyKind: true,

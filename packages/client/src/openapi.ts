@@ -4344,6 +4344,7 @@ export interface components {
          *       "status": "WORKING",
          *       "phone": "15550001111",
          *       "engine_hmac_key_set": true,
+         *       "engine_media_prefix": null,
          *       "created_at": "2026-11-21T09:58:12.345Z",
          *       "counts": {
          *         "webhooks": 2,
@@ -4363,6 +4364,7 @@ export interface components {
             created_at: string;
             /** @description whether the engine's webhook must be signed (X-Webhook-Hmac); the key itself is never shown */
             engine_hmac_key_set: boolean;
+            engine_media_prefix: string | null;
             instance_id: string;
             name: string;
             phone: string | null;
@@ -4818,6 +4820,7 @@ export interface operations {
                      *           "status": "WORKING",
                      *           "phone": "15550001111",
                      *           "engine_hmac_key_set": true,
+                     *           "engine_media_prefix": null,
                      *           "created_at": "2026-11-21T09:58:12.345Z",
                      *           "counts": {
                      *             "webhooks": 2,
@@ -5043,6 +5046,7 @@ export interface operations {
                      *         "status": "WORKING",
                      *         "phone": "15550001111",
                      *         "engine_hmac_key_set": true,
+                     *         "engine_media_prefix": null,
                      *         "created_at": "2026-11-21T09:58:12.345Z",
                      *         "counts": {
                      *           "webhooks": 2,
@@ -5259,6 +5263,8 @@ export interface operations {
                 "application/json": {
                     /** @description the key the engine signs its webhook with (WAHA's hmac.key); null removes it. Write-only, sealed at rest */
                     engine_hmac_key?: string | null;
+                    /** @description where this instance’s engine media may be downloaded from, within ENGINE_MEDIA_PREFIXES (e.g. http://waha:3000/api/files/<session>/); null: any of them */
+                    engine_media_prefix?: string | null;
                     name?: string;
                 };
             };
@@ -5279,6 +5285,7 @@ export interface operations {
                      *         "status": "WORKING",
                      *         "phone": "15550001111",
                      *         "engine_hmac_key_set": true,
+                     *         "engine_media_prefix": null,
                      *         "created_at": "2026-11-21T09:58:12.345Z",
                      *         "counts": {
                      *           "webhooks": 2,

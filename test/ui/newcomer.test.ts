@@ -1,7 +1,8 @@
 /**
- * What a newcomer tripped on, in real Chromium at 1280 px: the delivery log's filters survive a reload (they are in
- * the address), its Event filter lists kinds as the webhook form does, "Live · updated" names its time zone, a failed
- * delivery's result is not cut short, and the portal names its instance once.
+ * What a newcomer tripped on, in real Chromium: the delivery log's filters survive a reload (they are in the address),
+ * its Event filter lists kinds as the webhook form does, "Live · updated" names its time zone, a failed delivery's
+ * result is not cut short, the portal names its instance once, and "Webhook added" covers no control (the log's
+ * Redeliver all failed was under it).
  */
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
@@ -98,6 +99,79 @@ describe('session page: what a newcomer tripped on', { skip: missingChromium() ?
     const cut = await result.evaluate((el) => el.scrollWidth > el.clientWidth);
     assert.equal(cut, false, '"Connection refused" is cut short');
     await screenshot(page, 'newcomer-1280');
+    await page.close();
+  });
+
+  /** Adds a webhook through the form and waits for its card: the moment right after, "Webhook added" showing. */
+  async function addWebhook(page: Page, url: string): Promise<void> {
+    await page.getByRole('button', { name: 'Add webhook' }).click();
+    const dialog = page.getByRole('dialog', { name: 'Add webhook' });
+    await dialog.getByLabel('Destination URL').fill(url);
+    await dialog.getByRole('checkbox', { name: 'message', exact: true }).check();
+    await dialog.getByRole('button', { name: 'Save' }).click();
+    await page.getByRole('article').filter({ hasText: url }).waitFor();
+  }
+
+  /**
+   * The controls in view under "Webhook added" (named by their text), read in one task of the page so its 4 s timer
+   * cannot remove it halfway; null when it is already gone (the check then fails). With `scrollTo`, Redeliver all failed is first scrolled to the
+   * top of the window, as a person scrolling down to the log finds it.
+   */
+  function underTheNotice(page: Page, scrollTo?: 'the button'): Promise<string[] | null> {
+    return page.evaluate((scrollTo) => {
+      const notice = [...document.querySelectorAll('.notice')].find((n) =>
+        n.textContent?.startsWith('Webhook added'),
+      );
+      if (!notice) return null;
+      if (scrollTo) {
+        const button = [...document.querySelectorAll('button')].find((b) =>
+          b.textContent?.startsWith('Redeliver all failed'),
+        );
+        button?.scrollIntoView({ block: 'start' });
+      }
+      const n = notice.getBoundingClientRect();
+      const meets = (r: DOMRect) =>
+        r.width > 1 &&
+        r.height > 1 &&
+        r.left < n.right &&
+        n.left < r.right &&
+        r.top < n.bottom &&
+        n.top < r.bottom;
+      return [...document.querySelectorAll('button, a[href], input, select, textarea, summary')]
+        .filter((el) => meets(el.getBoundingClientRect()))
+        .map((el) => el.textContent?.trim() || el.getAttribute('placeholder') || el.tagName);
+    }, scrollTo);
+  }
+
+  it('shows "Webhook added" over no control at 1280 px, whatever the window\'s height', async () => {
+    const page = await sessionPage(1280);
+    await addWebhook(page, 'http://127.0.0.1:9/second');
+    assert.deepEqual(await underTheNotice(page), [], 'controls under "Webhook added", 900 px high');
+    await screenshot(page, 'newcomer-toast-1280');
+    // A window just tall enough to show the log's toolbar: Redeliver all failed sits at its bottom edge.
+    const bottom = await page
+      .getByRole('button', { name: /^Redeliver all failed/ })
+      .evaluate((el) => el.getBoundingClientRect().bottom);
+    await page.setViewportSize({ width: 1280, height: Math.ceil(bottom) + 8 });
+    assert.deepEqual(
+      await underTheNotice(page),
+      [],
+      'controls under "Webhook added", the log\'s toolbar at the bottom',
+    );
+    await screenshot(page, 'newcomer-toast-1280-short');
+    assert.deepEqual(
+      await underTheNotice(page, 'the button'),
+      [],
+      'controls under "Webhook added", the log\'s toolbar scrolled to the top',
+    );
+    await page.close();
+  });
+
+  it('shows "Webhook added" over no control at 390 px, right after adding', async () => {
+    const page = await sessionPage(390);
+    await addWebhook(page, 'http://127.0.0.1:9/third');
+    assert.deepEqual(await underTheNotice(page), [], 'controls under "Webhook added"');
+    await screenshot(page, 'newcomer-toast-390');
     await page.close();
   });
 

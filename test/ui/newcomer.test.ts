@@ -1,8 +1,8 @@
 /**
  * What a newcomer tripped on, in real Chromium: the delivery log's filters survive a reload (they are in the address),
  * its Event filter lists kinds as the webhook form does, "Live · updated" names its time zone, a failed delivery's
- * result is not cut short, the portal names its instance once, and "Webhook added" covers no control (the log's
- * Redeliver all failed was under it).
+ * result is not cut short, the portal names its instance once, "Webhook added" covers no control (the log's Redeliver
+ * all failed was under it), and at 390 px the top bar and the log's date filters fit.
  */
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
@@ -172,6 +172,49 @@ describe('session page: what a newcomer tripped on', { skip: missingChromium() ?
     await addWebhook(page, 'http://127.0.0.1:9/third');
     assert.deepEqual(await underTheNotice(page), [], 'controls under "Webhook added"');
     await screenshot(page, 'newcomer-toast-390');
+    await page.close();
+  });
+
+  it('fits the top bar and the date filters at 390 px: API reference on one line, the key shown, dates whole', async () => {
+    const page = await sessionPage(390);
+    const link = page.getByRole('banner').getByRole('link', { name: 'API reference' });
+    const [height, line] = await link.evaluate((el) => [
+      el.getBoundingClientRect().height,
+      Number.parseFloat(getComputedStyle(el).lineHeight),
+    ]);
+    assert.ok(
+      Math.abs(height - line) < 1,
+      `"API reference" is ${height}px high, its line ${line}px: it wraps`,
+    );
+    const badge = await page.getByRole('banner').getByText('Admin key', { exact: true }).boundingBox();
+    assert.ok(badge && badge.width > 0 && badge.height > 0, 'the key badge is not shown');
+    assert.ok(
+      badge.x >= 0 && badge.x + badge.width <= 390 && badge.y >= 0,
+      'the key badge is outside the screen',
+    );
+    for (const label of [/^From \(/, /^To \(/]) {
+      const input = page.getByLabel(label);
+      const fit = await input.evaluate((el) => {
+        const box = el.getBoundingClientRect();
+        const form = (el.closest('form') as HTMLElement).getBoundingClientRect();
+        // The width the input needs for its fields and picker: the same input, sized by its content alone.
+        const free = el.cloneNode() as HTMLInputElement;
+        free.style.cssText = 'position:absolute;visibility:hidden;width:auto;min-width:0;max-width:none';
+        document.body.append(free);
+        const needs = free.getBoundingClientRect().width;
+        free.remove();
+        return {
+          cut: box.width + 0.5 < needs ? `${box.width}px wide, needs ${needs}px` : '',
+          scrolls: el.scrollWidth > el.clientWidth,
+          inForm: box.left >= form.left && box.right <= form.right,
+          onScreen: box.left >= 0 && box.right <= window.innerWidth,
+        };
+      });
+      assert.deepEqual(fit, { cut: '', scrolls: false, inForm: true, onScreen: true }, `${label} is clipped`);
+    }
+    const wide = await page.evaluate(() => document.scrollingElement?.scrollWidth ?? 0);
+    assert.ok(wide <= 390, `the page scrolls sideways: ${wide}px wide`);
+    await screenshot(page, 'newcomer-390');
     await page.close();
   });
 

@@ -1,5 +1,5 @@
 /**
- * W-order: ordered delivery per chat (a webhook's `ordering: "chat"`, src/store/rules.ts) against unordered, in one
+ * W-order: ordered delivery per chat (a webhook's `ordering: "chat"`, src/store/sql-fragments.ts) against unordered, in one
  * run. Three legs, each on a fresh Herald with one webhook:
  * - none: W1's publishing (the same events, batches of 500, 4 in flight), the messages spread over CHATS chats
  *   (event i in chat i mod CHATS, the chat in WAHA's message id and in `from`), to a webhook with ordering "none";

@@ -15,7 +15,7 @@ export interface StatusMark {
 
 /**
  * Whether a session.status marked `next` is newer than the one the instance shows (`shown`; null when none has set
- * it yet, e.g. a new instance). The stores write this same order as a condition of their UPDATE (store/rules.ts,
+ * it yet, e.g. a new instance). The stores write this same order as a condition of their UPDATE (store/sql-fragments.ts,
  * NEWER_STATUS), so that two transactions at once cannot both win.
  */
 export function isNewerStatus(next: StatusMark, shown: StatusMark | null): boolean {

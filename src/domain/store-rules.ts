@@ -76,7 +76,7 @@ export interface SessionChange extends StatusMark {
 
 /**
  * What the newly stored events say of their instance's session: the newest session.status among them by its
- * timestamp (isNewerStatus), or null when none is one. The store writes it only over an older one (store/rules.ts,
+ * timestamp (isNewerStatus), or null when none is one. The store writes it only over an older one (store/sql-fragments.ts,
  * NEWER_STATUS), whatever order the posts commit in.
  * Status and phone go together, as the event carried them: a newer status without a phone (the session logged out
  * and shows a QR code again, or stopped, or the engine did not say) leaves no phone, since an older event's number

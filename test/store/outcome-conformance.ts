@@ -1,5 +1,5 @@
 /**
- * Store conformance, outcomes: the rules both dialects apply from one SQL fragment each (store/rules.ts) — a late
+ * Store conformance, outcomes: the rules both dialects apply from one SQL fragment each (store/sql-fragments.ts) — a late
  * result only becomes the last one when nothing later was recorded, and a webhook's failures in a row add up across
  * batches until a batch with a delivery starts them over.
  */

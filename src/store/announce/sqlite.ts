@@ -9,7 +9,7 @@ import {
   OPERATOR_WEBHOOK_ID,
 } from '../../domain/operational-events.ts';
 import type { Webhook } from '../../domain/types.ts';
-import { insertDelivery, insertEvent } from '../ingest/sqlite.ts';
+import { insertDelivery, insertEvent } from '../events/sqlite.ts';
 import { toWebhook } from '../rows.ts';
 import type { SqliteDatabase } from '../sqlite/database.ts';
 

@@ -8,7 +8,7 @@ import {
 } from '../../domain/operational-events.ts';
 import type { Health } from '../ports.ts';
 import type { PostgresDatabase, Tx } from '../postgres/database.ts';
-import { FAILURES_IN_A_ROW } from '../rules.ts';
+import { FAILURES_IN_A_ROW } from '../sql-fragments.ts';
 
 export class PostgresHealth implements Health {
   readonly #db: PostgresDatabase;

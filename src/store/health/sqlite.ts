@@ -7,7 +7,7 @@ import {
   streakTurns,
 } from '../../domain/operational-events.ts';
 import type { Health } from '../ports.ts';
-import { FAILURES_IN_A_ROW } from '../rules.ts';
+import { FAILURES_IN_A_ROW } from '../sql-fragments.ts';
 import type { SqliteDatabase } from '../sqlite/database.ts';
 
 export class SqliteHealth implements Health {

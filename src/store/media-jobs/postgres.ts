@@ -9,7 +9,7 @@ import type { MediaJobs } from '../ports.ts';
 import { promoteHeads } from '../postgres/chat-queues.ts';
 import type { PostgresDatabase } from '../postgres/database.ts';
 import type { MediaJob } from '../records.ts';
-import { IN_CHAT_QUEUE } from '../rules.ts';
+import { IN_CHAT_QUEUE } from '../sql-fragments.ts';
 
 export class PostgresMediaJobs implements MediaJobs {
   readonly #db: PostgresDatabase;

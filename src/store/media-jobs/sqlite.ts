@@ -7,7 +7,7 @@ import { withSettledMedia } from '../../domain/event-body.ts';
 import { randomToken } from '../../domain/ids.ts';
 import type { MediaJobs } from '../ports.ts';
 import type { MediaJob } from '../records.ts';
-import { IN_CHAT_QUEUE, PROMOTE_HEAD } from '../rules.ts';
+import { IN_CHAT_QUEUE, PROMOTE_HEAD } from '../sql-fragments.ts';
 import type { SqliteDatabase } from '../sqlite/database.ts';
 
 export class SqliteMediaJobs implements MediaJobs {

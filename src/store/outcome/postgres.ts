@@ -22,7 +22,7 @@ import type { Outcomes } from '../ports.ts';
 import { promoteHeads } from '../postgres/chat-queues.ts';
 import type { PostgresDatabase, Tx } from '../postgres/database.ts';
 import type { AttemptResult, ClaimedDelivery } from '../records.ts';
-import { inChatQueue, isLatest, lastResult } from '../rules.ts';
+import { inChatQueue, isLatest, lastResult } from '../sql-fragments.ts';
 import { disableWebhook } from '../webhooks/postgres.ts';
 
 export class PostgresOutcomes implements Outcomes {

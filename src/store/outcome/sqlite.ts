@@ -17,7 +17,7 @@ import { announce } from '../announce/sqlite.ts';
 import { applyHealth } from '../health/sqlite.ts';
 import type { Outcomes } from '../ports.ts';
 import type { AttemptResult, ClaimedDelivery } from '../records.ts';
-import { IN_CHAT_QUEUE, isLatest, lastResult, PROMOTE_HEAD } from '../rules.ts';
+import { IN_CHAT_QUEUE, isLatest, lastResult, PROMOTE_HEAD } from '../sql-fragments.ts';
 import type { SqliteDatabase } from '../sqlite/database.ts';
 import type { Leases } from '../sqlite/leases.ts';
 import { disableWebhook } from '../webhooks/sqlite.ts';
@@ -95,7 +95,7 @@ export class SqliteOutcomes implements Outcomes {
   }
 
   /**
-   * A finished delivery in a chat's queue lets the next one go (rules.ts), and wakes the dispatcher for it: nothing
+   * A finished delivery in a chat's queue lets the next one go (sql-fragments.ts), and wakes the dispatcher for it: nothing
    * else would until its next round (a lone chat went at one delivery a second without it).
    */
   #nextInChats(finished: number[], now: number): void {

@@ -1,5 +1,5 @@
 /**
- * Chats' queues on PostgreSQL (rules.ts, ordered delivery per chat), shared by any number of processes. Whoever
+ * Chats' queues on PostgreSQL (sql-fragments.ts, ordered delivery per chat), shared by any number of processes. Whoever
  * changes a chat's queue and then makes its head due (ingest, an outcome, a redelivery, media settled) holds the
  * chat's advisory lock meanwhile, taken in one global order: otherwise two transactions, each blind to the other's
  * uncommitted change (a delivery joining the queue, its head finishing), could both leave the queue with no head due.
@@ -11,7 +11,7 @@
  * A head is then found by its primary key: seq has no index of its own.
  */
 import type { Row } from 'postgres';
-import { CHAT_HEAD, waitsForMedia, waitsInChatQueue } from '../rules.ts';
+import { CHAT_HEAD, waitsForMedia, waitsInChatQueue } from '../sql-fragments.ts';
 import type { Tx } from './database.ts';
 
 /** First key of the advisory locks of chats' queues (the second is a hash of the webhook and the chat). */

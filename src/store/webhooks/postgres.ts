@@ -13,7 +13,7 @@ import type { Webhooks } from '../ports.ts';
 import type { PostgresDatabase, Tx } from '../postgres/database.ts';
 import type { OperatorDestination, WebhookConfig } from '../records.ts';
 import { toWebhook } from '../rows.ts';
-import { ENDED_BY_DISABLE, releaseWaiting } from '../rules.ts';
+import { ENDED_BY_DISABLE, releaseWaiting } from '../sql-fragments.ts';
 
 export class PostgresWebhooks implements Webhooks {
   readonly #db: PostgresDatabase;

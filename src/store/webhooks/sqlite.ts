@@ -11,7 +11,7 @@ import { announce } from '../announce/sqlite.ts';
 import type { Webhooks } from '../ports.ts';
 import type { OperatorDestination, WebhookConfig } from '../records.ts';
 import { toWebhook } from '../rows.ts';
-import { ENDED_BY_DISABLE, releaseWaiting } from '../rules.ts';
+import { ENDED_BY_DISABLE, releaseWaiting } from '../sql-fragments.ts';
 import type { SqliteDatabase } from '../sqlite/database.ts';
 import type { Leases } from '../sqlite/leases.ts';
 

@@ -13,7 +13,7 @@ import type {
   RedeliverResult,
 } from '../records.ts';
 import { toAttempt, toDelivery } from '../rows.ts';
-import { IN_CHAT_QUEUE, NOT_OPERATOR, redeliveryReset } from '../rules.ts';
+import { IN_CHAT_QUEUE, NOT_OPERATOR, redeliveryReset } from '../sql-fragments.ts';
 
 export class PostgresDeliveryLog implements DeliveryLog {
   readonly #db: PostgresDatabase;

@@ -11,7 +11,7 @@ import type {
   RedeliverResult,
 } from '../records.ts';
 import { toAttempt, toDelivery } from '../rows.ts';
-import { IN_CHAT_QUEUE, NOT_OPERATOR, PROMOTE_HEAD, redeliveryReset, waitingFor } from '../rules.ts';
+import { IN_CHAT_QUEUE, NOT_OPERATOR, PROMOTE_HEAD, redeliveryReset, waitingFor } from '../sql-fragments.ts';
 import type { SqliteDatabase } from '../sqlite/database.ts';
 
 type Row = Record<string, SQLInputValue>;

@@ -3,11 +3,11 @@
  * asked about each delivery as it is written, so that the adapter leases the ones taken (PostgreSQL in the row it
  * writes, SQLite in memory once committed) and returns them with their event's result.
  */
-import type { EventDraft, Webhook } from '../domain/types.ts';
-import type { IngestArrival } from './ingest/batch.ts';
-import type { ClaimedDelivery, HandOffRoom, IngestResult } from './records.ts';
-import { claimOf } from './rows.ts';
-import type { Settled } from './same-turn.ts';
+import type { EventDraft, Webhook } from '../../domain/types.ts';
+import type { IngestArrival } from './batch.ts';
+import type { ClaimedDelivery, HandOffRoom, IngestResult } from '../records.ts';
+import { claimOf } from '../rows.ts';
+import type { Settled } from '../same-turn.ts';
 
 export class HandOff {
   readonly #given: HandOffRoom | undefined;

@@ -7,13 +7,13 @@ import { newId } from '../../domain/ids.ts';
 import { repeatConflict, sessionChange } from '../../domain/store-rules.ts';
 import type { EventDraft, Webhook } from '../../domain/types.ts';
 import { InstanceMissing, StoreConflict } from '../errors.ts';
-import { HandOff, handedOffTo } from '../hand-off.ts';
+import { HandOff, handedOffTo } from './hand-off.ts';
 import type { Events } from '../ports.ts';
 import { promoteHeads } from '../postgres/chat-queues.ts';
 import type { PostgresDatabase, Tx } from '../postgres/database.ts';
 import type { ClaimedDelivery, IngestResult } from '../records.ts';
 import { toWebhook } from '../rows.ts';
-import { NEWER_STATUS } from '../rules.ts';
+import { NEWER_STATUS } from '../sql-fragments.ts';
 import type { Settled } from '../same-turn.ts';
 import { type IngestArrival, ingestByTurn } from './batch.ts';
 

@@ -20,7 +20,7 @@ import { AddressAllowList } from './net/address-allow-list.ts';
 import type { DestinationPolicy, Lookup } from './net/destination.ts';
 import { secureDataDir } from './private-files.ts';
 import { openSecretBox } from './secret-key.ts';
-import { openStore } from './store/open.ts';
+import { openStore } from './store/open/store.ts';
 import type { Store } from './store/ports.ts';
 
 export interface Herald {

@@ -1,5 +1,5 @@
 /**
- * The store's ports: what Herald keeps, in parts as narrow as the code that uses them. Opening a store (open.ts)
+ * The store's ports: what Herald keeps, in parts as narrow as the code that uses them. Opening a store (open/store.ts)
  * gives one object per part, each implemented once per database in the part's folder (`catalog/sqlite.ts`,
  * `catalog/postgres.ts`, …); a consumer names the parts it uses. Methods are async so that the embedded SQLite
  * adapter and a networked one share the same shape. The records they take and give are in records.ts.

@@ -14,7 +14,7 @@ import { promisify } from 'node:util';
 import { verify } from '../../packages/receiver/src/verify.ts';
 import { SecretBox } from '../../src/domain/secret-box.ts';
 import { KEY_CHECK_SETTING, keyFile, nextKeyFile, readKeyFile, writeKeyFile } from '../../src/secret-key.ts';
-import { openSqliteStore } from '../../src/store/sqlite/open.ts';
+import { openSqliteStore } from '../../src/store/open/sqlite.ts';
 import { startTestHerald } from '../support/herald.ts';
 import { TestReceiver } from '../support/receiver.ts';
 

@@ -9,7 +9,7 @@ import { join } from 'node:path';
 import { test } from 'node:test';
 import { loadConfig } from '../../src/config.ts';
 import { keyFile, openSecretBox } from '../../src/secret-key.ts';
-import { openSqliteStore } from '../../src/store/sqlite/open.ts';
+import { openSqliteStore } from '../../src/store/open/sqlite.ts';
 
 test('a first start creates DATA_DIR for the key file when nothing else has', async (t) => {
   const root = mkdtempSync(join(tmpdir(), 'herald-keyfile-'));

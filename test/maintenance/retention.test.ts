@@ -14,7 +14,7 @@ import { eventBody } from '../../src/domain/event-body.ts';
 import { RetentionSweeper } from '../../src/maintenance/retention.ts';
 import type { Store } from '../../src/store/ports.ts';
 import type { Router } from '../../src/store/records.ts';
-import { openSqliteStore } from '../../src/store/sqlite/open.ts';
+import { openSqliteStore } from '../../src/store/open/sqlite.ts';
 import { hook, publish, settled } from '../delivery/helpers.ts';
 import { eventually, messagePayload, startTestHerald } from '../support/herald.ts';
 import { webhookRecord } from '../support/records.ts';

@@ -15,7 +15,7 @@ import { Dispatcher } from '../../src/delivery/dispatcher.ts';
 import { eventBody } from '../../src/domain/event-body.ts';
 import { route } from '../../src/domain/routing.ts';
 import type { AttemptOutcome } from '../../src/domain/types.ts';
-import { openSqliteStore } from '../../src/store/sqlite/open.ts';
+import { openSqliteStore } from '../../src/store/open/sqlite.ts';
 import { allDeliveries, instanceWithWebhook } from '../support/child-rig.ts';
 import { eventually, messagePayload } from '../support/herald.ts';
 import { LaneSender } from '../support/lane-sender.ts';

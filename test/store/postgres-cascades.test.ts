@@ -9,7 +9,7 @@ import { after, describe, test } from 'node:test';
 import postgres from 'postgres';
 import { route } from '../../src/domain/routing.ts';
 import type { Store } from '../../src/store/ports.ts';
-import { openPostgresStore } from '../../src/store/postgres/open.ts';
+import { openPostgresStore } from '../../src/store/open/postgres.ts';
 import { eventually } from '../support/herald.ts';
 import { dropSchema, postgresSkip, scratchSchema } from '../support/postgres.ts';
 import { LEASE, records, T0, unlimited } from './records.ts';

@@ -9,7 +9,7 @@ import { eventBody } from '../../src/domain/event-body.ts';
 import { route } from '../../src/domain/routing.ts';
 import type { EventDraft, Webhook } from '../../src/domain/types.ts';
 import type { Store } from '../../src/store/ports.ts';
-import { openPostgresStore } from '../../src/store/postgres/open.ts';
+import { openPostgresStore } from '../../src/store/open/postgres.ts';
 import type { ClaimedDelivery } from '../../src/store/records.ts';
 import { dropSchema, postgresSkip, scratchSchema } from '../support/postgres.ts';
 import { webhookRecord } from '../support/records.ts';

@@ -1,7 +1,7 @@
 import { mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { openSqliteStore } from '../../src/store/sqlite/open.ts';
+import { openSqliteStore } from '../../src/store/open/sqlite.ts';
 import { catalogConformance } from './catalog-conformance.ts';
 import { handOffConformance } from './hand-off-conformance.ts';
 import { lidPhonesConformance } from './lid-phones-conformance.ts';

@@ -14,7 +14,7 @@ import { route } from '../../src/domain/routing.ts';
 import { SecretBox } from '../../src/domain/secret-box.ts';
 import type { Webhook } from '../../src/domain/types.ts';
 import type { Store } from '../../src/store/ports.ts';
-import { openSqliteStore } from '../../src/store/sqlite/open.ts';
+import { openSqliteStore } from '../../src/store/open/sqlite.ts';
 import { webhookRecord } from './records.ts';
 
 export const INSTANCE = 'ins_ahead000000000000001';

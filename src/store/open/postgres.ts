@@ -17,9 +17,9 @@ import { PostgresPortalLinks } from '../portal-links/postgres.ts';
 import type { Store } from '../ports.ts';
 import { PostgresRetention } from '../retention/postgres.ts';
 import { PostgresWebhooks } from '../webhooks/postgres.ts';
-import { PostgresDatabase } from './database.ts';
+import { PostgresDatabase } from '../postgres/database.ts';
 
-export { postgresUnavailable } from './connection.ts';
+export { postgresUnavailable } from '../postgres/connection.ts';
 
 export async function openPostgresStore(
   url: string,

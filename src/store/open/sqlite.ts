@@ -17,8 +17,8 @@ import { SqlitePortalLinks } from '../portal-links/sqlite.ts';
 import type { Store } from '../ports.ts';
 import { SqliteRetention } from '../retention/sqlite.ts';
 import { SqliteWebhooks } from '../webhooks/sqlite.ts';
-import { SqliteDatabase } from './database.ts';
-import { Leases } from './leases.ts';
+import { SqliteDatabase } from '../sqlite/database.ts';
+import { Leases } from '../sqlite/leases.ts';
 
 export function openSqliteStore(file: string, failing: FailingPolicy = DEFAULT_FAILING): Store {
   const db = new SqliteDatabase(file);

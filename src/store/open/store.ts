@@ -1,12 +1,12 @@
 /** Opening the store the configuration names, guarded (availability.ts); the only place a dialect is chosen. */
 import { join } from 'node:path';
 import type { Logger } from 'pino';
-import type { Clock } from '../domain/clock.ts';
-import type { FailingPolicy } from '../domain/operational-events.ts';
-import { type Availability, guardStore } from './availability.ts';
-import type { Store } from './ports.ts';
-import { sqliteUnavailable } from './sqlite/database.ts';
-import { openSqliteStore } from './sqlite/open.ts';
+import type { Clock } from '../../domain/clock.ts';
+import type { FailingPolicy } from '../../domain/operational-events.ts';
+import { type Availability, guardStore } from '../availability.ts';
+import type { Store } from '../ports.ts';
+import { sqliteUnavailable } from '../sqlite/database.ts';
+import { openSqliteStore } from './sqlite.ts';
 
 export async function openStore(
   where: { dataDir: string; databaseUrl: string | null; failing?: FailingPolicy },
@@ -22,7 +22,7 @@ export async function openStore(
     );
   }
   // Loaded only when configured, like the S3 media adapter: an embedded Herald need not carry the client.
-  const { openPostgresStore, postgresUnavailable } = await import('./postgres/open.ts');
+  const { openPostgresStore, postgresUnavailable } = await import('./postgres.ts');
   return guardStore(
     await openPostgresStore(where.databaseUrl, where.failing),
     postgresUnavailable,

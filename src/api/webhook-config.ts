@@ -3,8 +3,9 @@
  * configuration, so a control left out is removed), its field rules, and the destination guard.
  */
 import { type Static, Type } from '@sinclair/typebox';
-import { isBrokerUrl, maskPassword, restorePassword } from '../domain/broker-url.ts';
+import { maskPassword, restorePassword } from '../domain/broker-url.ts';
 import { checkHeaders, unmaskHeaders } from '../domain/custom-headers.ts';
+import { destinationKind, isBrokerKind } from '../domain/destination-kind.ts';
 import { OPERATIONAL_KINDS } from '../domain/event-kinds.ts';
 import { isEventKind } from '../domain/events.ts';
 import { checkFilter } from '../domain/filter.ts';
@@ -170,7 +171,7 @@ function destinationOf(
   url: string,
   current: Webhook | null,
 ): { destination_url: string; destination_sealed: string | null } | { error: FieldError } {
-  if (!isBrokerUrl(url)) return { destination_url: url, destination_sealed: null };
+  if (!isBrokerKind(destinationKind(url))) return { destination_url: url, destination_sealed: null };
   const shown = maskPassword(url);
   if (!url.includes('****')) {
     return { destination_url: shown, destination_sealed: shown === url ? null : ctx.secretBox.seal(url) };

@@ -195,7 +195,7 @@ export class Sender implements SenderPort {
         sent.push({ claim: pending.claim, outcome: null });
         continue;
       }
-      const [, status_code, error, response_body, retry_after, took] = r;
+      const [, status_code, error, response_body, retry_after, took, acknowledged] = r;
       const started_at = Math.max(pending.handedAt, Math.round(ended - took));
       const outcome = {
         started_at,
@@ -204,6 +204,7 @@ export class Sender implements SenderPort {
         error,
         response_body,
         retry_after,
+        ...(acknowledged ? { acknowledged } : {}),
       };
       sent.push({ claim: pending.claim, outcome });
     }

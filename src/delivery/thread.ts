@@ -1,14 +1,13 @@
 /**
  * The delivery thread (started by sender.ts): claims wait in their webhook's lane (lanes.ts) until they may start,
- * each request is made here (poster.ts), and results go back in batches, one message per turn, as tuples (cheaper
+ * each attempt is made here (by its destination's provider, net/destinations/registry.ts), and results go back in batches, one message per turn, as tuples (cheaper
  * to clone than objects, by the thousand per second).
  */
 import { parentPort, workerData } from 'node:worker_threads';
-import { isBrokerUrl } from '../domain/broker-url.ts';
 import { AddressAllowList, type Cidr } from '../net/address-allow-list.ts';
-import { BrokerPoster } from '../net/broker-poster.ts';
 import type { Lookup } from '../net/destination.ts';
-import { Poster, type PostRequest } from '../net/poster.ts';
+import type { Sending } from '../net/destinations/provider.ts';
+import { Destinations } from '../net/destinations/registry.ts';
 import { type LaneJob, Lanes } from './lanes.ts';
 
 export interface ThreadSetup {
@@ -23,7 +22,7 @@ export interface ThreadSetup {
 }
 
 /** A claim's request, as the sender hands it over (in a LaneJob whose times count from the handing over). */
-export interface Request extends PostRequest {
+export interface Request extends Sending {
   id: number;
 }
 
@@ -41,6 +40,7 @@ export type Result =
       response_body: string | null,
       retry_after: string | null,
       duration_ms: number,
+      acknowledged: boolean,
     ]
   | [id: number];
 
@@ -58,10 +58,7 @@ function serve(port: NonNullable<typeof parentPort>, setup: ThreadSetup): void {
         })
     : undefined;
   const destinations = { allowPrivate: setup.allowPrivate, allow: new AddressAllowList(setup.cidrs), lookup };
-  const poster = new Poster({ timeoutMs: setup.timeoutMs, userAgent: setup.userAgent, destinations });
-  // Brokers' destinations (amqp, nats, redis) are published to; every other is an HTTP request.
-  const brokers = new BrokerPoster({ timeoutMs: setup.timeoutMs, destinations });
-  const attempt = (r: Request) => (isBrokerUrl(r.destination_url) ? brokers.post(r) : poster.post(r));
+  const registry = new Destinations({ timeoutMs: setup.timeoutMs, userAgent: setup.userAgent, destinations });
 
   let results: Result[] = [];
   const report = (r: Result) => {
@@ -77,11 +74,20 @@ function serve(port: NonNullable<typeof parentPort>, setup: ThreadSetup): void {
   };
 
   const lanes = new Lanes<Request>(setup.maxRunning, (request, webhookId) => {
-    attempt(request)
+    registry
+      .attempt(request)
       .then(
-        (o): Result => [request.id, o.status_code, o.error, o.response_body, o.retry_after, o.duration_ms],
+        (o): Result => [
+          request.id,
+          o.status_code,
+          o.error,
+          o.response_body,
+          o.retry_after,
+          o.duration_ms,
+          o.acknowledged === true,
+        ],
         // A fault of ours (never expected): an attempt error, logged and retried like any, never lost.
-        (): Result => [request.id, null, 'internal_error', null, null, 0],
+        (): Result => [request.id, null, 'internal_error', null, null, 0, false],
       )
       .then((result) => {
         report(result);

@@ -72,14 +72,13 @@ const problem = (message: string): BrokerUrlProblem => ({
 });
 export const isBrokerUrlProblem = (x: BrokerTarget | BrokerUrlProblem): x is BrokerUrlProblem => 'field' in x;
 
-const schemeOf = (raw: string): string | null =>
+/** A URL's scheme, lowercase, or null when it names none. */
+export const schemeOf = (raw: string): string | null =>
   /^([a-z][a-z0-9+.-]*):/i.exec(raw)?.[1].toLowerCase() ?? null;
 
-export function brokerKind(raw: string): BrokerKind | null {
-  const scheme = schemeOf(raw);
-  return scheme ? (SCHEMES[scheme]?.kind ?? null) : null;
-}
-export const isBrokerUrl = (raw: string): boolean => brokerKind(raw) !== null;
+/** The broker a scheme names (destination-kind.ts decides with it), or undefined for any other scheme. */
+export const brokerScheme = (scheme: string | null): BrokerKind | undefined =>
+  scheme !== null && Object.hasOwn(SCHEMES, scheme) ? SCHEMES[scheme].kind : undefined;
 
 const bytes = (s: string) => Buffer.byteLength(s, 'utf8');
 const decode = (s: string): string | null => {
@@ -216,7 +215,7 @@ export function maskPassword(raw: string): string {
   if (!m) return raw;
   const userinfo = m[2];
   const colon = userinfo.indexOf(':');
-  const kind = brokerKind(raw);
+  const kind = brokerScheme(schemeOf(raw));
   const masked =
     colon >= 0 ? `${userinfo.slice(0, colon)}:****` : kind === 'nats' && userinfo ? '****' : userinfo;
   return `${m[1]}${masked}@${raw.slice(m[0].length)}`;

@@ -19,8 +19,8 @@ export interface RetryRules {
 export function decide(outcome: AttemptOutcome, attempt: number, now: number, rules: RetryRules): Decision {
   const code = outcome.status_code;
   if (code !== null && code >= 200 && code < 300) return { kind: 'delivered' };
-  // A broker's acknowledgement (a confirm, a stream's ack, an entry id): no status, and nothing went wrong.
-  if (code === null && outcome.error === null) return { kind: 'delivered' };
+  // A broker's acknowledgement (a confirm, a stream's ack, an entry id), said so by the broker's provider.
+  if (outcome.acknowledged === true) return { kind: 'delivered' };
   if (code === 410) return { kind: 'failed', reason: 'gone', disableWebhook: true };
   // Nothing was sent, and another try would be refused the same way until the URL or the settings change.
   if (outcome.error === 'destination_not_allowed') {

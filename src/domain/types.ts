@@ -77,6 +77,8 @@ export interface AttemptOutcome {
   response_body: string | null;
   /** The raw Retry-After header of a 429, when present. */
   retry_after: string | null;
+  /** A broker acknowledged the message (its words in response_body): delivered, with no status to read. */
+  acknowledged?: boolean;
 }
 
 export interface Attempt extends AttemptOutcome {

@@ -10,6 +10,7 @@ import { lookup as dnsLookupAsync } from 'node:dns/promises';
 import { BlockList, isIP } from 'node:net';
 import { domainToASCII } from 'node:url';
 import { isBrokerUrlProblem, parseBrokerUrl } from '../domain/broker-url.ts';
+import { destinationKind } from '../domain/destination-kind.ts';
 import type { AddressAllowList } from './address-allow-list.ts';
 
 export type DestinationProblem = {
@@ -217,7 +218,8 @@ export async function checkDestination(
   policy: DestinationPolicy,
 ): Promise<DestinationProblem | null> {
   let host: string;
-  if (typeof raw === 'string' && !/^https?:/i.test(raw) && /^[a-z][a-z0-9+.-]*:/i.test(raw)) {
+  // Any scheme but http's is read by the brokers' rules, which name an unknown one.
+  if (typeof raw === 'string' && destinationKind(raw) !== 'http') {
     const broker = parseBrokerUrl(raw);
     if (isBrokerUrlProblem(broker)) return broker;
     host = normaliseHost(broker.host);

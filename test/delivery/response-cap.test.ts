@@ -8,7 +8,8 @@ import type { AddressInfo } from 'node:net';
 import { test } from 'node:test';
 import { setFlagsFromString } from 'node:v8';
 import { runInNewContext } from 'node:vm';
-import { Poster, RESPONSE_BODY_KEPT } from '../../src/net/poster.ts';
+import { RESPONSE_BODY_KEPT } from '../../src/net/destinations/http.ts';
+import { Destinations } from '../../src/net/destinations/registry.ts';
 
 // Collected garbage is not held memory: measure after a collection.
 setFlagsFromString('--expose-gc');
@@ -34,7 +35,7 @@ test('a 32 MiB answer: 4 KiB kept, the rest discarded while streaming', async ()
     pump();
   });
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  const poster = new Poster({
+  const destinations = new Destinations({
     timeoutMs: 30_000,
     destinations: { allowPrivate: true },
     userAgent: 'Herald/test',
@@ -46,7 +47,7 @@ test('a 32 MiB answer: 4 KiB kept, the rest discarded while streaming', async ()
     peak = Math.max(peak, process.memoryUsage().arrayBuffers - base);
   }, 5);
   try {
-    const outcome = await poster.post({
+    const outcome = await destinations.attempt({
       event_id: 'evt_cap00000000000000000000',
       destination_url: `http://127.0.0.1:${(server.address() as AddressInfo).port}/`,
       body: '{}',
@@ -65,7 +66,7 @@ test('a 32 MiB answer: 4 KiB kept, the rest discarded while streaming', async ()
     console.log(`peak external memory while streaming: ${Math.round(peak / 1024)} KiB`);
   } finally {
     clearInterval(sampler);
-    await poster.close();
+    await destinations.close();
     server.close();
   }
 });

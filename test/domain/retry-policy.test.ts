@@ -26,6 +26,11 @@ describe('retry policy: seed §3.2 and §7', () => {
     }
   });
 
+  test("a broker's acknowledgement is delivered, on any attempt", () => {
+    const ack = outcome(null, { error: null, response_body: 'broker_ack', acknowledged: true });
+    for (const attempt of [1, 6]) assert.deepEqual(decide(ack, attempt, NOW, rules), { kind: 'delivered' });
+  });
+
   test('non-2xx or no answer before the 6th attempt waits 5, 10, 20, 40, 80 s after the attempt ends', () => {
     const cases: [number | null, number, number][] = [
       [500, 1, 5],

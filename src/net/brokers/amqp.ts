@@ -50,7 +50,7 @@ interface Link {
   closed: boolean;
 }
 
-export class AmqpPublisher implements BrokerPublisher {
+export class AmqpPublisher implements BrokerPublisher<AmqpTarget> {
   readonly connections: ConnectionPool<AmqpTarget, Link>;
   readonly #connectTimeoutMs: number;
   readonly #destinations: DestinationPolicy;

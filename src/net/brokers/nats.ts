@@ -47,7 +47,7 @@ class Cut extends Error {
   }
 }
 
-export class NatsPublisher implements BrokerPublisher {
+export class NatsPublisher implements BrokerPublisher<NatsTarget> {
   readonly connections: ConnectionPool<NatsTarget, Link>;
   readonly #connectTimeoutMs: number;
   readonly #destinations: DestinationPolicy;

@@ -27,8 +27,8 @@ export type BrokerAnswer =
   /** The broker's reason in words, e.g. `unroutable: …`, `timeout: no confirm within 5000 ms`. */
   | { ok: false; error: string };
 
-export interface BrokerPublisher {
-  publish(target: BrokerTarget, message: BrokerMessage, timeoutMs: number): Promise<BrokerAnswer>;
+export interface BrokerPublisher<T extends BrokerTarget = BrokerTarget> {
+  publish(target: T, message: BrokerMessage, timeoutMs: number): Promise<BrokerAnswer>;
   close(): Promise<void>;
 }
 

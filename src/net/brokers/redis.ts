@@ -47,7 +47,7 @@ class ConnectTimeout extends Error {
   }
 }
 
-export class RedisPublisher implements BrokerPublisher {
+export class RedisPublisher implements BrokerPublisher<RedisTarget> {
   readonly connections: ConnectionPool<RedisTarget, Link>;
   readonly #connectTimeoutMs: number;
   readonly #destinations: DestinationPolicy;

@@ -7,13 +7,12 @@ import { test } from 'node:test';
 import {
   type BrokerTarget,
   brokerAddressKey,
-  brokerKind,
-  isBrokerUrl,
   isBrokerUrlProblem,
   maskPassword,
   parseBrokerUrl,
   restorePassword,
 } from '../../../src/domain/broker-url.ts';
+import { destinationKind, isBrokerKind } from '../../../src/domain/destination-kind.ts';
 
 function target(raw: string): BrokerTarget {
   const t = parseBrokerUrl(raw);
@@ -154,15 +153,15 @@ test('valid URLs: defaults, decoded parts, TLS by scheme', () => {
   );
 });
 
-test('brokerKind and isBrokerUrl tell broker destinations from http ones', () => {
-  assert.equal(brokerKind('AMQPS://h'), 'amqp');
-  assert.equal(brokerKind('tls://h/s'), 'nats');
-  assert.equal(brokerKind('rediss://h'), 'redis');
-  assert.equal(brokerKind('https://h'), null);
-  assert.equal(brokerKind('kafka://h'), null);
-  assert.equal(isBrokerUrl('nats://h/s'), true);
-  assert.equal(isBrokerUrl('http://h/'), false);
-  assert.equal(isBrokerUrl(''), false);
+test('destinationKind tells broker destinations from http ones, by the scheme alone', () => {
+  assert.equal(destinationKind('AMQPS://h'), 'amqp');
+  assert.equal(destinationKind('tls://h/s'), 'nats');
+  assert.equal(destinationKind('rediss://h'), 'redis');
+  assert.equal(destinationKind('https://h'), 'http');
+  assert.equal(destinationKind('kafka://h'), null);
+  assert.equal(isBrokerKind(destinationKind('nats://h/s')), true);
+  assert.equal(isBrokerKind(destinationKind('http://h/')), false);
+  assert.equal(isBrokerKind(destinationKind('')), false);
 });
 
 test('maskPassword hides the password, keeps the user and everything else', () => {

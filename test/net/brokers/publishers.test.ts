@@ -1,6 +1,6 @@
 /**
- * createBrokerPublisher (src/net/brokers/index.ts): one publisher for the three kinds, each target sent to the
- * broker its scheme names, and close() closing every connection it opened.
+ * The registry of destinations (src/net/destinations/registry.ts): one provider per broker kind, each attempt sent
+ * to the broker its scheme names, acknowledged in the broker's words, and close() closing every connection opened.
  */
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
@@ -8,14 +8,22 @@ import { jetstreamManager } from '@nats-io/jetstream';
 import { connect } from '@nats-io/transport-node';
 import { createClient } from '@redis/client';
 import { Connection } from 'rabbitmq-client';
-import { type BrokerTarget, isBrokerUrlProblem, parseBrokerUrl } from '../../../src/domain/broker-url.ts';
-import { createBrokerPublisher } from '../../../src/net/brokers/index.ts';
+import type { Sending } from '../../../src/net/destinations/provider.ts';
+import { Destinations } from '../../../src/net/destinations/registry.ts';
 import { LOOPBACK, message, suffix } from './support.ts';
 
-function target(raw: string): BrokerTarget {
-  const t = parseBrokerUrl(raw);
-  if (isBrokerUrlProblem(t)) assert.fail(t.message);
-  return t;
+/** An attempt to `url`, as the delivery thread makes one (no secret: unsigned). */
+function sending(url: string): Sending {
+  const m = message();
+  return {
+    destination_url: url,
+    event_id: m.event_id,
+    body: m.body,
+    timestamp: m.timestamp,
+    secrets: [],
+    headers: null,
+    standard: false,
+  };
 }
 
 test('routes each scheme to its broker; close() closes every connection', async () => {
@@ -30,36 +38,32 @@ test('routes each scheme to its broker; close() closes every connection', async 
   const redis = createClient({ socket: { host: '127.0.0.1', port: 6379 }, RESP: 2 });
   redis.on('error', () => {});
   await redis.connect();
-  const brokers = createBrokerPublisher({ ...LOOPBACK, idleMs: 60_000 });
+  const registry = new Destinations({ ...LOOPBACK, timeoutMs: 5_000, userAgent: 'Herald/test' });
+  const { amqp, nats, redis: redisProvider } = registry.providers;
+  const connections = () => [amqp, nats, redisProvider].map((p) => p.publisher.connections.size);
   try {
     await rabbit.queueDeclare({ queue });
     await jsm.streams.add({ name: streamName, subjects: [`herald.${run}.>`] });
     const answers = await Promise.all([
-      brokers.publish(target(`amqp://guest:guest@127.0.0.1/?routing_key=${queue}`), message(), 5_000),
-      brokers.publish(target(`nats://127.0.0.1/herald.${run}.x`), message(), 5_000),
-      brokers.publish(target(`redis://127.0.0.1/0?stream=${key}`), message(), 5_000),
+      registry.attempt(sending(`amqp://guest:guest@127.0.0.1/?routing_key=${queue}`)),
+      registry.attempt(sending(`nats://127.0.0.1/herald.${run}.x`)),
+      registry.attempt(sending(`redis://127.0.0.1/0?stream=${key}`)),
     ]);
-    assert.deepEqual(answers[0], { ok: true, answer: 'broker_ack' });
-    assert.deepEqual(answers[1], { ok: true, answer: `broker_ack stream=${streamName} seq=1` });
-    assert.match(answers[2].ok ? answers[2].answer : answers[2].error, /^broker_ack \d+-\d+$/);
+    const said = answers.map((a) => [a.acknowledged, a.status_code, a.error ?? a.response_body]);
+    assert.deepEqual(said[0], [true, null, 'broker_ack']);
+    assert.deepEqual(said[1], [true, null, `broker_ack stream=${streamName} seq=1`]);
+    assert.equal(said[2][0], true);
+    assert.match(String(said[2][2]), /^broker_ack \d+-\d+$/);
     assert.equal((await rabbit.queueDeclare({ queue, passive: true })).messageCount, 1);
     assert.equal((await jsm.streams.info(streamName)).state.messages, 1);
     assert.equal(await redis.xLen(key), 1);
-    assert.deepEqual(
-      [brokers.amqp.connections.size, brokers.nats.connections.size, brokers.redis.connections.size],
-      [1, 1, 1],
-    );
-    await brokers.close();
-    assert.deepEqual(
-      [brokers.amqp.connections.size, brokers.nats.connections.size, brokers.redis.connections.size],
-      [0, 0, 0],
-    );
-    assert.deepEqual(await brokers.publish(target(`redis://127.0.0.1/0?stream=${key}`), message(), 1_000), {
-      ok: false,
-      error: 'the publisher is closed',
-    });
+    assert.deepEqual(connections(), [1, 1, 1]);
+    await registry.close();
+    assert.deepEqual(connections(), [0, 0, 0]);
+    const closed = await registry.attempt(sending(`redis://127.0.0.1/0?stream=${key}`));
+    assert.deepEqual([closed.acknowledged, closed.error], [undefined, 'the publisher is closed']);
   } finally {
-    await brokers.close();
+    await registry.close();
     await rabbit.queueDelete({ queue }).catch(() => {});
     await jsm.streams.delete(streamName).catch(() => {});
     await redis.del(key);

@@ -1,27 +1,22 @@
 /**
- * Makes one attempt's request, in the delivery thread: a signed POST through undici, no redirect followed, the whole
- * answer within the timeout (its first 4 KiB kept). The outcome's `started_at` is the caller's to set.
+ * The HTTP provider (provider.ts): one attempt is a signed POST through undici, no redirect followed, the whole
+ * answer within the timeout (its first 4 KiB kept). Its connections (64 per origin, kept alive) dial through the
+ * destination guard's lookup.
  */
 import { isIP } from 'node:net';
 import { Agent, type Dispatcher } from 'undici';
-import { type Signed, signedHeaders } from '../domain/signature.ts';
-import type { AttemptOutcome } from '../domain/types.ts';
-import { Deadlines, type Expiring } from './deadlines.ts';
-import { createGuardedLookup, type DestinationPolicy, isAllowedAddress } from './destination.ts';
+import { signedHeaders } from '../../domain/signature.ts';
+import { Deadlines, type Expiring } from '../deadlines.ts';
+import { createGuardedLookup, type DestinationPolicy, isAllowedAddress } from '../destination.ts';
+import {
+  type DestinationProvider,
+  failed,
+  type ProviderOptions,
+  type Reply,
+  type Sending,
+} from './provider.ts';
 
 export const RESPONSE_BODY_KEPT = 4096;
-
-/** What a request needs: the secrets already opened, the timestamp taken by the caller's clock. */
-export interface PostRequest extends Signed {
-  destination_url: string;
-}
-
-export interface PosterOptions {
-  timeoutMs: number;
-  /** The same policy the API checks at save time, applied again at every connection. */
-  destinations: DestinationPolicy;
-  userAgent: string;
-}
 
 /** A destination URL as undici's dispatch takes it, and whether an IP literal in it is allowed. */
 interface Target {
@@ -30,14 +25,14 @@ interface Target {
   allowed: boolean;
 }
 
-export class Poster {
-  readonly #options: PosterOptions;
+export class HttpProvider implements DestinationProvider {
+  readonly #options: ProviderOptions;
   readonly #agent: Agent;
   readonly #deadlines: Deadlines;
   /** Parsed once per destination URL: bounded by the webhooks' URLs. */
   readonly #targets = new Map<string, Target>();
 
-  constructor(options: PosterOptions) {
+  constructor(options: ProviderOptions) {
     this.#options = options;
     this.#deadlines = new Deadlines(options.timeoutMs);
     // The guarded lookup re-checks every address at connect time: a name cannot be rebound to a private address.
@@ -56,21 +51,18 @@ export class Poster {
     await this.#agent.destroy();
   }
 
-  post(req: PostRequest): Promise<AttemptOutcome> {
-    const started = performance.now();
+  send(req: Sending): Promise<Reply> {
     const headers: Record<string, string> = {
       ...signedHeaders(req),
       'content-type': 'application/json',
       'user-agent': this.#options.userAgent,
     };
     const target = this.#target(req.destination_url);
-    if (!target.allowed) return Promise.resolve(outcome(failed('destination_not_allowed'), started));
+    if (!target.allowed) return Promise.resolve(failed('destination_not_allowed'));
     return new Promise((resolve) => {
       const exchange = new Exchange((answer) => {
         deadline.release();
-        resolve(
-          outcome(answer === 'timeout' || deadline.expired() ? failed('timeout') : answerOf(answer), started),
-        );
+        resolve(answer === 'timeout' || deadline.expired() ? failed('timeout') : replyOf(answer));
       });
       const deadline = this.#deadlines.start(exchange);
       try {
@@ -101,28 +93,10 @@ export class Poster {
   }
 }
 
-type Answer = Pick<AttemptOutcome, 'status_code' | 'error' | 'response_body' | 'retry_after'>;
-/** What the exchange settles with: the answer, what went wrong on the way, or the deadline. */
-type Exchanged =
-  | { status_code: number; response_body: string | null; retry_after: string | null }
-  | { error: unknown };
+/** What the exchange settles with: the answer, or what went wrong on the way (the deadline is apart). */
+type Exchanged = Extract<Reply, { kind: 'answer' }> | { error: unknown };
 
-const outcome = (answer: Answer, started: number): AttemptOutcome => ({
-  started_at: 0,
-  duration_ms: Math.round(performance.now() - started),
-  ...answer,
-});
-
-const failed = (error: string): Answer => ({
-  status_code: null,
-  error,
-  response_body: null,
-  retry_after: null,
-});
-
-function answerOf(s: Exchanged): Answer {
-  return 'error' in s ? failed(errorCode(s.error)) : { ...s, error: null };
-}
+const replyOf = (s: Exchanged): Reply => ('error' in s ? failed(errorCode(s.error)) : s);
 
 /** IP literals never reach the lookup hook, so they are judged here. */
 function literalHostAllowed(hostname: string, policy: DestinationPolicy): boolean {
@@ -208,7 +182,7 @@ class Exchange implements Dispatcher.DispatchHandler, Expiring {
 
   onResponseEnd(): void {
     const body = this.#kept.length ? Buffer.concat(this.#kept).toString('utf8') : null;
-    this.#done({ status_code: this.#status, response_body: body, retry_after: this.#retryAfter });
+    this.#done({ kind: 'answer', status: this.#status, body, retryAfter: this.#retryAfter });
   }
 
   onResponseError(_: Dispatcher.DispatchController | null, error: Error): void {

@@ -7,7 +7,7 @@ import { Agent, request } from 'undici';
 import { HEADERS, sign } from '../src/domain/signature.ts';
 import { SECRET } from './payloads.ts';
 
-/** Connections per origin: the same 64 as Herald's sender keeps (src/delivery/sender.ts) and its per-webhook cap. */
+/** Connections per origin: the same 64 as Herald's HTTP provider keeps (src/net/destinations/http.ts) and its per-webhook cap. */
 export const DELIVERY_CONNECTIONS = 64;
 
 export const deliveryAgent = (): Agent =>

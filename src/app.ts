@@ -5,7 +5,7 @@ import { buildHealthServer } from './api/health-server.ts';
 import { buildServer, VERSION } from './api/server.ts';
 import type { Config } from './config.ts';
 import { Dispatcher } from './delivery/dispatcher.ts';
-import { Sender } from './delivery/sender.ts';
+import { ThreadFeed } from './delivery/thread-feed.ts';
 import { type Clock, systemClock } from './domain/clock.ts';
 import { linkKey } from './domain/media-link.ts';
 import type { SecretBox } from './domain/secret-box.ts';
@@ -92,7 +92,7 @@ export async function startHerald(config: Config, options: HeraldOptions = {}): 
     webhookHealth: () => store.health.webhookHealth(null, clock()),
     now: clock,
   });
-  const sender = new Sender({
+  const sender = new ThreadFeed({
     timeoutMs: config.deliveryTimeoutMs,
     destinations,
     secretBox,

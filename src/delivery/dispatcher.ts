@@ -3,7 +3,7 @@
  * (lanes.ts); takes the results back, decides (retry-policy.ts), writes the outcomes in batches, gives back what
  * never started, and sleeps until the next due time or a wake-up. A webhook's claims run ahead of its cap, so that
  * its lane starts the next attempt the moment one ends: up to `ahead` × the cap, as its receiver's pace allows
- * (pace.ts), within an even share of `maxInFlight`, and only while no other process holds it.
+ * (receiver-pace.ts), within an even share of `maxInFlight`, and only while no other process holds it.
  */
 import type { Logger } from 'pino';
 import type { Clock } from '../domain/clock.ts';
@@ -13,8 +13,8 @@ import type { Store } from '../store/ports.ts';
 import type { ClaimedDelivery, HandOffRoom } from '../store/records.ts';
 import { Wakeup } from '../wakeup.ts';
 import { OutcomeWriter } from './outcome-writer.ts';
-import type { Handed, SenderPort, Sent } from './sender.ts';
-import { Tracks } from './tracks.ts';
+import type { Handed, SenderPort, Sent } from './thread-feed.ts';
+import { WebhookClaims } from './webhook-claims.ts';
 
 export interface DispatcherOptions {
   store: Pick<Store, 'claims' | 'outcomes'>;
@@ -41,7 +41,7 @@ export const HOLD_MS = 1000;
 
 export class Dispatcher {
   readonly #options: Required<DispatcherOptions>;
-  readonly #tracks: Tracks;
+  readonly #webhooks: WebhookClaims;
   /** Every claim out, by delivery: a stop releases those it cannot wait for. */
   readonly #claims = new Map<string, ClaimedDelivery>();
   readonly #outcomes: OutcomeWriter;
@@ -61,7 +61,7 @@ export class Dispatcher {
       observer: { attemptFinished() {} },
       ...options,
     };
-    this.#tracks = new Tracks({ ...this.#options, holdMs: HOLD_MS });
+    this.#webhooks = new WebhookClaims({ ...this.#options, holdMs: HOLD_MS });
     this.#outcomes = new OutcomeWriter(
       this.#options.store.outcomes,
       this.#options.clock,
@@ -77,7 +77,7 @@ export class Dispatcher {
 
   /** Attempts that can be running per webhook (its claims out, up to its limit), read by /metrics. */
   inFlight(): ReadonlyMap<string, number> {
-    return this.#tracks.inFlight();
+    return this.#webhooks.inFlight();
   }
 
   get leaseMs(): number {
@@ -91,7 +91,7 @@ export class Dispatcher {
    */
   handOffRoom(now: number): HandOffRoom | undefined {
     if (!this.#loop || this.#stopping) return undefined;
-    const room = this.#tracks.handOffRoom(now);
+    const room = this.#webhooks.handOffRoom(now);
     return room ? { leaseMs: this.#options.leaseMs, room } : undefined;
   }
 
@@ -101,14 +101,14 @@ export class Dispatcher {
     // with work waiting since the room was given (a wake-up came): the claims take it, after what waits.
     const now: ClaimedDelivery[] = [];
     const later: ClaimedDelivery[] = [];
-    for (const c of claims) (!this.#stopping && this.#tracks.drained(c.webhook_id) ? now : later).push(c);
+    for (const c of claims) (!this.#stopping && this.#webhooks.drained(c.webhook_id) ? now : later).push(c);
     if (later.length > 0) this.#release(later);
     if (now.length > 0) this.#handOver(now, this.#options.clock());
   }
 
   /** Called after ingest or redelivery: there may be work due now, for any webhook. */
   wake(): void {
-    this.#tracks.undrain();
+    this.#webhooks.undrain();
     this.#wakeup.wake();
   }
 
@@ -149,7 +149,7 @@ export class Dispatcher {
       let full = false;
       try {
         const now = this.#options.clock();
-        this.#tracks.forget(now);
+        this.#webhooks.forget(now);
         const free = this.#options.ahead * this.#options.maxInFlight - this.#claims.size;
         if (free > 0) {
           const want = Math.min(this.#options.batchSize, free);
@@ -160,14 +160,14 @@ export class Dispatcher {
             want,
             this.#options.leaseMs,
             (w, others) => {
-              const room = this.#tracks.claimRoom(w, others, now);
+              const room = this.#webhooks.claimRoom(w, others, now);
               asked.set(w, room);
               return room;
             },
           );
           full = claims.length === want;
           this.#handOver(claims, now);
-          this.#tracks.noteClaim(claims, asked, full);
+          this.#webhooks.noteClaim(claims, asked, full);
         }
         if (!full && !this.#stopping) await this.#wakeup.sleep(await this.#delayUntilDue(now));
       } catch (err) {
@@ -181,14 +181,14 @@ export class Dispatcher {
   #handOver(claims: ClaimedDelivery[], now: number): void {
     const handed: Handed[] = [];
     for (const claim of claims) {
-      const t = this.#tracks.get(claim.webhook_id);
-      this.#tracks.sent(t, now);
+      const t = this.#webhooks.get(claim.webhook_id);
+      this.#webhooks.sent(t, now);
       this.#claims.set(claim.delivery_id, claim);
       // A rate limit's slot (claim.start_at) is within a second: the claim may wait for it, then HOLD_MS more.
       handed.push({
         webhookId: claim.webhook_id,
         item: claim,
-        limit: this.#tracks.limit(t),
+        limit: this.#webhooks.limit(t),
         startAt: claim.start_at,
         startBy: Math.max(now, claim.start_at) + HOLD_MS,
         gapMs: claim.rate_limit ? 1000 / claim.rate_limit : 0,
@@ -204,8 +204,8 @@ export class Dispatcher {
     const now = this.#options.clock();
     for (const { claim, outcome } of sent) {
       if (!this.#claims.delete(claim.delivery_id)) continue; // released at stop: the next process has it
-      const t = this.#tracks.get(claim.webhook_id);
-      this.#tracks.back(t);
+      const t = this.#webhooks.get(claim.webhook_id);
+      this.#webhooks.back(t);
       if (outcome === null) {
         unstarted.push(claim);
         continue;
@@ -220,9 +220,10 @@ export class Dispatcher {
       this.#options.observer.attemptFinished(outcome, decision);
       this.#outcomes.add({ claim, outcome, decision });
       // Claim more once half of what may run ahead is gone, so that claims come in batches.
-      const waiting = Math.max(0, t.out - this.#tracks.limit(t));
+      const waiting = Math.max(0, t.out - this.#webhooks.limit(t));
       claimMore ||=
-        !this.#tracks.drained(claim.webhook_id) && waiting < Math.max(1, this.#tracks.aheadOf(t, now) / 2);
+        !this.#webhooks.drained(claim.webhook_id) &&
+        waiting < Math.max(1, this.#webhooks.aheadOf(t, now) / 2);
     }
     if (unstarted.length > 0) this.#release(unstarted);
     if (claimMore && !this.#stopping) this.#wakeup.wake();

@@ -7,7 +7,7 @@
 
 /**
  * A claim on its way to its attempt, one shape from the dispatcher to the lane: the dispatcher hands over
- * LaneJob<ClaimedDelivery> (sender.ts), the sender passes LaneJob<Request> to its thread with the times counted from
+ * LaneJob<ClaimedDelivery> (thread-feed.ts), the feed passes LaneJob<Request> to its thread with the times counted from
  * the handing over (thread.ts), and the thread's lanes run it.
  */
 export interface LaneJob<T> {

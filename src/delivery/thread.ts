@@ -1,5 +1,5 @@
 /**
- * The delivery thread (started by sender.ts): claims wait in their webhook's lane (lanes.ts) until they may start,
+ * The delivery thread (started by thread-feed.ts): claims wait in their webhook's lane (lanes.ts) until they may start,
  * each attempt is made here (by its destination's provider, net/destinations/registry.ts), and results go back in batches, one message per turn, as tuples (cheaper
  * to clone than objects, by the thousand per second).
  */
@@ -21,7 +21,7 @@ export interface ThreadSetup {
   maxRunning: number;
 }
 
-/** A claim's request, as the sender hands it over (in a LaneJob whose times count from the handing over). */
+/** A claim's request, as the thread feed hands it over (in a LaneJob whose times count from the handing over). */
 export interface Request extends Sending {
   id: number;
 }

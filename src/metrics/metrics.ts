@@ -49,8 +49,8 @@ export const TOP_WEBHOOKS = 10;
 export const OTHER = 'other';
 
 /**
- * The error codes an attempt without an answer ends with (src/net/poster.ts, the sender's internal_error, the
- * guard's destination_not_allowed); a broker's words (src/net/brokers) are counted as "other".
+ * The error codes an attempt without an answer ends with (src/net/destinations/http.ts, the thread's
+ * internal_error, the guard's destination_not_allowed); a broker's words (src/net/brokers) are counted as "other".
  */
 export const ATTEMPT_ERRORS: readonly string[] = [
   'timeout',

@@ -8,7 +8,7 @@ import assert from 'node:assert/strict';
 import { after, before, test } from 'node:test';
 import pino from 'pino';
 import { Dispatcher, type DispatcherOptions, HOLD_MS } from '../../src/delivery/dispatcher.ts';
-import type { Sender, SenderPort } from '../../src/delivery/sender.ts';
+import type { SenderPort, ThreadFeed } from '../../src/delivery/thread-feed.ts';
 import type { Webhook } from '../../src/domain/types.ts';
 import type { Store } from '../../src/store/ports.ts';
 import type { ClaimedDelivery } from '../../src/store/records.ts';
@@ -83,7 +83,7 @@ function answerAfter(delayMs: number) {
 }
 
 /** Starts the dispatcher, waits until every delivery is made, then stops and closes everything. */
-async function deliverAll(o: { store: Store; sender: Sender; dispatcher: Dispatcher }) {
+async function deliverAll(o: { store: Store; sender: ThreadFeed; dispatcher: Dispatcher }) {
   o.dispatcher.start();
   await allDone(o.store);
   await o.dispatcher.stop();

@@ -7,7 +7,7 @@ import assert from 'node:assert/strict';
 import { randomBytes } from 'node:crypto';
 import { after, before, describe, it } from 'node:test';
 import pino from 'pino';
-import { Sender } from '../../src/delivery/sender.ts';
+import { ThreadFeed } from '../../src/delivery/thread-feed.ts';
 import { SecretBox } from '../../src/domain/secret-box.ts';
 import type { AttemptOutcome } from '../../src/domain/types.ts';
 import type { Lookup } from '../../src/net/destination.ts';
@@ -107,14 +107,14 @@ let receiver: TestReceiver;
 let port: string;
 let guarded: TestHerald;
 let instanceId: string;
-let sender: Sender;
+let sender: ThreadFeed;
 let attempt: (claim: ClaimedDelivery) => Promise<AttemptOutcome | null>;
 before(async () => {
   receiver = await TestReceiver.start();
   port = new URL(receiver.url).port;
   guarded = await startTestHerald({ ALLOW_PRIVATE_DESTINATIONS: 'false' }, { resolve });
   instanceId = await guarded.createInstance('ssrf');
-  sender = new Sender({
+  sender = new ThreadFeed({
     timeoutMs: 2000,
     destinations: { allowPrivate: false, lookup: resolve },
     secretBox: new SecretBox(randomBytes(32)),

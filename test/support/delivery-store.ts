@@ -8,13 +8,13 @@ import { mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import pino from 'pino';
-import { Sender } from '../../src/delivery/sender.ts';
+import { ThreadFeed } from '../../src/delivery/thread-feed.ts';
 import { eventBody } from '../../src/domain/event-body.ts';
 import { route } from '../../src/domain/routing.ts';
 import { SecretBox } from '../../src/domain/secret-box.ts';
 import type { Webhook } from '../../src/domain/types.ts';
-import type { Store } from '../../src/store/ports.ts';
 import { openSqliteStore } from '../../src/store/open/sqlite.ts';
+import type { Store } from '../../src/store/ports.ts';
 import { webhookRecord } from './records.ts';
 
 export const INSTANCE = 'ins_ahead000000000000001';
@@ -57,7 +57,7 @@ export async function storeWithDeliveries(
 
 /** The real sender, its delivery thread running at most `maxRunning` attempts, with a 5 s timeout. */
 export const loopbackSender = (maxRunning = 512) =>
-  new Sender({
+  new ThreadFeed({
     timeoutMs: 5000,
     destinations: { allowPrivate: true },
     secretBox: new SecretBox(randomBytes(32)),

@@ -4,7 +4,7 @@
  * as in the delivery thread.
  */
 import { Lanes } from '../../src/delivery/lanes.ts';
-import type { Handed, SenderPort, Sent } from '../../src/delivery/sender.ts';
+import type { Handed, SenderPort, Sent } from '../../src/delivery/thread-feed.ts';
 import type { AttemptOutcome } from '../../src/domain/types.ts';
 import type { ClaimedDelivery } from '../../src/store/records.ts';
 

@@ -1,17 +1,17 @@
-/** How far ahead of its cap a webhook is claimed: as far as its receiver's pace allows (src/delivery/pace.ts). */
+/** How far ahead of its cap a webhook is claimed: as far as its receiver's pace allows (src/delivery/receiver-pace.ts). */
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
-import { Pace } from '../../src/delivery/pace.ts';
+import { ReceiverPace } from '../../src/delivery/receiver-pace.ts';
 
 const UNTRIED = 64;
 
 /** `n` answers for the webhook, evenly spread over [from, to). */
-function answers(p: Pace, n: number, from: number, to: number) {
+function answers(p: ReceiverPace, n: number, from: number, to: number) {
   for (let i = 0; i < n; i++) p.ended(from + Math.floor(((to - from) * i) / n), false);
 }
 
 test('a webhook whose pace is not known runs the untried amount ahead: idle, or busy for under the window with no answer yet', () => {
-  const a = new Pace(1000, UNTRIED);
+  const a = new ReceiverPace(1000, UNTRIED);
   assert.equal(a.ahead(0, 5000), UNTRIED, 'a fresh burst');
   a.busy(5000);
   assert.equal(a.ahead(3, 6000), UNTRIED, 'busy for 1 s, no answer yet');
@@ -24,8 +24,8 @@ test('a webhook whose pace is not known runs the untried amount ahead: idle, or 
 });
 
 test('ahead of the cap by as many attempts as the receiver answered in the last half window: a fast one far, a slow one little', () => {
-  const fast = new Pace(1000, UNTRIED);
-  const slow = new Pace(1000, UNTRIED);
+  const fast = new ReceiverPace(1000, UNTRIED);
+  const slow = new ReceiverPace(1000, UNTRIED);
   answers(fast, 10_000, 0, 500);
   answers(slow, 25, 0, 500);
   assert.equal(fast.ahead(64, 500), 10_000);
@@ -45,14 +45,14 @@ test('ahead of the cap by as many attempts as the receiver answered in the last 
 });
 
 test('a receiver slowing down is handed less within half a window', () => {
-  const a = new Pace(1000, UNTRIED);
+  const a = new ReceiverPace(1000, UNTRIED);
   answers(a, 1000, 0, 500);
   answers(a, 10, 500, 1000);
   assert.equal(a.ahead(64, 1000), 10);
 });
 
 test('a webhook whose last attempt timed out does not run ahead, in flight or not, until one is answered', () => {
-  const a = new Pace(1000, UNTRIED);
+  const a = new ReceiverPace(1000, UNTRIED);
   a.ended(5000, false);
   a.ended(5100, true);
   a.idle();
@@ -60,5 +60,5 @@ test('a webhook whose last attempt timed out does not run ahead, in flight or no
   assert.equal(a.ahead(2, 5200), 0, 'in flight after a timeout');
   a.ended(5300, false);
   assert.equal(a.ahead(2, 5400), 2, 'answered again: both answers count');
-  assert.equal(new Pace(1000, UNTRIED).ahead(0, 5400), UNTRIED, 'other webhooks are their own');
+  assert.equal(new ReceiverPace(1000, UNTRIED).ahead(0, 5400), UNTRIED, 'other webhooks are their own');
 });

@@ -4,7 +4,7 @@
  * within the window), it runs `untried` ahead; a receiver that hangs runs nothing ahead, so hanging receivers
  * cannot take the claims every other webhook needs.
  */
-export class Pace {
+export class ReceiverPace {
   readonly #windowMs: number;
   readonly #untried: number;
   #answers: AnswerCount | null = null;

@@ -4,17 +4,17 @@
  * (its share of the cap, and what may run ahead of it) and how many fresh deliveries ingest may hand off to it.
  */
 import type { ClaimedDelivery } from '../store/records.ts';
-import { Pace } from './pace.ts';
+import { ReceiverPace } from './receiver-pace.ts';
 
-export interface Track {
+export interface WebhookState {
   /** Claims handed to the sender and not yet back. */
   out: number;
   /** The other processes' leases, seen at the last claim: this process's share of the cap is the rest. */
   others: number;
-  pace: Pace;
+  pace: ReceiverPace;
 }
 
-export interface TrackLimits {
+export interface ClaimLimits {
   maxInFlight: number;
   maxInFlightPerWebhook: number;
   /** A webhook's claims out at most, as a multiple of its cap, when its receiver's pace allows. */
@@ -23,9 +23,9 @@ export interface TrackLimits {
   holdMs: number;
 }
 
-export class Tracks {
-  readonly #limits: TrackLimits;
-  readonly #tracks = new Map<string, Track>();
+export class WebhookClaims {
+  readonly #limits: ClaimLimits;
+  readonly #states = new Map<string, WebhookState>();
   /**
    * The webhooks whose last claim got less than it asked for, since the last wake-up: nothing more is due for them
    * until new work is queued, so they are the only ones ingest may hand fresh deliveries to.
@@ -35,16 +35,20 @@ export class Tracks {
   #busy = 0;
   #forgotAt = Number.NEGATIVE_INFINITY;
 
-  constructor(limits: TrackLimits) {
+  constructor(limits: ClaimLimits) {
     this.#limits = limits;
   }
 
-  get(webhookId: string): Track {
-    let t = this.#tracks.get(webhookId);
+  get(webhookId: string): WebhookState {
+    let t = this.#states.get(webhookId);
     if (!t) {
       // Its pace not known yet, a webhook runs one cap ahead: as far as a fresh burst needs.
-      t = { out: 0, others: 0, pace: new Pace(this.#limits.holdMs, this.#limits.maxInFlightPerWebhook) };
-      this.#tracks.set(webhookId, t);
+      t = {
+        out: 0,
+        others: 0,
+        pace: new ReceiverPace(this.#limits.holdMs, this.#limits.maxInFlightPerWebhook),
+      };
+      this.#states.set(webhookId, t);
     }
     return t;
   }
@@ -65,7 +69,7 @@ export class Tracks {
     if (this.#drained.size === 0) return null;
     const room = new Map<string, number>();
     for (const webhookId of this.#drained) {
-      const t = this.#tracks.get(webhookId);
+      const t = this.#states.get(webhookId);
       if (!t || t.others > 0) continue;
       const n = this.limit(t) + this.aheadOf(t, now) - t.out;
       if (n > 0) room.set(webhookId, n);
@@ -74,12 +78,12 @@ export class Tracks {
   }
 
   /** This process's share of the webhook's cap. */
-  limit(t: Track): number {
+  limit(t: WebhookState): number {
     return this.#limits.maxInFlightPerWebhook - t.others;
   }
 
   /** Claims beyond the cap; the share keeps a few fast webhooks from holding the leases that many others need. */
-  aheadOf(t: Track, now: number): number {
+  aheadOf(t: WebhookState, now: number): number {
     const share = Math.floor(this.#limits.maxInFlight / Math.max(1, this.#busy));
     const most = (this.#limits.ahead - 1) * this.#limits.maxInFlightPerWebhook;
     return Math.min(most, share, t.pace.ahead(t.out, now));
@@ -104,14 +108,14 @@ export class Tracks {
     for (const c of claims) got.set(c.webhook_id, (got.get(c.webhook_id) ?? 0) + 1);
     const paced = new Set(claims.filter((c) => c.rate_limit !== null).map((c) => c.webhook_id));
     for (const [webhookId, room] of asked) {
-      if (!this.#tracks.has(webhookId) || room <= 0) continue;
+      if (!this.#states.has(webhookId) || room <= 0) continue;
       if ((got.get(webhookId) ?? 0) >= room || paced.has(webhookId)) this.#drained.delete(webhookId);
       else if (!full) this.#drained.add(webhookId);
     }
   }
 
   /** A claim goes out to the sender. */
-  sent(t: Track, now: number): void {
+  sent(t: WebhookState, now: number): void {
     if (t.out++ === 0) {
       this.#busy++;
       t.pace.busy(now);
@@ -119,7 +123,7 @@ export class Tracks {
   }
 
   /** A claim came back from the sender. */
-  back(t: Track): void {
+  back(t: WebhookState): void {
     if (--t.out === 0) {
       this.#busy--;
       t.pace.idle();
@@ -130,16 +134,16 @@ export class Tracks {
   forget(now: number): void {
     if (now - this.#forgotAt < this.#limits.holdMs) return;
     this.#forgotAt = now;
-    for (const [webhookId, t] of this.#tracks) {
+    for (const [webhookId, t] of this.#states) {
       if (t.out === 0 && !this.#drained.has(webhookId) && t.pace.forgettable(now))
-        this.#tracks.delete(webhookId);
+        this.#states.delete(webhookId);
     }
   }
 
   /** Attempts that can be running per webhook (its claims out, up to its limit). */
   inFlight(): Map<string, number> {
     const running = new Map<string, number>();
-    for (const [webhookId, t] of this.#tracks)
+    for (const [webhookId, t] of this.#states)
       if (t.out > 0) running.set(webhookId, Math.min(t.out, this.limit(t)));
     return running;
   }

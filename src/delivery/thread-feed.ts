@@ -1,6 +1,7 @@
 /**
- * The dispatcher's side of the delivery thread (thread.ts), which makes the requests off the main thread: claims go
- * over in batches, results come back in batches. The clock (so an injected one rules an attempt's times), the
+ * The dispatcher's side of the delivery thread (thread.ts), which makes the attempts off the main thread: the feed
+ * prepares each claim (its secrets and headers opened, its timestamp taken) and hands the claims over in batches;
+ * results come back in batches. The clock (so an injected one rules an attempt's times), the
  * secrets (the sealing key never leaves its SecretBox) and an injected name resolver stay here.
  */
 import { Worker } from 'node:worker_threads';
@@ -22,7 +23,7 @@ export interface Sent {
   outcome: AttemptOutcome | null;
 }
 
-/** What the dispatcher needs of a sender (tests give it one in process). */
+/** What the dispatcher needs of whoever makes its attempts: the thread feed (tests give it one in process). */
 export interface SenderPort {
   submit(handed: readonly Handed[]): void;
   /** Every claim still waiting to start comes back unstarted (a stop). */
@@ -30,7 +31,7 @@ export interface SenderPort {
   onResults(handler: (sent: Sent[]) => void): void;
 }
 
-export interface SenderOptions {
+export interface ThreadFeedOptions {
   timeoutMs: number;
   destinations: DestinationPolicy;
   secretBox: SecretBox;
@@ -41,8 +42,8 @@ export interface SenderOptions {
   maxRunning: number;
 }
 
-export class Sender implements SenderPort {
-  readonly #options: SenderOptions;
+export class ThreadFeed implements SenderPort {
+  readonly #options: ThreadFeedOptions;
   readonly #pending = new Map<number, { claim: ClaimedDelivery; handedAt: number }>();
   /** Opened secrets and headers by sealed form (decrypting each time cost half of a send); bounded by the webhooks. */
   readonly #secrets = new Map<string, string>();
@@ -50,7 +51,7 @@ export class Sender implements SenderPort {
   #worker: Worker | null = null;
   #next = 1;
 
-  constructor(options: SenderOptions) {
+  constructor(options: ThreadFeedOptions) {
     this.#options = options;
   }
 

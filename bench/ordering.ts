@@ -1,6 +1,6 @@
 /**
- * W-order: ordered delivery per chat (a webhook's `ordering: "chat"`, src/store/sql-fragments.ts) against unordered, in one
- * run. Three legs, each on a fresh Herald with one webhook:
+ * W-order: ordered delivery per chat (a webhook's `ordering: "chat"`, src/store/queue/transitions.ts) against
+ * unordered, in one run. Three legs, each on a fresh Herald with one webhook:
  * - none: W1's publishing (the same events, batches of 500, 4 in flight), the messages spread over CHATS chats
  *   (event i in chat i mod CHATS, the chat in WAHA's message id and in `from`), to a webhook with ordering "none";
  * - chat: the same events to a webhook with ordering "chat": each chat's deliveries start one at a time;

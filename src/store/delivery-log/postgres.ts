@@ -3,8 +3,9 @@
 import type { Row } from 'postgres';
 import { redeliveryConflict } from '../../domain/store-rules.ts';
 import type { DeliveryLog } from '../ports.ts';
-import { promoteHeads, WAITS, withWaitingFor } from '../postgres/chat-queues.ts';
-import type { PostgresDatabase, Tx } from '../postgres/database.ts';
+import { QueueOperation } from '../queue/operation.ts';
+import type { PostgresQueue } from '../queue/postgres.ts';
+import { WAITS, withWaitingFor } from '../queue/postgres-chats.ts';
 import type {
   DeliveryDetail,
   DeliveryFilter,
@@ -13,19 +14,13 @@ import type {
   RedeliverResult,
 } from '../records.ts';
 import { toAttempt, toDelivery } from '../rows.ts';
-import { IN_CHAT_QUEUE, NOT_OPERATOR, redeliveryReset } from '../sql-fragments.ts';
+import { NOT_OPERATOR } from '../sql-fragments.ts';
 
-export class PostgresDeliveryLog implements DeliveryLog {
-  readonly #db: PostgresDatabase;
-
-  constructor(db: PostgresDatabase) {
-    this.#db = db;
-  }
-
+export class PostgresDeliveryLog extends QueueOperation<PostgresQueue> implements DeliveryLog {
   /** A page, and what its waiting deliveries wait for, in one snapshot. */
   async listDeliveries(instanceId: string, f: DeliveryFilter) {
     const cursor = f.cursor === undefined ? null : Number(f.cursor);
-    const rows = (await this.#db.sql.begin('ISOLATION LEVEL REPEATABLE READ READ ONLY', async (sql) => {
+    const rows = (await this.db.sql.begin('ISOLATION LEVEL REPEATABLE READ READ ONLY', async (sql) => {
       // A null filter value matches everything: one statement text for every combination of filters.
       const found = await sql<Row[]>`
         SELECT *, ${sql.unsafe(WAITS('deliveries'))} FROM deliveries
@@ -53,7 +48,7 @@ export class PostgresDeliveryLog implements DeliveryLog {
     deliveryId: string,
     operator = false,
   ): Promise<DeliveryDetail | null> {
-    return this.#db.sql.begin('ISOLATION LEVEL REPEATABLE READ READ ONLY', async (sql) => {
+    return this.db.sql.begin('ISOLATION LEVEL REPEATABLE READ READ ONLY', async (sql) => {
       const [row] = await sql<Row[]>`
         SELECT d.*, e.body, e.media_failure, ${sql.unsafe(WAITS('d'))}
         FROM deliveries d JOIN events e ON e.event_id = d.event_id
@@ -78,7 +73,7 @@ export class PostgresDeliveryLog implements DeliveryLog {
     now: number,
     operator = false,
   ): Promise<RedeliverResult> {
-    return this.#db.tx(async (sql) => {
+    return this.db.tx(async (sql) => {
       const [row] = await sql<Row[]>`
         SELECT d.status, d.webhook_id, w.enabled FROM deliveries d JOIN webhooks w ON w.webhook_id = d.webhook_id
         WHERE d.instance_id = ${instanceId} AND d.delivery_id = ${deliveryId}
@@ -87,8 +82,7 @@ export class PostgresDeliveryLog implements DeliveryLog {
       if (!row) return null;
       const conflict = redeliveryConflict(row as { status: string; webhook_id: string }, row.enabled);
       if (conflict) return { ok: false, conflict };
-      await restart(sql, 'delivery_id = $2', [deliveryId], now);
-      await this.#db.notifyWork(sql);
+      await this.queue.requeue(sql, 'delivery_id = $2', [deliveryId], now);
       const [updated] = await withWaitingFor(
         sql,
         await sql<
@@ -100,8 +94,8 @@ export class PostgresDeliveryLog implements DeliveryLog {
   }
 
   async redeliverFailed(instanceId: string, range: RedeliverRange, now: number): Promise<number> {
-    return this.#db.tx(async (sql) => {
-      const count = await restart(
+    return this.db.tx(async (sql) => {
+      return this.queue.requeue(
         sql,
         `instance_id = $2 AND status = 'failed'
          AND webhook_id IN (SELECT webhook_id FROM webhooks WHERE instance_id = $2 AND enabled)
@@ -111,14 +105,12 @@ export class PostgresDeliveryLog implements DeliveryLog {
         [instanceId, range.webhook_id ?? null, range.since ?? null, range.until ?? null],
         now,
       );
-      if (count > 0) await this.#db.notifyWork(sql);
-      return count;
     });
   }
 
   /** Every delivery belongs to a webhook, so failed ones are counted per webhook, through its (webhook_id, status) index. */
   async instanceCounts(instanceId?: string): Promise<Map<string, InstanceCounts>> {
-    const sql = this.#db.sql;
+    const sql = this.db.sql;
     const rows = await sql<({ instance_id: string } & InstanceCounts)[]>`
       SELECT w.instance_id, count(*)::integer AS webhooks,
         sum(f.failed)::integer AS failed_deliveries,
@@ -130,29 +122,4 @@ export class PostgresDeliveryLog implements DeliveryLog {
       GROUP BY w.instance_id`;
     return new Map(rows.map(({ instance_id, ...counts }) => [instance_id, counts]));
   }
-}
-
-/**
- * Pending again, the deliveries `where` picks ($1 is now, its parameters from $2), their leases gone: those in a
- * chat's queue go to its back, at places taken from the deliveries' own sequence in seq order (so that no later
- * delivery shares one), and each such chat's head is then made due. Returns how many.
- */
-async function restart(sql: Tx, where: string, params: (string | number | null)[], now: number) {
-  const restarted = await sql.unsafe<{ webhook_id: string; chat: string; queued: boolean }[]>(
-    `WITH picked AS (
-       SELECT delivery_id, nextval(pg_get_serial_sequence('deliveries', 'seq')) AS place
-       FROM (SELECT delivery_id FROM deliveries WHERE ${where} ORDER BY seq FOR UPDATE) s
-     )
-     UPDATE deliveries SET ${redeliveryReset('$1::bigint', 'picked.place')}, lease_token = NULL
-     FROM picked WHERE deliveries.delivery_id = picked.delivery_id
-     RETURNING deliveries.webhook_id, deliveries.chat, (${IN_CHAT_QUEUE}) AS queued`,
-    [now, ...params],
-  );
-  const queued = restarted.filter((r) => r.queued);
-  if (queued.length > 0)
-    await promoteHeads(
-      sql,
-      queued.map((r) => ({ ...r, now })),
-    );
-  return restarted.length;
 }

@@ -3,6 +3,9 @@
 import type { SQLInputValue } from 'node:sqlite';
 import { redeliveryConflict } from '../../domain/store-rules.ts';
 import type { DeliveryLog } from '../ports.ts';
+import { QueueOperation } from '../queue/operation.ts';
+import type { SqliteQueue } from '../queue/sqlite.ts';
+import { waitingFor } from '../queue/transitions.ts';
 import type {
   DeliveryDetail,
   DeliveryFilter,
@@ -11,18 +14,11 @@ import type {
   RedeliverResult,
 } from '../records.ts';
 import { toAttempt, toDelivery } from '../rows.ts';
-import { IN_CHAT_QUEUE, NOT_OPERATOR, PROMOTE_HEAD, redeliveryReset, waitingFor } from '../sql-fragments.ts';
-import type { SqliteDatabase } from '../sqlite/database.ts';
+import { NOT_OPERATOR } from '../sql-fragments.ts';
 
 type Row = Record<string, SQLInputValue>;
 
-export class SqliteDeliveryLog implements DeliveryLog {
-  readonly #db: SqliteDatabase;
-
-  constructor(db: SqliteDatabase) {
-    this.#db = db;
-  }
-
+export class SqliteDeliveryLog extends QueueOperation<SqliteQueue> implements DeliveryLog {
   async listDeliveries(instanceId: string, f: DeliveryFilter) {
     const where = ['instance_id = ?'];
     const params: SQLInputValue[] = [instanceId];
@@ -40,7 +36,7 @@ export class SqliteDeliveryLog implements DeliveryLog {
     add('created_at < ?', f.until);
     add('seq < ?', f.cursor === undefined ? undefined : Number(f.cursor));
     if (!f.operator) where.push(NOT_OPERATOR());
-    const rows = this.#db
+    const rows = this.db
       .q(
         `SELECT *, ${waitingFor('deliveries')} FROM deliveries WHERE ${where.join(' AND ')} ORDER BY seq DESC LIMIT ?`,
       )
@@ -55,14 +51,14 @@ export class SqliteDeliveryLog implements DeliveryLog {
     deliveryId: string,
     operator = false,
   ): Promise<DeliveryDetail | null> {
-    const row = this.#db
+    const row = this.db
       .q(
         `SELECT d.*, e.body, e.media_failure, ${waitingFor('d')} FROM deliveries d JOIN events e ON e.event_id = d.event_id
        WHERE d.instance_id = ? AND d.delivery_id = ? AND (? OR ${NOT_OPERATOR('d.')})`,
       )
       .get(instanceId, deliveryId, operator ? 1 : 0);
     if (!row) return null;
-    const attempts = this.#db
+    const attempts = this.db
       .q('SELECT * FROM attempts WHERE delivery_id = ? ORDER BY attempt, started_at')
       .all(deliveryId);
     return {
@@ -79,8 +75,8 @@ export class SqliteDeliveryLog implements DeliveryLog {
     now: number,
     operator = false,
   ): Promise<RedeliverResult> {
-    return this.#db.tx(() => {
-      const row = this.#db
+    return this.db.tx(() => {
+      const row = this.db
         .q(
           `SELECT d.status, d.webhook_id, w.enabled FROM deliveries d JOIN webhooks w ON w.webhook_id = d.webhook_id
          WHERE d.instance_id = ? AND d.delivery_id = ? AND (? OR ${NOT_OPERATOR('d.')})`,
@@ -89,10 +85,10 @@ export class SqliteDeliveryLog implements DeliveryLog {
       if (!row) return null;
       const conflict = redeliveryConflict(row as { status: string; webhook_id: string }, row.enabled === 1);
       if (conflict) return { ok: false, conflict };
-      const seq = this.#db.q('SELECT seq FROM deliveries WHERE delivery_id = ?').get(deliveryId)
+      const seq = this.db.q('SELECT seq FROM deliveries WHERE delivery_id = ?').get(deliveryId)
         ?.seq as number;
-      this.#restart([seq], now);
-      const updated = this.#db
+      this.queue.requeue([seq], now);
+      const updated = this.db
         .q(`SELECT *, ${waitingFor('deliveries')} FROM deliveries WHERE delivery_id = ?`)
         .get(deliveryId) as Row;
       return { ok: true, delivery: toDelivery(updated) };
@@ -118,44 +114,19 @@ export class SqliteDeliveryLog implements DeliveryLog {
       where.push('created_at < ?');
       params.push(range.until);
     }
-    return this.#db.tx(() => {
-      const seqs = this.#db
+    return this.db.tx(() => {
+      const seqs = this.db
         .rows(`SELECT seq FROM deliveries WHERE ${where.join(' AND ')} ORDER BY seq`)
         .all(...params)
         .map((r) => (r as unknown as [number])[0]);
-      this.#restart(seqs, now);
+      this.queue.requeue(seqs, now);
       return seqs.length;
     });
   }
 
-  /**
-   * Pending again, in seq order: those in a chat's queue go to its back, each at a place taken from the deliveries'
-   * own sequence (so that no later delivery ever shares it), and each such chat's head is then made due.
-   */
-  #restart(seqs: number[], now: number): void {
-    if (seqs.length === 0) return;
-    const base = Number(
-      this.#db
-        .q("UPDATE sqlite_sequence SET seq = seq + ?1 WHERE name = 'deliveries' RETURNING seq - ?1 AS base")
-        .get(seqs.length)?.base,
-    );
-    const restart = this.#db.q(
-      `UPDATE deliveries SET ${redeliveryReset('?1', '?2')} WHERE seq = ?3
-       RETURNING webhook_id, chat, ${IN_CHAT_QUEUE} AS queued`,
-    );
-    const chats = new Map<string, [string, string]>();
-    for (const [i, seq] of seqs.entries()) {
-      const r = restart.get(now, base + i + 1, seq);
-      if (r?.queued) chats.set(`${r.webhook_id} ${r.chat}`, [r.webhook_id as string, r.chat as string]);
-    }
-    const promote = this.#db.q(PROMOTE_HEAD('?1', '?2', '?3'));
-    for (const [webhookId, chat] of chats.values()) promote.run(now, webhookId, chat);
-    this.#db.notifyWork();
-  }
-
   /** Every delivery belongs to a webhook, so failed ones are counted per webhook, through its (webhook_id, status) index. */
   async instanceCounts(instanceId?: string): Promise<Map<string, InstanceCounts>> {
-    const rows = this.#db
+    const rows = this.db
       .q(
         `SELECT instance_id, count(*) AS webhooks, sum(failed) AS failed,
            sum(CASE WHEN enabled = 1 THEN failed ELSE 0 END) AS redeliverable

@@ -4,10 +4,10 @@
  * writes, SQLite in memory once committed) and returns them with their event's result.
  */
 import type { EventDraft, Webhook } from '../../domain/types.ts';
-import type { IngestArrival } from './batch.ts';
 import type { ClaimedDelivery, HandOffRoom, IngestResult } from '../records.ts';
 import { claimOf } from '../rows.ts';
 import type { Settled } from '../same-turn.ts';
+import type { IngestArrival } from './batch.ts';
 
 export class HandOff {
   readonly #given: HandOffRoom | undefined;

@@ -7,15 +7,16 @@ import { newId } from '../../domain/ids.ts';
 import { repeatConflict, sessionChange } from '../../domain/store-rules.ts';
 import type { EventDraft, Webhook } from '../../domain/types.ts';
 import { InstanceMissing, StoreConflict } from '../errors.ts';
-import { HandOff, handedOffTo } from './hand-off.ts';
 import type { Events } from '../ports.ts';
-import { promoteHeads } from '../postgres/chat-queues.ts';
-import type { PostgresDatabase, Tx } from '../postgres/database.ts';
+import type { Tx } from '../postgres/database.ts';
+import { QueueOperation } from '../queue/operation.ts';
+import type { NewDelivery, PostgresQueue } from '../queue/postgres.ts';
 import type { ClaimedDelivery, IngestResult } from '../records.ts';
 import { toWebhook } from '../rows.ts';
-import { NEWER_STATUS } from '../sql-fragments.ts';
 import type { Settled } from '../same-turn.ts';
+import { NEWER_STATUS } from '../sql-fragments.ts';
 import { type IngestArrival, ingestByTurn } from './batch.ts';
+import { HandOff, handedOffTo } from './hand-off.ts';
 
 /** An event to store: its draft, the webhooks it goes to, and its call's time. */
 interface Draft {
@@ -28,13 +29,7 @@ interface Draft {
 /** A conflict inside a shared turn: the turn is made again, one ingest per transaction. */
 class TurnConflict extends Error {}
 
-export class PostgresEvents implements Events {
-  readonly #db: PostgresDatabase;
-
-  constructor(db: PostgresDatabase) {
-    this.#db = db;
-  }
-
+export class PostgresEvents extends QueueOperation<PostgresQueue> implements Events {
   ingest: Events['ingest'] = ingestByTurn(
     (arrivals) => this.#commit(arrivals),
     (err) => err instanceof TurnConflict,
@@ -47,8 +42,8 @@ export class PostgresEvents implements Events {
   async #commit(arrivals: IngestArrival[]): Promise<Settled<IngestResult[]>[]> {
     const given = arrivals.find((a) => a.handOff)?.handOff;
     // Made anew if the transaction is made again (a deadlock's victim).
-    const settled = await this.#db.tx((sql) =>
-      this.#store(sql, arrivals, new HandOff(given, this.#db.leaseTokens.next())),
+    const settled = await this.db.tx((sql) =>
+      this.#store(sql, arrivals, new HandOff(given, this.db.leaseTokens.next())),
     );
     for (const [i, s] of settled.entries()) handedOffTo(arrivals[i], s);
     return settled;
@@ -172,8 +167,8 @@ export class PostgresEvents implements Events {
   }
 
   /**
-   * Deliveries of an event whose media is still to be downloaded wait for it (media-jobs/ settles them); those
-   * handed off are written leased, due when the lease runs out, as a claim leaves them. Returns those, by event.
+   * Deliveries of an event whose media is still to be downloaded wait for it (media-jobs/ settles them): their jobs
+   * are written first, so that the queue holds them. Those handed off are written leased. Returns those, by event.
    */
   async #insertDeliveries(
     sql: Tx,
@@ -182,9 +177,9 @@ export class PostgresEvents implements Events {
   ): Promise<Map<string, ClaimedDelivery[]>> {
     const handedOff = new Map<string, ClaimedDelivery[]>();
     const rows = stored.flatMap(({ e, targets, now, chat }) =>
-      targets.map((w) => {
+      targets.map((w): NewDelivery => {
         const delivery_id = newId('dlv', now);
-        // A webhook ordered by chat: its delivery joins the chat's queue, waiting; the chat's head is made due below.
+        // A webhook ordered by chat: its delivery joins the chat's queue (queue/), never handed off.
         const ordered = w.ordering === 'chat';
         const claim = ordered ? null : handOff.take(e, w, delivery_id, now);
         if (claim) {
@@ -192,34 +187,20 @@ export class PostgresEvents implements Events {
           if (ofEvent) ofEvent.push(claim);
           else handedOff.set(e.event_id, [claim]);
         }
-        const taken = claim !== null;
-        const due = e.download != null || ordered ? null : taken ? now + handOff.leaseMs : now;
         return {
-          ordered,
           e,
-          now,
-          chat,
           delivery_id,
           webhook_id: w.webhook_id,
-          due,
-          lease: taken ? handOff.token : null,
+          chat,
+          now,
+          held: e.download != null,
+          ordered,
+          lease: claim ? handOff.token : null,
+          leaseMs: handOff.leaseMs,
         };
       }),
     );
     if (rows.length === 0) return handedOff;
-    await sql`
-      INSERT INTO deliveries (delivery_id, event_id, instance_id, webhook_id, event, status, created_at,
-        next_attempt_at, lease_token, chat)
-      SELECT d.delivery_id, d.event_id, d.instance_id, d.webhook_id, d.event, 'pending', d.created_at, d.due, d.lease,
-        d.chat
-      FROM unnest(${rows.map((r) => r.delivery_id)}::text[], ${rows.map(({ e }) => e.event_id)}::text[],
-                  ${rows.map(({ e }) => e.instance_id)}::text[], ${rows.map((r) => r.webhook_id)}::text[],
-                  ${rows.map(({ e }) => e.event)}::text[], ${rows.map(({ now }) => now)}::bigint[],
-                  ${rows.map((r) => r.due)}::bigint[], ${rows.map((r) => r.lease)}::text[],
-                  ${rows.map((r) => r.chat)}::text[])
-                  WITH ORDINALITY AS d(delivery_id, event_id, instance_id, webhook_id, event, created_at, due, lease,
-                    chat, n)
-      ORDER BY d.n`;
     const jobs = stored.filter(({ e, targets }) => e.download != null && targets.length > 0);
     if (jobs.length > 0) {
       const download = ({ e }: Draft) => e.download as NonNullable<EventDraft['download']>;
@@ -233,14 +214,7 @@ export class PostgresEvents implements Events {
                     ${jobs.map(({ now }) => now)}::bigint[])
              AS j(event_id, url, mimetype, filename, engine_error, via_engine, next_try_at)`;
     }
-    const queued = rows.filter((r) => r.ordered);
-    if (queued.length > 0) {
-      await promoteHeads(
-        sql,
-        queued.map((r) => ({ webhook_id: r.webhook_id, chat: r.chat, now: r.now })),
-      );
-    }
-    if (handOff.left > 0 || jobs.length > 0 || queued.length > 0) await this.#db.notifyWork(sql);
+    await this.queue.enqueue(sql, rows);
     return handedOff;
   }
 }

@@ -3,23 +3,22 @@
  * deliveries it hands off leased in this process's leases (sqlite/leases.ts), which claims and outcomes share.
  */
 
-import { chatKey } from '../../domain/chat-key.ts';
 import { type LeaseTokens, newId } from '../../domain/ids.ts';
 import { repeatConflict, sessionChange } from '../../domain/store-rules.ts';
 import type { EventDraft, Webhook } from '../../domain/types.ts';
 import { InstanceMissing, StoreConflict } from '../errors.ts';
-import { HandOff, handedOffTo } from './hand-off.ts';
 import type { Events } from '../ports.ts';
+import { QueueOperation } from '../queue/operation.ts';
+import type { SqliteQueue } from '../queue/sqlite.ts';
 import type { ClaimedDelivery, IngestResult, Router } from '../records.ts';
 import { toWebhook } from '../rows.ts';
-import { NEWER_STATUS, PROMOTE_HEAD } from '../sql-fragments.ts';
 import type { Settled } from '../same-turn.ts';
-import type { SqliteDatabase } from '../sqlite/database.ts';
+import { NEWER_STATUS } from '../sql-fragments.ts';
 import type { Lease, Leases } from '../sqlite/leases.ts';
 import { type IngestArrival, ingestByTurn } from './batch.ts';
+import { HandOff, handedOffTo } from './hand-off.ts';
 
-export class SqliteEvents implements Events {
-  readonly #db: SqliteDatabase;
+export class SqliteEvents extends QueueOperation<SqliteQueue> implements Events {
   readonly #leases: Leases;
   readonly #leaseTokens: LeaseTokens;
   /**
@@ -28,11 +27,11 @@ export class SqliteEvents implements Events {
    */
   readonly #catalog = new Map<string, Webhook[]>();
 
-  constructor(db: SqliteDatabase, leases: Leases, leaseTokens: LeaseTokens) {
-    this.#db = db;
-    this.#leases = leases;
+  constructor(queue: SqliteQueue, leaseTokens: LeaseTokens) {
+    super(queue);
+    this.#leases = queue.leases;
     this.#leaseTokens = leaseTokens;
-    db.onCatalogChange(() => this.#catalog.clear());
+    this.db.onCatalogChange(() => this.#catalog.clear());
   }
 
   /** The ingests of one turn in one transaction and one flush: the 202 means durable, flushed off the event loop. */
@@ -48,7 +47,7 @@ export class SqliteEvents implements Events {
   #commit(arrivals: IngestArrival[]): Promise<Settled<IngestResult[]>[]> {
     const handOff = new HandOff(arrivals.find((a) => a.handOff)?.handOff, this.#leaseTokens.next());
     const leases: Lease[] = [];
-    return this.#db.durableTx(
+    return this.db.durableTx(
       () => this.#store(arrivals, handOff, leases),
       (settled) => {
         for (const lease of leases) this.#leases.take(lease);
@@ -63,9 +62,6 @@ export class SqliteEvents implements Events {
       if (!webhooks) return { error: new InstanceMissing(instanceId) };
       return { ok: events.map((e) => this.#ingestOne(e, webhooks, router, now, handOff, leases)) };
     });
-    if (handOff.left > 0) this.#db.notifyWork();
-    // Deliveries of an event with media wait for its download: the media jobs have work.
-    if (arrivals.some((a) => a.events.some((e) => e.download != null))) this.#db.notifyWork('media');
     return settled;
   }
 
@@ -73,8 +69,8 @@ export class SqliteEvents implements Events {
   #enabledWebhooks(instanceId: string): Webhook[] | null {
     const known = this.#catalog.get(instanceId);
     if (known) return known;
-    if (!this.#db.q('SELECT 1 FROM instances WHERE instance_id = ?').get(instanceId)) return null;
-    const webhooks = this.#db
+    if (!this.db.q('SELECT 1 FROM instances WHERE instance_id = ?').get(instanceId)) return null;
+    const webhooks = this.db
       .q('SELECT * FROM webhooks WHERE instance_id = ? AND enabled = 1 ORDER BY created_at, webhook_id')
       .all(instanceId)
       .map(toWebhook);
@@ -90,39 +86,40 @@ export class SqliteEvents implements Events {
     handOff: HandOff,
     leases: Lease[],
   ): IngestResult {
-    const seen = this.#db.q('SELECT instance_id, deliveries FROM events WHERE event_id = ?').get(e.event_id);
+    const seen = this.db.q('SELECT instance_id, deliveries FROM events WHERE event_id = ?').get(e.event_id);
     if (seen) {
       const conflict = repeatConflict(e.event_id, seen.instance_id as string, e.instance_id);
       if (conflict) throw new StoreConflict(conflict);
       return { event_id: e.event_id, deliveries: seen.deliveries as number, duplicate: true };
     }
     const targets = router(e, webhooks);
-    const chat = insertEvent(this.#db, e, targets.length, now);
+    const chat = this.queue.insertEvent(e, targets.length, now);
     let handedOff: ClaimedDelivery[] | undefined;
-    // Deliveries of an event whose media is still to be downloaded wait for it (media-jobs/ settles them).
+    // Deliveries of an event whose media is still to be downloaded wait for it (media-jobs/ settles them): its job
+    // is written first, so that the queue holds them.
     const held = e.download != null && targets.length > 0;
-    // A webhook ordered by chat: its delivery joins the chat's queue, waiting, and the chat's head is made due below.
-    const queued: string[] = [];
+    if (held) {
+      const { url, mimetype, filename, engine_error, via_engine } = e.download as NonNullable<
+        EventDraft['download']
+      >;
+      this.db
+        .q(
+          `INSERT INTO media_jobs (event_id, url, mimetype, filename, engine_error, via_engine, next_try_at)
+           VALUES (?, ?, ?, ?, ?, ?, ?)`,
+        )
+        .run(e.event_id, url, mimetype, filename, engine_error ?? null, via_engine ? 1 : 0, now);
+    }
     for (const w of targets) {
       const delivery_id = newId('dlv', now);
+      // A webhook ordered by chat: its delivery joins the chat's queue (queue/), never handed off.
       const ordered = w.ordering === 'chat';
-      if (ordered) queued.push(w.webhook_id);
-      const row = insertDelivery(
-        this.#db,
-        e,
-        w.webhook_id,
-        delivery_id,
-        now,
-        held || ordered ? null : now,
-        chat,
-      );
-      if (ordered) continue;
       // Handed off: leased in memory (as a claim leases) once the transaction has committed.
-      const claim = handOff.take(e, w, delivery_id, now);
+      const claim = ordered ? null : handOff.take(e, w, delivery_id, now);
+      const d = { webhook_id: w.webhook_id, delivery_id, chat, held, ordered, taken: claim !== null };
+      const seq = this.queue.enqueue(e, d, now);
       if (claim) {
         if (handedOff) handedOff.push(claim);
         else handedOff = [claim];
-        const seq = Number(row.lastInsertRowid);
         leases.push({
           delivery_id,
           seq,
@@ -132,26 +129,10 @@ export class SqliteEvents implements Events {
         });
       }
     }
-    if (held) {
-      const { url, mimetype, filename, engine_error, via_engine } = e.download as NonNullable<
-        EventDraft['download']
-      >;
-      this.#db
-        .q(
-          `INSERT INTO media_jobs (event_id, url, mimetype, filename, engine_error, via_engine, next_try_at)
-           VALUES (?, ?, ?, ?, ?, ?, ?)`,
-        )
-        .run(e.event_id, url, mimetype, filename, engine_error ?? null, via_engine ? 1 : 0, now);
-    }
-    if (queued.length > 0) {
-      const promote = this.#db.q(PROMOTE_HEAD('?1', '?2', '?3'));
-      for (const webhookId of queued) promote.run(now, webhookId, chat);
-      this.#db.notifyWork();
-    }
     // Only over an older session.status: posts of one session's changes come in any order.
     const session = sessionChange([e]);
     if (session) {
-      this.#db
+      this.db
         .q(
           `UPDATE instances SET status = ?1, phone = ?2, status_at = ?3, status_event_id = ?4
            WHERE instance_id = ?5 AND ${NEWER_STATUS('?3', '?4')}`,
@@ -162,32 +143,4 @@ export class SqliteEvents implements Events {
     if (handedOff) result.handedOff = handedOff;
     return result;
   }
-}
-
-/** An event row, with its chat (returned): how ingest and operational events (announce/) store one. */
-export function insertEvent(db: SqliteDatabase, e: EventDraft, deliveries: number, now: number): string {
-  const chat = chatKey(e.event, e.payload);
-  db.q(
-    'INSERT INTO events (event_id, instance_id, event, body, deliveries, created_at, chat) VALUES (?, ?, ?, ?, ?, ?, ?)',
-  ).run(e.event_id, e.instance_id, e.event, e.body, deliveries, now, chat);
-  return chat;
-}
-
-/** A pending delivery of the event, due at `due` (null: held for its media). */
-export function insertDelivery(
-  db: SqliteDatabase,
-  e: EventDraft,
-  webhookId: string,
-  deliveryId: string,
-  now: number,
-  due: number | null,
-  chat: string,
-) {
-  return db
-    .q(
-      `INSERT INTO deliveries (delivery_id, event_id, instance_id, webhook_id, event, status, created_at,
-         next_attempt_at, chat)
-       VALUES (?, ?, ?, ?, ?, 'pending', ?, ?, ?)`,
-    )
-    .run(deliveryId, e.event_id, e.instance_id, webhookId, e.event, now, due, chat);
 }

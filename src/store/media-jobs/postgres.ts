@@ -6,21 +6,14 @@
 import { withSettledMedia } from '../../domain/event-body.ts';
 import { randomToken } from '../../domain/ids.ts';
 import type { MediaJobs } from '../ports.ts';
-import { promoteHeads } from '../postgres/chat-queues.ts';
-import type { PostgresDatabase } from '../postgres/database.ts';
+import { QueueOperation } from '../queue/operation.ts';
+import type { PostgresQueue } from '../queue/postgres.ts';
 import type { MediaJob } from '../records.ts';
-import { IN_CHAT_QUEUE } from '../sql-fragments.ts';
 
-export class PostgresMediaJobs implements MediaJobs {
-  readonly #db: PostgresDatabase;
-
-  constructor(db: PostgresDatabase) {
-    this.#db = db;
-  }
-
+export class PostgresMediaJobs extends QueueOperation<PostgresQueue> implements MediaJobs {
   async claimMediaJobs(now: number, limit: number, leaseMs: number): Promise<MediaJob[]> {
     const token = randomToken(12);
-    return this.#db.tx(
+    return this.db.tx(
       (sql) => sql<MediaJob[]>`
         WITH picked AS (
           SELECT event_id FROM media_jobs WHERE next_try_at <= ${now}::bigint
@@ -40,7 +33,7 @@ export class PostgresMediaJobs implements MediaJobs {
     now: number,
     failure: string | null = null,
   ): Promise<boolean> {
-    return this.#db.tx(async (sql) => {
+    return this.db.tx(async (sql) => {
       const [row] = await sql<{ body: string }[]>`
         SELECT e.body FROM media_jobs j JOIN events e ON e.event_id = j.event_id
         WHERE j.event_id = ${job.event_id} AND j.lease_token = ${job.lease_token}
@@ -49,27 +42,14 @@ export class PostgresMediaJobs implements MediaJobs {
       await sql`
         UPDATE events SET body = ${withSettledMedia(row.body, media)}, media_failure = ${failure}
         WHERE event_id = ${job.event_id}`;
-      // Due now, but one in a chat's queue only as its chat's head (once the job is gone).
-      const released = await sql`
-        UPDATE deliveries SET next_attempt_at = ${now}::bigint
-        WHERE event_id = ${job.event_id} AND status = 'pending' AND next_attempt_at IS NULL
-          AND NOT (${sql.unsafe(IN_CHAT_QUEUE)})`;
-      await sql`DELETE FROM media_jobs WHERE event_id = ${job.event_id}`;
-      const queued = await sql<{ webhook_id: string; chat: string }[]>`
-        SELECT webhook_id, chat FROM deliveries
-        WHERE event_id = ${job.event_id} AND status = 'pending' AND ${sql.unsafe(IN_CHAT_QUEUE)}`;
-      if (queued.length > 0)
-        await promoteHeads(
-          sql,
-          queued.map((q) => ({ ...q, now })),
-        );
-      if (released.count > 0 || queued.length > 0) await this.#db.notifyWork(sql);
+      // The job gone, its deliveries due (one in a chat's queue only as its chat's head).
+      await this.queue.releaseHeld(sql, job.event_id, now);
       return true;
     });
   }
 
   async retryMediaJob(job: MediaJob, at: number): Promise<void> {
-    await this.#db.sql`
+    await this.db.sql`
       UPDATE media_jobs SET tries = tries + 1, next_try_at = ${at}::bigint, lease_token = NULL
       WHERE event_id = ${job.event_id} AND lease_token = ${job.lease_token}`;
   }

@@ -6,21 +6,16 @@
 import { withSettledMedia } from '../../domain/event-body.ts';
 import { randomToken } from '../../domain/ids.ts';
 import type { MediaJobs } from '../ports.ts';
+import { QueueOperation } from '../queue/operation.ts';
+import type { SqliteQueue } from '../queue/sqlite.ts';
 import type { MediaJob } from '../records.ts';
-import { IN_CHAT_QUEUE, PROMOTE_HEAD } from '../sql-fragments.ts';
-import type { SqliteDatabase } from '../sqlite/database.ts';
 
-export class SqliteMediaJobs implements MediaJobs {
-  readonly #db: SqliteDatabase;
+export class SqliteMediaJobs extends QueueOperation<SqliteQueue> implements MediaJobs {
   /** event_id → the lease of the claim that holds it. */
   readonly #held = new Map<string, { token: string; until: number }>();
 
-  constructor(db: SqliteDatabase) {
-    this.#db = db;
-  }
-
   async claimMediaJobs(now: number, limit: number, leaseMs: number): Promise<MediaJob[]> {
-    const rows = this.#db
+    const rows = this.db
       .q(
         `SELECT j.event_id, e.instance_id, j.url, j.mimetype, j.filename, j.engine_error, j.via_engine, j.tries,
            i.engine_media_prefix
@@ -49,36 +44,22 @@ export class SqliteMediaJobs implements MediaJobs {
     failure: string | null = null,
   ): Promise<boolean> {
     if (!this.#release(job)) return false;
-    return this.#db.durableTx(() => {
-      const row = this.#db.q('SELECT body FROM events WHERE event_id = ?').get(job.event_id);
+    return this.db.durableTx(() => {
+      const row = this.db.q('SELECT body FROM events WHERE event_id = ?').get(job.event_id);
       // Gone with its instance meanwhile: nothing is left to deliver.
       if (!row) return false;
-      this.#db
+      this.db
         .q('UPDATE events SET body = ?, media_failure = ? WHERE event_id = ?')
         .run(withSettledMedia(row.body as string, media), failure, job.event_id);
-      // Due now, but one in a chat's queue only as its chat's head (once the job is gone).
-      this.#db
-        .q(
-          `UPDATE deliveries SET next_attempt_at = ?
-           WHERE event_id = ? AND status = 'pending' AND next_attempt_at IS NULL AND NOT (${IN_CHAT_QUEUE})`,
-        )
-        .run(now, job.event_id);
-      this.#db.q('DELETE FROM media_jobs WHERE event_id = ?').run(job.event_id);
-      const queued = this.#db
-        .q(
-          `SELECT webhook_id, chat FROM deliveries WHERE event_id = ? AND status = 'pending' AND ${IN_CHAT_QUEUE}`,
-        )
-        .all(job.event_id);
-      const promote = this.#db.q(PROMOTE_HEAD('?1', '?2', '?3'));
-      for (const q of queued) promote.run(now, q.webhook_id, q.chat);
-      this.#db.notifyWork();
+      // The job gone, its deliveries due (one in a chat's queue only as its chat's head).
+      this.queue.releaseHeld(job.event_id, now);
       return true;
     });
   }
 
   async retryMediaJob(job: MediaJob, at: number): Promise<void> {
     if (!this.#release(job)) return;
-    this.#db
+    this.db
       .q('UPDATE media_jobs SET tries = tries + 1, next_try_at = ? WHERE event_id = ?')
       .run(at, job.event_id);
   }

@@ -6,18 +6,19 @@
 import { DEFAULT_FAILING, type FailingPolicy } from '../../domain/operational-events.ts';
 import { PostgresCatalog, writeSetting } from '../catalog/postgres.ts';
 import { PostgresClaims } from '../claim/postgres.ts';
-import { PostgresEngineRepeats } from '../engine-repeats/postgres.ts';
-import { PostgresHealth } from '../health/postgres.ts';
-import { PostgresEvents } from '../events/postgres.ts';
-import { PostgresLidPhones } from '../lid-phones/postgres.ts';
 import { PostgresDeliveryLog } from '../delivery-log/postgres.ts';
+import { PostgresEngineRepeats } from '../engine-repeats/postgres.ts';
+import { PostgresEvents } from '../events/postgres.ts';
+import { PostgresHealth } from '../health/postgres.ts';
+import { PostgresLidPhones } from '../lid-phones/postgres.ts';
 import { PostgresMediaJobs } from '../media-jobs/postgres.ts';
 import { PostgresOutcomes } from '../outcome/postgres.ts';
 import { PostgresPortalLinks } from '../portal-links/postgres.ts';
 import type { Store } from '../ports.ts';
+import { PostgresDatabase } from '../postgres/database.ts';
+import { PostgresQueue } from '../queue/postgres.ts';
 import { PostgresRetention } from '../retention/postgres.ts';
 import { PostgresWebhooks } from '../webhooks/postgres.ts';
-import { PostgresDatabase } from '../postgres/database.ts';
 
 export { postgresUnavailable } from '../postgres/connection.ts';
 
@@ -26,16 +27,18 @@ export async function openPostgresStore(
   failing: FailingPolicy = DEFAULT_FAILING,
 ): Promise<Store> {
   const db = await PostgresDatabase.open(url);
+  // The life of every delivery, which the operations below change only through it.
+  const queue = new PostgresQueue(db);
   return {
     catalog: new PostgresCatalog(db),
-    webhooks: new PostgresWebhooks(db),
+    webhooks: new PostgresWebhooks(queue),
     health: new PostgresHealth(db),
-    events: new PostgresEvents(db),
+    events: new PostgresEvents(queue),
     claims: new PostgresClaims(db),
-    outcomes: new PostgresOutcomes(db, failing),
-    mediaJobs: new PostgresMediaJobs(db),
+    outcomes: new PostgresOutcomes(queue, failing),
+    mediaJobs: new PostgresMediaJobs(queue),
     retention: new PostgresRetention(db),
-    log: new PostgresDeliveryLog(db),
+    log: new PostgresDeliveryLog(queue),
     engineRepeats: new PostgresEngineRepeats(db),
     portalLinks: new PostgresPortalLinks(db),
     lidPhones: new PostgresLidPhones(db),

@@ -1,34 +1,22 @@
 /** Webhooks on PostgreSQL: their configuration, enablement, secret rotation and health. */
 
 import type { Row } from 'postgres';
-import {
-  disableReason,
-  OPERATIONAL_KINDS,
-  OPERATOR_WEBHOOK_ID,
-  webhookDisabled,
-} from '../../domain/operational-events.ts';
+import { OPERATIONAL_KINDS, OPERATOR_WEBHOOK_ID } from '../../domain/operational-events.ts';
 import type { Webhook } from '../../domain/types.ts';
-import { announce } from '../announce/postgres.ts';
 import type { Webhooks } from '../ports.ts';
-import type { PostgresDatabase, Tx } from '../postgres/database.ts';
+import { QueueOperation } from '../queue/operation.ts';
+import type { PostgresQueue } from '../queue/postgres.ts';
 import type { OperatorDestination, WebhookConfig } from '../records.ts';
 import { toWebhook } from '../rows.ts';
-import { ENDED_BY_DISABLE, releaseWaiting } from '../sql-fragments.ts';
 
-export class PostgresWebhooks implements Webhooks {
-  readonly #db: PostgresDatabase;
-
-  constructor(db: PostgresDatabase) {
-    this.#db = db;
-  }
-
+export class PostgresWebhooks extends QueueOperation<PostgresQueue> implements Webhooks {
   /**
    * The instance's row is locked before the count: creates for one instance, from every process on the database,
    * take turns. The count is a statement of its own, so that its snapshot is taken once the lock is held. FOR NO KEY
    * UPDATE leaves ingest alone (its foreign keys only take a key share).
    */
   async createWebhook(w: Webhook, maxPerInstance = Number.POSITIVE_INFINITY): Promise<boolean> {
-    return this.#db.tx(async (sql) => {
+    return this.db.tx(async (sql) => {
       await sql`SELECT 1 FROM instances WHERE instance_id = ${w.instance_id} FOR NO KEY UPDATE`;
       const [row] = await sql<{ n: number }[]>`
         SELECT count(*)::integer AS n FROM webhooks WHERE instance_id = ${w.instance_id}`;
@@ -47,13 +35,13 @@ export class PostgresWebhooks implements Webhooks {
   }
 
   async listWebhooks(instanceId: string): Promise<Webhook[]> {
-    const rows = await this.#db.sql<Row[]>`
+    const rows = await this.db.sql<Row[]>`
       SELECT * FROM webhooks WHERE instance_id = ${instanceId} ORDER BY created_at, webhook_id`;
     return rows.map(toWebhook);
   }
 
   async getWebhook(instanceId: string, webhookId: string): Promise<Webhook | null> {
-    const [row] = await this.#db.sql<Row[]>`
+    const [row] = await this.db.sql<Row[]>`
       SELECT * FROM webhooks WHERE instance_id = ${instanceId} AND webhook_id = ${webhookId}`;
     return row ? toWebhook(row) : null;
   }
@@ -67,7 +55,7 @@ export class PostgresWebhooks implements Webhooks {
     const keep = c.secret.kind === 'keep';
     const sealed = c.secret.kind === 'set' ? c.secret.sealed : null;
     // A secret set or cleared ends the grace of a rotated-out one.
-    return this.#db.tx(async (sql) => {
+    return this.db.tx(async (sql) => {
       const [row] = await sql<Row[]>`
       UPDATE webhooks SET destination_url = ${c.destination_url}, events = ${JSON.stringify(c.events)},
         ignore_status = ${c.ignore_status}, updated_at = ${now}::bigint,
@@ -79,8 +67,7 @@ export class PostgresWebhooks implements Webhooks {
         previous_secret_until = CASE WHEN ${keep}::boolean THEN previous_secret_until END
       WHERE instance_id = ${instanceId} AND webhook_id = ${webhookId}
       RETURNING *`;
-      if (row && c.ordering === 'none')
-        await sql.unsafe(releaseWaiting('$1::bigint', '$2'), [now, webhookId]);
+      if (row && c.ordering === 'none') await this.queue.unorder(sql, webhookId, now);
       return row ? toWebhook(row) : null;
     });
   }
@@ -92,7 +79,7 @@ export class PostgresWebhooks implements Webhooks {
     now: number,
     reason = 'disabled',
   ) {
-    return this.#db.tx(async (sql) => {
+    return this.db.tx(async (sql) => {
       const [found] = await sql`
         SELECT 1 FROM webhooks WHERE instance_id = ${instanceId} AND webhook_id = ${webhookId}
         FOR NO KEY UPDATE`;
@@ -102,7 +89,7 @@ export class PostgresWebhooks implements Webhooks {
           UPDATE webhooks SET enabled = true, disabled_reason = NULL, disabled_at = NULL, updated_at = ${now}::bigint
           WHERE webhook_id = ${webhookId}`;
       } else {
-        await disableWebhook(this.#db, sql, webhookId, reason, now);
+        await this.queue.endForWebhook(sql, webhookId, reason, now);
       }
       const [row] = await sql<Row[]>`SELECT * FROM webhooks WHERE webhook_id = ${webhookId}`;
       return toWebhook(row);
@@ -110,7 +97,7 @@ export class PostgresWebhooks implements Webhooks {
   }
 
   async deleteWebhook(instanceId: string, webhookId: string): Promise<boolean> {
-    const result = await this.#db.sql`
+    const result = await this.db.sql`
       DELETE FROM webhooks WHERE instance_id = ${instanceId} AND webhook_id = ${webhookId}`;
     return result.count > 0;
   }
@@ -122,7 +109,7 @@ export class PostgresWebhooks implements Webhooks {
     graceUntil: number | null,
     now: number,
   ) {
-    const [row] = await this.#db.sql<Row[]>`
+    const [row] = await this.db.sql<Row[]>`
       UPDATE webhooks SET
         previous_secret_sealed = CASE WHEN ${graceUntil}::bigint IS NULL THEN NULL ELSE secret_sealed END,
         previous_secret_until = CASE WHEN ${graceUntil}::bigint IS NULL OR secret_sealed IS NULL THEN NULL
@@ -135,13 +122,13 @@ export class PostgresWebhooks implements Webhooks {
 
   async setOperator(destination: OperatorDestination | null, now: number): Promise<void> {
     if (!destination) {
-      await this.#db.sql`
+      await this.db.sql`
         UPDATE webhooks SET enabled = false, updated_at = ${now}::bigint
         WHERE webhook_id = ${OPERATOR_WEBHOOK_ID} AND enabled`;
       return;
     }
     const events = JSON.stringify(OPERATIONAL_KINDS);
-    await this.#db.sql`
+    await this.db.sql`
       INSERT INTO webhooks (webhook_id, instance_id, destination_url, events, ignore_status, enabled, secret_sealed,
         created_at, updated_at)
       VALUES (${OPERATOR_WEBHOOK_ID}, NULL, ${destination.destination_url}, ${events}, false, true,
@@ -152,32 +139,9 @@ export class PostgresWebhooks implements Webhooks {
   }
 
   async forgetRotatedSecrets(now: number): Promise<number> {
-    const result = await this.#db.sql`
+    const result = await this.db.sql`
       UPDATE webhooks SET previous_secret_sealed = NULL, previous_secret_until = NULL
       WHERE previous_secret_until IS NOT NULL AND previous_secret_until <= ${now}::bigint`;
     return result.count;
   }
-}
-
-/**
- * Disabling ends pending retries; clearing the lease leaves in-flight results nothing to decide (recordAttempts).
- * Only the disable that finds the webhook enabled announces it.
- */
-export async function disableWebhook(
-  db: PostgresDatabase,
-  sql: Tx,
-  webhookId: string,
-  reason: string,
-  now: number,
-): Promise<void> {
-  const disabled = await sql`
-    UPDATE webhooks SET enabled = false, disabled_reason = ${reason}, disabled_at = ${now}::bigint,
-      updated_at = ${now}::bigint
-    WHERE webhook_id = ${webhookId} AND enabled`;
-  if (disabled.count > 0) {
-    await announce(db, sql, webhookId, (w) => webhookDisabled(w, disableReason(reason), now), now);
-  }
-  await sql`
-    UPDATE deliveries SET ${sql.unsafe(ENDED_BY_DISABLE)}, lease_token = NULL
-    WHERE webhook_id = ${webhookId} AND status = 'pending'`;
 }

@@ -1,33 +1,18 @@
 /** Webhooks on SQLite: their configuration, enablement and secret rotation. */
 import type { SQLInputValue } from 'node:sqlite';
-import {
-  disableReason,
-  OPERATIONAL_KINDS,
-  OPERATOR_WEBHOOK_ID,
-  webhookDisabled,
-} from '../../domain/operational-events.ts';
+import { OPERATIONAL_KINDS, OPERATOR_WEBHOOK_ID } from '../../domain/operational-events.ts';
 import type { Webhook } from '../../domain/types.ts';
-import { announce } from '../announce/sqlite.ts';
 import type { Webhooks } from '../ports.ts';
+import { QueueOperation } from '../queue/operation.ts';
+import type { SqliteQueue } from '../queue/sqlite.ts';
 import type { OperatorDestination, WebhookConfig } from '../records.ts';
 import { toWebhook } from '../rows.ts';
-import { ENDED_BY_DISABLE, releaseWaiting } from '../sql-fragments.ts';
-import type { SqliteDatabase } from '../sqlite/database.ts';
-import type { Leases } from '../sqlite/leases.ts';
 
-export class SqliteWebhooks implements Webhooks {
-  readonly #db: SqliteDatabase;
-  readonly #leases: Leases;
-
-  constructor(db: SqliteDatabase, leases: Leases) {
-    this.#db = db;
-    this.#leases = leases;
-  }
-
+export class SqliteWebhooks extends QueueOperation<SqliteQueue> implements Webhooks {
   /** One synchronous write transaction: no other create can run between the count and the insert. */
   async createWebhook(w: Webhook, maxPerInstance = Number.POSITIVE_INFINITY): Promise<boolean> {
-    return this.#db.tx(() => {
-      const row = this.#db.q('SELECT COUNT(*) AS n FROM webhooks WHERE instance_id = ?').get(w.instance_id);
+    return this.db.tx(() => {
+      const row = this.db.q('SELECT COUNT(*) AS n FROM webhooks WHERE instance_id = ?').get(w.instance_id);
       if (Number(row?.n) >= maxPerInstance) return false;
       this.#insert(w);
       return true;
@@ -35,7 +20,7 @@ export class SqliteWebhooks implements Webhooks {
   }
 
   #insert(w: Webhook): void {
-    this.#db
+    this.db
       .q(
         `INSERT INTO webhooks (webhook_id, instance_id, destination_url, events, ignore_status, enabled, secret_sealed,
           disabled_reason, disabled_at, created_at, updated_at, filter, headers_sealed, rate_limit, standard_webhooks,
@@ -64,7 +49,7 @@ export class SqliteWebhooks implements Webhooks {
   }
 
   async listWebhooks(instanceId: string): Promise<Webhook[]> {
-    return this.#db
+    return this.db
       .q('SELECT * FROM webhooks WHERE instance_id = ? ORDER BY created_at, webhook_id')
       .all(instanceId)
       .map(toWebhook);
@@ -75,7 +60,7 @@ export class SqliteWebhooks implements Webhooks {
   }
 
   #get(instanceId: string, webhookId: string): Webhook | null {
-    const row = this.#db
+    const row = this.db
       .q('SELECT * FROM webhooks WHERE instance_id = ? AND webhook_id = ?')
       .get(instanceId, webhookId);
     return row ? toWebhook(row) : null;
@@ -105,14 +90,14 @@ export class SqliteWebhooks implements Webhooks {
       c.destination_sealed,
     ];
     if (c.secret.kind !== 'keep') params.push(c.secret.kind === 'set' ? c.secret.sealed : null);
-    const changed = this.#db
+    const changed = this.db
       .q(
         `UPDATE webhooks SET destination_url = ?, events = ?, ignore_status = ?, updated_at = ?, filter = ?,
            headers_sealed = ?, rate_limit = ?, standard_webhooks = ?, ordering = ?, destination_sealed = ?, secret_sealed = ${secretSql}
          WHERE instance_id = ? AND webhook_id = ?`,
       )
       .run(...params, instanceId, webhookId).changes;
-    if (changed && c.ordering === 'none') this.#db.q(releaseWaiting('?1', '?2')).run(now, webhookId);
+    if (changed && c.ordering === 'none') this.queue.unorder(webhookId, now);
     return changed ? this.#get(instanceId, webhookId) : null;
   }
 
@@ -123,16 +108,16 @@ export class SqliteWebhooks implements Webhooks {
     now: number,
     reason = 'disabled',
   ) {
-    return this.#db.tx(() => {
+    return this.db.tx(() => {
       if (!this.#get(instanceId, webhookId)) return null;
       if (enabled) {
-        this.#db
+        this.db
           .q(
             'UPDATE webhooks SET enabled = 1, disabled_reason = NULL, disabled_at = NULL, updated_at = ? WHERE webhook_id = ?',
           )
           .run(now, webhookId);
       } else {
-        disableWebhook(this.#db, this.#leases, webhookId, reason, now);
+        this.queue.endForWebhook(webhookId, reason, now);
       }
       return this.#get(instanceId, webhookId);
     });
@@ -140,7 +125,7 @@ export class SqliteWebhooks implements Webhooks {
 
   async deleteWebhook(instanceId: string, webhookId: string): Promise<boolean> {
     return (
-      this.#db.q('DELETE FROM webhooks WHERE instance_id = ? AND webhook_id = ?').run(instanceId, webhookId)
+      this.db.q('DELETE FROM webhooks WHERE instance_id = ? AND webhook_id = ?').run(instanceId, webhookId)
         .changes > 0
     );
   }
@@ -152,7 +137,7 @@ export class SqliteWebhooks implements Webhooks {
     graceUntil: number | null,
     now: number,
   ) {
-    const changed = this.#db
+    const changed = this.db
       .q(
         `UPDATE webhooks SET
            previous_secret_sealed = CASE WHEN ?1 IS NULL THEN NULL ELSE secret_sealed END,
@@ -165,14 +150,14 @@ export class SqliteWebhooks implements Webhooks {
   }
 
   async setOperator(destination: OperatorDestination | null, now: number): Promise<void> {
-    this.#db.tx(() => {
+    this.db.tx(() => {
       if (!destination) {
-        this.#db
+        this.db
           .q(`UPDATE webhooks SET enabled = 0, updated_at = ? WHERE webhook_id = ? AND enabled = 1`)
           .run(now, OPERATOR_WEBHOOK_ID);
         return;
       }
-      this.#db
+      this.db
         .q(
           `INSERT INTO webhooks (webhook_id, instance_id, destination_url, events, ignore_status, enabled, secret_sealed,
              created_at, updated_at)
@@ -192,7 +177,7 @@ export class SqliteWebhooks implements Webhooks {
 
   async forgetRotatedSecrets(now: number): Promise<number> {
     return Number(
-      this.#db
+      this.db
         .q(
           `UPDATE webhooks SET previous_secret_sealed = NULL, previous_secret_until = NULL
            WHERE previous_secret_until IS NOT NULL AND previous_secret_until <= ?`,
@@ -200,28 +185,4 @@ export class SqliteWebhooks implements Webhooks {
         .run(now).changes,
     );
   }
-}
-
-/**
- * Disabling ends pending retries; ending the leases leaves in-flight results nothing to decide (recordAttempts).
- * Only the disable that finds the webhook enabled announces it.
- */
-export function disableWebhook(
-  db: SqliteDatabase,
-  leases: Leases,
-  webhookId: string,
-  reason: string,
-  now: number,
-): void {
-  const { changes } = db
-    .q(
-      `UPDATE webhooks SET enabled = 0, disabled_reason = ?, disabled_at = ?, updated_at = ?
-       WHERE webhook_id = ? AND enabled = 1`,
-    )
-    .run(reason, now, now, webhookId);
-  if (changes > 0) announce(db, webhookId, (w) => webhookDisabled(w, disableReason(reason), now), now);
-  db.q(`UPDATE deliveries SET ${ENDED_BY_DISABLE} WHERE webhook_id = ? AND status = 'pending'`).run(
-    webhookId,
-  );
-  leases.endAll(webhookId);
 }

@@ -1,8 +1,11 @@
 /**
- * Chats' queues on PostgreSQL (sql-fragments.ts, ordered delivery per chat), shared by any number of processes. Whoever
- * changes a chat's queue and then makes its head due (ingest, an outcome, a redelivery, media settled) holds the
- * chat's advisory lock meanwhile, taken in one global order: otherwise two transactions, each blind to the other's
- * uncommitted change (a delivery joining the queue, its head finishing), could both leave the queue with no head due.
+ * Chats' queues on PostgreSQL (ordered delivery per chat, transitions.ts): their heads found and made due, for the
+ * queue (postgres.ts), and looked up for the delivery log's waiting rows.
+ *
+ * Whoever changes a chat's queue and then makes its head due (ingest, an outcome, a redelivery, media settled) holds
+ * the chat's advisory lock meanwhile, taken in one global order: otherwise two transactions, each blind to the
+ * other's uncommitted change (a delivery joining the queue, its head finishing), could both leave the queue with no
+ * head due.
  *
  * A chat's head is one step of deliveries_chat_queue, by a LATERAL probe per chat (written as a correlated subquery,
  * the planner hashed every waiting delivery of the webhook), planned with sorting off: without statistics on a
@@ -11,13 +14,13 @@
  * A head is then found by its primary key: seq has no index of its own.
  */
 import type { Row } from 'postgres';
-import { CHAT_HEAD, waitsForMedia, waitsInChatQueue } from '../sql-fragments.ts';
-import type { Tx } from './database.ts';
+import type { Tx } from '../postgres/database.ts';
+import { CHAT_HEAD, PROMOTABLE, waitsInChatQueue } from './transitions.ts';
 
 /** First key of the advisory locks of chats' queues (the second is a hash of the webhook and the chat). */
 const CHAT_LOCK = 0x48524351; // "HRCQ"
 
-interface Chat {
+export interface Chat {
   webhook_id: string;
   chat: string;
   /** When its head becomes due, for a promotion. */
@@ -39,28 +42,6 @@ const heads = (sql: Tx, chats: readonly Chat[]) => sql`
               ${chats.map((c) => c.now ?? null)}::bigint[]) AS c(webhook_id, chat, now)
   CROSS JOIN LATERAL (${sql.unsafe(CHAT_HEAD('c.webhook_id', 'c.chat', 'delivery_id'))}) head`;
 
-/**
- * Locks each chat's queue (sorted, once each) for the transaction, then makes each one's head due at its `now`.
- * Returns how many became due: the caller wakes the workers for them.
- */
-export async function promoteHeads(sql: Tx, chats: readonly Required<Chat>[]): Promise<number> {
-  const list = [...new Map(chats.map((c) => [`${c.webhook_id} ${c.chat}`, c])).values()];
-  await sql`
-    WITH keys AS MATERIALIZED (
-      SELECT DISTINCT hashtext(k) AS h FROM unnest(${list.map((c) => `${c.webhook_id} ${c.chat}`)}::text[]) AS k
-      ORDER BY h
-    )
-    SELECT pg_advisory_xact_lock(${CHAT_LOCK}::integer, h)::text FROM keys`;
-  const promoted = await withoutSorting(
-    sql,
-    () => sql`
-      UPDATE deliveries d SET next_attempt_at = h.now
-      FROM (${heads(sql, list)}) h
-      WHERE d.delivery_id = h.delivery_id AND d.next_attempt_at IS NULL AND NOT ${sql.unsafe(waitsForMedia('d'))}`,
-  );
-  return promoted.count;
-}
-
 /** The log's column telling whether a row (of `d`) waits in its chat's queue, read by withWaitingFor. */
 export const WAITS = (d: string): string => `(${waitsInChatQueue(d)}) AS waits`;
 
@@ -75,4 +56,26 @@ export async function withWaitingFor(sql: Tx, rows: Row[]): Promise<Row[]> {
   const head = new Map(found.map((h) => [`${h.webhook_id} ${h.chat}`, h.delivery_id as string]));
   for (const r of rows) r.waiting_for = r.waits ? (head.get(`${r.webhook_id} ${r.chat}`) ?? null) : null;
   return rows;
+}
+
+/**
+ * Locks each chat's queue (sorted, once each) for the transaction, then makes each one's head due at its `now`
+ * where it may be (PROMOTABLE). Returns how many became due.
+ */
+export async function promoteHeads(sql: Tx, chats: readonly Required<Chat>[]): Promise<number> {
+  const list = [...new Map(chats.map((c) => [`${c.webhook_id} ${c.chat}`, c])).values()];
+  await sql`
+    WITH keys AS MATERIALIZED (
+      SELECT DISTINCT hashtext(k) AS h FROM unnest(${list.map((c) => `${c.webhook_id} ${c.chat}`)}::text[]) AS k
+      ORDER BY h
+    )
+    SELECT pg_advisory_xact_lock(${CHAT_LOCK}::integer, h)::text FROM keys`;
+  const promoted = await withoutSorting(
+    sql,
+    () => sql`
+      UPDATE deliveries d SET next_attempt_at = h.now
+      FROM (${heads(sql, list)}) h
+      WHERE d.delivery_id = h.delivery_id AND ${sql.unsafe(PROMOTABLE('d'))}`,
+  );
+  return promoted.count;
 }

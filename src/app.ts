@@ -5,6 +5,7 @@ import { buildHealthServer } from './api/health-server.ts';
 import { buildServer, VERSION } from './api/server.ts';
 import type { Config } from './config.ts';
 import { Dispatcher } from './delivery/dispatcher.ts';
+import { handingOff } from './delivery/hand-off.ts';
 import { ThreadFeed } from './delivery/thread-feed.ts';
 import { type Clock, systemClock } from './domain/clock.ts';
 import { linkKey } from './domain/media-link.ts';
@@ -152,8 +153,8 @@ export async function startHerald(config: Config, options: HeraldOptions = {}): 
             destinations,
             media,
             metrics,
-            // Fresh deliveries it can take at once go to it from ingest, without a claim.
-            handOff: role === 'all' ? dispatcher : undefined,
+            // Fresh deliveries the dispatcher can take at once go to it from ingest, without a claim.
+            events: role === 'all' ? handingOff(store.events, dispatcher) : store.events,
             publicUrl: () => publicUrl,
           },
           logger,

@@ -15,7 +15,7 @@ export interface LidLearning {
 }
 
 export async function lidLearning(
-  store: Store,
+  store: Pick<Store, 'lidPhones'>,
   instanceId: string,
   events: { event: string; payload: unknown }[],
 ): Promise<LidLearning> {

@@ -10,7 +10,6 @@ import { normalise } from '../domain/normalise.ts';
 import { route } from '../domain/routing.ts';
 import type { EventDraft } from '../domain/types.ts';
 import { InstanceMissing, StoreConflict } from '../store/errors.ts';
-import type { HandOffRoom } from '../store/records.ts';
 import type { ApiContext } from './context.ts';
 import { HttpError } from './errors.ts';
 import { lidLearning } from './lid-phones.ts';
@@ -124,10 +123,7 @@ export async function publishEvents(
   try {
     // The store wakes the dispatcher at its commit (listenForWork): the embedded one before the disk flush the 202
     // waits for, which takes that flush out of publish→arrival latency.
-    const results =
-      fresh.length > 0
-        ? await ctx.store.events.ingest(instanceId, fresh, route, now, handOffRoom(ctx, now))
-        : [];
+    const results = fresh.length > 0 ? await ctx.events.ingest(instanceId, fresh, route, now) : [];
     await lids.learn(now);
     ctx.metrics?.eventsIngested(fresh.filter((_, i) => !results[i].duplicate).map((d) => d.event));
     let next = 0;
@@ -169,14 +165,4 @@ async function findRepeats(
       return holder !== drafts[i].event_id;
     }),
   );
-}
-
-/**
- * The room of this process's dispatcher for fresh deliveries, and where ingest gives what it leased: to the
- * dispatcher, right after the commit, so that the attempts start while the disk flush the 202 waits for is under way.
- */
-export function handOffRoom(ctx: ApiContext, now: number): HandOffRoom | undefined {
-  const handOff = ctx.handOff;
-  const room = handOff?.handOffRoom(now);
-  return room && handOff && { ...room, committed: (claims) => handOff.takeHandOff(claims) };
 }

@@ -7,6 +7,7 @@ import assert from 'node:assert/strict';
 import { after, before, test } from 'node:test';
 import pino from 'pino';
 import { Dispatcher } from '../../src/delivery/dispatcher.ts';
+import { handingOff } from '../../src/delivery/hand-off.ts';
 import { eventBody } from '../../src/domain/event-body.ts';
 import { route } from '../../src/domain/routing.ts';
 import type { Claims, Store } from '../../src/store/ports.ts';
@@ -57,7 +58,7 @@ function dispatching(store: Store) {
 }
 
 let n = 0;
-/** Publishes one event to the test instance, as the events route does: the dispatcher gets what ingest handed off. */
+/** Publishes one event to the test instance as the events route of a delivering process does (app.ts wires it). */
 async function publish(store: Store, dispatcher: Dispatcher): Promise<string> {
   const e = {
     event_id: `evt_intake${String(++n).padStart(14, '0')}`,
@@ -66,15 +67,12 @@ async function publish(store: Store, dispatcher: Dispatcher): Promise<string> {
     timestamp: Date.now(),
     payload: {},
   };
-  const now = Date.now();
-  const [result] = await store.events.ingest(
+  await handingOff(store.events, dispatcher).ingest(
     INSTANCE,
     [{ ...e, body: eventBody(e) }],
     route,
-    now,
-    dispatcher.handOffRoom(now),
+    Date.now(),
   );
-  if (result.handedOff) dispatcher.takeHandOff(result.handedOff);
   return e.event_id;
 }
 

@@ -16,7 +16,6 @@ import { samplePayload } from '../../domain/samples.ts';
 import type { Instance, Webhook } from '../../domain/types.ts';
 import type { ApiContext } from '../context.ts';
 import { HttpError } from '../errors.ts';
-import { handOffRoom } from '../publish.ts';
 import { IdParam, Ok } from '../schemas.ts';
 import { INSTANCE_ERRORS, loadInstance } from './instances.ts';
 
@@ -92,13 +91,12 @@ export function testDeliveryRoutes(app: FastifyInstance, ctx: ApiContext): void 
         timestamp: now,
         payload: testPayload(event, instance),
       };
-      const [result] = await ctx.store.events.ingest(
+      const [result] = await ctx.events.ingest(
         instance.instance_id,
         [{ ...draft, body: eventBody(draft) }],
         // Only this webhook, and only while it is enabled inside the ingest transaction.
         (_event, webhooks) => webhooks.filter((w) => w.webhook_id === webhook_id && w.enabled),
         now,
-        handOffRoom(ctx, now),
       );
       if (result.deliveries === 0) throw disabled(); // disabled between the check and the ingest
       ctx.metrics?.eventsIngested([event]);

@@ -29,9 +29,6 @@ export const OPERATOR_WEBHOOK_ID = 'whk_operator';
 /** FAILING_AFTER's default: failed attempts in a row that make a webhook failing. */
 export const FAILING_AFTER = 20;
 
-const KINDS = new Set(OPERATIONAL_KINDS);
-export const isOperational = (kind: string): boolean => KINDS.has(kind);
-
 /** Why a webhook was disabled, as webhook.disabled says it; the webhook's `disabled_reason` is "disabled" by hand. */
 export type DisableReason = 'gone' | 'failing' | 'manual';
 export const disableReason = (stored: string): DisableReason =>
@@ -136,8 +133,6 @@ export function announcementTargets(a: Announcement, webhooks: readonly Webhook[
     webhooks.filter((w) => w.webhook_id !== a.about),
   );
 }
-
-export const isOperator = (w: Pick<Webhook, 'webhook_id'>): boolean => w.webhook_id === OPERATOR_WEBHOOK_ID;
 
 /** When webhooks become failing, and when failing too long disables them: FAILING_AFTER, DISABLE_AFTER_FAILING_S. */
 export interface FailingPolicy {

@@ -3,18 +3,7 @@
  * in words for a person (the log line, the delivery detail's media_failure). Receivers get none of it: their media
  * object stays `failed` or `too_large`.
  */
-
-export const MEDIA_FAILURE_REASONS = [
-  'refused',
-  'outside_prefixes',
-  'status',
-  'timeout',
-  'too_large',
-  'engine_error',
-  'connection',
-  'storage',
-] as const;
-export type MediaFailureReason = (typeof MEDIA_FAILURE_REASONS)[number];
+import type { MediaFailureReason } from '../domain/media-failures.ts';
 
 export interface MediaFailure {
   reason: MediaFailureReason;

@@ -11,9 +11,9 @@
 import { Counter, collectDefaultMetrics, Gauge, Histogram, Registry } from 'prom-client';
 import { isEventKind } from '../domain/events.ts';
 import type { WebhookHealth } from '../domain/health.ts';
+import { MEDIA_FAILURE_REASONS } from '../domain/media-failures.ts';
 import type { Decision } from '../domain/retry-policy.ts';
 import type { AttemptOutcome } from '../domain/types.ts';
-import { MEDIA_FAILURE_REASONS } from '../media/media-failure.ts';
 import type { QueueStats } from '../store/records.ts';
 import { registerHealthGauges } from './health-gauges.ts';
 
@@ -52,7 +52,7 @@ export const OTHER = 'other';
  * The error codes an attempt without an answer ends with (src/net/destinations/http.ts, the thread's
  * internal_error, the guard's destination_not_allowed); a broker's words (src/net/brokers) are counted as "other".
  */
-export const ATTEMPT_ERRORS: readonly string[] = [
+const ATTEMPT_ERRORS: readonly string[] = [
   'timeout',
   'connection_refused',
   'connection_reset',

@@ -9,20 +9,16 @@ import { hash, timingSafeEqual } from 'node:crypto';
 import type { FastifyInstance, FastifyRequest } from 'fastify';
 import type { Clock } from '../domain/clock.ts';
 import type { Catalog, PortalLinks } from '../store/ports.ts';
-import type { KeyScope, PortalLink } from '../store/records.ts';
 import { AuthFailures, authFailuresLimited } from './auth-failures.ts';
 import { HttpError } from './errors.ts';
+import type { Principal } from './principal.ts';
+import { keyErrors } from './refusals.ts';
 import { checkRights } from './rights.ts';
-
-export type Principal =
-  | { kind: 'admin' }
-  | { kind: 'instance'; instance_id: string; key_id: string; scope: KeyScope }
-  | { kind: 'portal'; instance_id: string; link: PortalLink };
 
 /** How a portal link's token starts: it is looked up among the links, not the keys. */
 export const PORTAL_TOKEN_PREFIX = 'hpl_';
 /** How an instance key starts (a generated admin key starts `hk_admin_`). */
-export const KEY_PREFIX = 'hk_';
+const KEY_PREFIX = 'hk_';
 
 declare module 'fastify' {
   interface FastifyRequest {
@@ -38,7 +34,7 @@ export function hashKey(key: string): string {
 /** What a failed credential looked like, for the log: its kind, never a character of it. */
 export type CredentialKind = 'missing' | 'admin' | 'instance_key' | 'portal_link';
 
-export function credentialKind(token: string | null): CredentialKind {
+function credentialKind(token: string | null): CredentialKind {
   if (token === null) return 'missing';
   if (token.startsWith(PORTAL_TOKEN_PREFIX)) return 'portal_link';
   if (token.startsWith(KEY_PREFIX) && !token.startsWith(`${KEY_PREFIX}admin_`)) return 'instance_key';
@@ -111,11 +107,3 @@ function bearerToken(request: FastifyRequest): string | null {
   const match = /^Bearer\s+(\S+)\s*$/i.exec(request.headers.authorization ?? '');
   return match ? match[1] : null;
 }
-
-/** The refusals of a credential, made here alone (the API docs show them as they are thrown). */
-export const keyErrors = {
-  missing: () => new HttpError('unauthorized', 'an Authorization: Bearer <key> header is required'),
-  unknown: () => new HttpError('unauthorized', 'unknown or revoked API key'),
-  unknownLink: () => new HttpError('unauthorized', 'unknown or revoked portal link'),
-  expiredLink: () => new HttpError('unauthorized', 'this portal link has expired'),
-};

@@ -10,7 +10,6 @@ import { validatePayload } from '../domain/events.ts';
 import { redeliveryConflict, repeatConflict, webhookDisabledConflict } from '../domain/store-rules.ts';
 import { readWahaEnvelope } from '../domain/waha-envelope.ts';
 import { Media } from '../media/media.ts';
-import { keyErrors } from './auth.ts';
 import { authFailuresLimited } from './auth-failures.ts';
 import { EXAMPLE_IDS as ID } from './docs-examples.ts';
 import { engineBodyTooLarge } from './engine-body.ts';
@@ -18,9 +17,8 @@ import { errorBody, HttpError } from './errors.ts';
 import { parseJson } from './json-body.ts';
 import { linkErrors } from './media-errors.ts';
 import { eventTooLarge } from './publish.ts';
-import { rateLimited } from './rate-limit.ts';
-import { refusalCauses, rightsErrors } from './rights.ts';
-import { tooManyLinks } from './routes/portal-links.ts';
+import { keyErrors, rateLimited, rightsErrors, tooManyLinks } from './refusals.ts';
+import { refusalCauses } from './rights.ts';
 import { webhookConfig } from './webhook-config.ts';
 
 /** A response header an error comes with, as OpenAPI describes one. */

@@ -5,8 +5,8 @@
  */
 import type { FastifyInstance } from 'fastify';
 import type { Clock } from '../domain/clock.ts';
-import type { Principal } from './auth.ts';
-import { HttpError } from './errors.ts';
+import type { Principal } from './principal.ts';
+import { rateLimited } from './refusals.ts';
 import { TokenBuckets } from './token-bucket.ts';
 
 export interface RateLimits {
@@ -47,9 +47,3 @@ function bucketOf(p: Principal): string {
   if (p.kind === 'admin') return 'admin';
   return p.kind === 'instance' ? p.key_id : `links:${p.instance_id}`;
 }
-
-export const rateLimited = (perSecond: number, budget: 'ingest' | 'management') =>
-  new HttpError(
-    'rate_limited',
-    `rate limit: this key may make ${perSecond} ${budget} requests per second; retry later`,
-  );

@@ -4,19 +4,10 @@
  * be registered: the server refuses to start, so a new route is never open by mistake.
  */
 import type { FastifyInstance, FastifyRequest } from 'fastify';
-import {
-  fieldRefusal,
-  GRANTS,
-  mayAct,
-  otherInstanceRefusal,
-  type Right,
-  ROLES,
-  type Role,
-  refusal,
-} from '../domain/rights.ts';
-import type { Principal } from './auth.ts';
-import type { ErrorCause, ErrorName } from './error-catalog.ts';
+import { GRANTS, mayAct, type Right, ROLES, type Role, refusal } from '../domain/rights.ts';
 import { HttpError } from './errors.ts';
+import type { Principal } from './principal.ts';
+import { rightsErrors } from './refusals.ts';
 
 /**
  * "METHOD /path" as Fastify registers it → the right it needs. HEAD needs what GET needs. A few rows name routes
@@ -66,7 +57,7 @@ export const ROUTE_RIGHTS: Record<string, Right> = {
 };
 
 /** The right a route needs; undefined for a route the table does not know. */
-export function rightOf(method: string, url: string): Right | undefined {
+function rightOf(method: string, url: string): Right | undefined {
   return ROUTE_RIGHTS[`${method === 'HEAD' ? 'GET' : method} ${url}`];
 }
 
@@ -101,13 +92,6 @@ export function installRightsTable(app: FastifyInstance): void {
   });
 }
 
-/** The refusals, made here alone (the API docs show them as they are thrown). */
-export const rightsErrors = {
-  refused: (role: Role, right: Right) => new HttpError('forbidden', refusal(role, right)),
-  otherInstance: (role: Role) => new HttpError('forbidden', otherInstanceRefusal(role)),
-  field: (role: Role, field: string) => new HttpError('forbidden', fieldRefusal(role, field)),
-};
-
 /**
  * Whether the request's principal may call its route, on the instance of its path: a 403 naming the principal and
  * what it lacks. A request that matched no route needs no right (it is a 404).
@@ -134,9 +118,16 @@ const refusalName = (role: Role, right: Right): RefusalName => `${role}_cannot_$
 /** Roles other than the admin that hold `right`: those whose key or link of another instance is refused. */
 const scopedHolders = (right: Right) => GRANTS[right].filter((r) => r !== 'admin');
 
+/** A refusal as the error catalog shows it (error-catalog.ts, ErrorCause). */
+interface RefusalCause {
+  status: 403;
+  when: string;
+  example: () => HttpError;
+}
+
 /** One catalog entry per refusal the table can give: who is refused what, and the message it gets. */
-export function refusalCauses(): Record<RefusalName, ErrorCause> {
-  const causes: Partial<Record<RefusalName, ErrorCause>> = {};
+export function refusalCauses(): Record<RefusalName, RefusalCause> {
+  const causes: Partial<Record<RefusalName, RefusalCause>> = {};
   for (const right of Object.keys(GRANTS) as Right[]) {
     for (const role of ROLES) {
       if (mayAct(role, right)) continue;
@@ -147,14 +138,16 @@ export function refusalCauses(): Record<RefusalName, ErrorCause> {
       };
     }
   }
-  return causes as Record<RefusalName, ErrorCause>;
+  return causes as Record<RefusalName, RefusalCause>;
 }
 
 /** The refusals a route can give: one per role without its right, and another instance's credential. */
-export function routeRefusals(method: string, url: string): ErrorName[] {
+export function routeRefusals(method: string, url: string): (RefusalName | 'other_instance')[] {
   const right = rightOf(method, url);
   if (right === undefined) return [];
-  const names: ErrorName[] = ROLES.filter((role) => !mayAct(role, right)).map((r) => refusalName(r, right));
+  const names: (RefusalName | 'other_instance')[] = ROLES.filter((role) => !mayAct(role, right)).map((r) =>
+    refusalName(r, right),
+  );
   if (url.includes(':instance_id') && scopedHolders(right).length > 0) names.push('other_instance');
   return names;
 }

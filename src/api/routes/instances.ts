@@ -9,9 +9,10 @@ import { hashKey } from '../auth.ts';
 import type { ApiContext } from '../context.ts';
 import type { ErrorName } from '../error-catalog.ts';
 import { HttpError } from '../errors.ts';
-import { rightsErrors, roleOf } from '../rights.ts';
-import { Answer, IdParam, InstanceParams, Ok } from '../schemas.ts';
 import { instanceMediaPrefix } from '../instance-media-prefix.ts';
+import { rightsErrors } from '../refusals.ts';
+import { roleOf } from '../rights.ts';
+import { Answer, IdParam, InstanceParams, Ok } from '../schemas.ts';
 import { instanceView } from '../views.ts';
 
 const CreateInstance = Type.Object(

@@ -8,9 +8,11 @@ import { type Static, Type } from '@sinclair/typebox';
 import type { FastifyInstance } from 'fastify';
 import { newId, randomToken } from '../../domain/ids.ts';
 import type { PortalLink } from '../../store/records.ts';
-import { hashKey, PORTAL_TOKEN_PREFIX, type Principal } from '../auth.ts';
+import { hashKey, PORTAL_TOKEN_PREFIX } from '../auth.ts';
 import type { ApiContext } from '../context.ts';
 import { HttpError } from '../errors.ts';
+import type { Principal } from '../principal.ts';
+import { tooManyLinks } from '../refusals.ts';
 import { Answer, IdParam, InstanceParams, Ok } from '../schemas.ts';
 import { portalLinkView as view } from '../views.ts';
 import { INSTANCE_ERRORS, loadInstance } from './instances.ts';
@@ -43,14 +45,6 @@ const LinkView = Type.Object({
   expires_at: Type.String({ format: 'date-time' }),
   created_at: Type.String({ format: 'date-time' }),
 });
-
-/** Why a link was not made: the instance has as many live links as it may. */
-export const tooManyLinks = (max: number) =>
-  new HttpError(
-    'conflict',
-    `portal links: an instance may have at most ${max} live links (PORTAL_MAX_LINKS); revoke one ` +
-      '(DELETE /instances/{instance_id}/portal-links/{link_id}) or wait for one to expire',
-  );
 
 export function portalLinkRoutes(app: FastifyInstance, ctx: ApiContext): void {
   const tags = ['portal links'];

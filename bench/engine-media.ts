@@ -11,7 +11,7 @@
  */
 import { FileServer } from './file-server.ts';
 import { type Leg, type LegSpec, leg } from './legs.ts';
-import type { Figure, RunContext } from './workloads.ts';
+import type { Figure, RunContext } from './run-context.ts';
 
 /** The file server's key, which Herald sends through ENGINE_MEDIA_HEADERS as it would WAHA's X-Api-Key. */
 const API_KEY = 'bench-engine-files-key';

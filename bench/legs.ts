@@ -10,9 +10,9 @@ import type { Driven } from './drive.ts';
 import { type EngineBodies, Loader, type RunSpec, type System } from './loader.ts';
 import { eventSeries } from './publisher.ts';
 import { waitForArrivals } from './receiver.ts';
+import type { Figure, RunContext } from './run-context.ts';
 import { latency } from './stats.ts';
 import { SYSTEM_LABEL, startSystem } from './systems.ts';
-import type { Figure, RunContext } from './workloads.ts';
 
 export interface LegSpec {
   webhooks: number;

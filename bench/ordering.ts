@@ -16,13 +16,13 @@ import { HeraldProcess, type StoreCalls } from './herald-process.ts';
 import { messagePayload } from './payloads.ts';
 import { eventSeries, type PublishedEvent, Publisher } from './publisher.ts';
 import { type Arrivals, type Receiver, waitForArrivals } from './receiver.ts';
+import type { Figure, RunContext } from './run-context.ts';
 import { median, progress } from './stats.ts';
-import type { Figure, RunContext } from './workloads.ts';
 
 export const CHATS = 1_000;
 /** Events of the single-chat leg (at most --events), and how long it is given: its rate is taken over what arrived. */
 export const SINGLE_CHAT_EVENTS = 2_000;
-export const SINGLE_CHAT_MAX_MS = 30_000;
+const SINGLE_CHAT_MAX_MS = 30_000;
 const BATCH = 500;
 const BATCH_IN_FLIGHT = 4;
 

@@ -16,9 +16,10 @@ import { HeraldProcess } from './herald-process.ts';
 import type { System } from './loader.ts';
 import { rawBaseline } from './raw.ts';
 import { Receiver } from './receiver.ts';
+import type { Figure, RunContext, Unit } from './run-context.ts';
 import { clearProgress, median, megabytes, millis, progress, rate, ratio } from './stats.ts';
 import { SYSTEM_LABEL } from './systems.ts';
-import { type Figure, type RunContext, type Unit, WORKLOADS } from './workloads.ts';
+import { WORKLOADS } from './workloads.ts';
 
 const DEFAULT_DATABASE_URL = 'postgres://postgres@127.0.0.1:5432/test';
 

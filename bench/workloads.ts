@@ -3,41 +3,14 @@ import { engineMedia } from './engine-media.ts';
 import { freshData } from './fresh-data.ts';
 import { HeraldProcess } from './herald-process.ts';
 import { onEachSystem } from './legs.ts';
-import type { System } from './loader.ts';
 import { CHATS, orderedDelivery, SINGLE_CHAT_EVENTS } from './ordering.ts';
 import { wallNow } from './payloads.ts';
 import { messageEvents, Publisher } from './publisher.ts';
 import { rawBaseline, rawIsolation } from './raw.ts';
 import { Receiver, waitForArrivals } from './receiver.ts';
+import type { Figure, RunContext, Workload } from './run-context.ts';
 import { latency, progress } from './stats.ts';
 import { openHerald } from './systems.ts';
-
-export interface RunContext {
-  databaseUrl: string | null;
-  /** Overrides the workload's event count (W4: deliveries). */
-  events?: number;
-  /** Overrides the steady publishing rate of W2 and W3. */
-  rate?: number;
-  /** The fast receiver, one process shared by all runs. */
-  receiver: Receiver;
-  label: string;
-  profileDir?: string;
-  /** The systems that W2 and the engine stream run on, in this order (`--systems`). */
-  systems: System[];
-}
-
-export type Unit = 'rate' | 'ratio' | 'ms' | 'bytes' | 'count';
-export interface Figure {
-  name: string;
-  value: number;
-  unit: Unit;
-}
-
-export interface Workload {
-  id: string;
-  title: (ctx: Pick<RunContext, 'events' | 'rate'>) => string;
-  run: (ctx: RunContext) => Promise<Figure[]>;
-}
 
 /** Raw baselines need no more requests than this to reach their steady rate. */
 const RAW_REQUESTS = 50_000;

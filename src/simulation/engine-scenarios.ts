@@ -3,8 +3,7 @@
  * group's read receipts, groups in WAHA's v2 shapes, archiving, event-message answers and raw engine events.
  * Payloads follow the examples in WAHA's documentation.
  */
-import type { Scenario } from './scenarios.ts';
-import type { Session, SimulatedEvent } from './session.ts';
+import type { Scenario, Session, SimulatedEvent } from './session.ts';
 
 const group = (s: Session) => ({
   id: `1203630${s.int(10_000_000, 99_999_999)}@g.us`,

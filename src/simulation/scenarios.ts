@@ -3,9 +3,7 @@
  * Each returns the events of this step and may schedule follow-ups (acks, a call's answer…) on the session.
  */
 import { ENGINE_SCENARIOS } from './engine-scenarios.ts';
-import type { Obj, Session, SimulatedEvent } from './session.ts';
-
-export type Scenario = (s: Session) => SimulatedEvent[];
+import type { Obj, Scenario, Session, SimulatedEvent } from './session.ts';
 
 const STATUS_CHAT = 'status@broadcast';
 const TEXTS = [

@@ -9,6 +9,9 @@ export interface SimulatedEvent {
   payload: Record<string, unknown>;
 }
 
+/** One step of a session: the events it publishes now (it may schedule follow-ups on the session). */
+export type Scenario = (s: Session) => SimulatedEvent[];
+
 export type Obj = Record<string, unknown>;
 export interface Contact {
   chat: string;

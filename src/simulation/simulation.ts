@@ -7,8 +7,8 @@
  * scenarios.ts and engine-scenarios.ts, the session's state in session.ts.
  */
 import type { Random } from '../domain/random.ts';
-import { SCENARIOS, type Scenario } from './scenarios.ts';
-import { Session, type SimulatedEvent } from './session.ts';
+import { SCENARIOS } from './scenarios.ts';
+import { type Scenario, Session, type SimulatedEvent } from './session.ts';
 
 export type { SimulatedEvent } from './session.ts';
 

@@ -57,6 +57,17 @@ export interface Finish {
   failure_reason: string | null;
 }
 
+/** The queue's hot statements, their text built once. The head of chat (?2 webhook, ?3 chat) made due at ?1: */
+const PROMOTE_HEAD = `UPDATE deliveries SET next_attempt_at = ?1
+  WHERE seq = (${CHAT_HEAD('?2', '?3')}) AND ${PROMOTABLE('deliveries')}`;
+/** An attempt's decision applied (?4 status, ?5 due, ?6 reason) to delivery ?7, its result (?1-?3) the last: */
+const FINISH = `UPDATE deliveries SET attempts = attempts + 1, cycle_attempts = cycle_attempts + 1,
+  next_trigger = 'scheduled', last_attempt_at = ?1, last_status_code = ?2, last_error = ?3,
+  ${FINISHED('?4', '?5', '?6')}
+  WHERE seq = ?7`;
+/** A claim given back: delivery ?2 due at ?1 again, if still pending. */
+const REQUEUE_CLAIM = `UPDATE deliveries SET ${RELEASE_CLAIM('?1')} WHERE delivery_id = ?2 AND status = 'pending'`;
+
 export class SqliteQueue {
   readonly db: SqliteDatabase;
   readonly leases: Leases;
@@ -105,9 +116,7 @@ export class SqliteQueue {
 
   /** Makes each chat's head due at `now` where it may be (PROMOTABLE); returns how many became due. */
   advanceChats(chats: Iterable<Chat>, now: number): number {
-    const promote = this.db.q(
-      `UPDATE deliveries SET next_attempt_at = ?1 WHERE seq = (${CHAT_HEAD('?2', '?3')}) AND ${PROMOTABLE('deliveries')}`,
-    );
+    const promote = this.db.q(PROMOTE_HEAD);
     let promoted = 0;
     for (const c of chats) promoted += Number(promote.run(now, c.webhook_id, c.chat).changes);
     if (promoted > 0) this.#wake();
@@ -136,11 +145,7 @@ export class SqliteQueue {
     const lease = this.leases.end(claim.delivery_id, claim.lease_token);
     if (!lease) return null;
     this.db
-      .q(
-        `UPDATE deliveries SET attempts = attempts + 1, cycle_attempts = cycle_attempts + 1, next_trigger = 'scheduled',
-           last_attempt_at = ?1, last_status_code = ?2, last_error = ?3, ${FINISHED('?4', '?5', '?6')}
-         WHERE seq = ?7`,
-      )
+      .q(FINISH)
       .run(
         d.last_attempt_at,
         d.last_status_code,
@@ -166,9 +171,7 @@ export class SqliteQueue {
 
   /** Claims given back unstarted, each only while its very lease holds it: due again now. Returns how many. */
   requeueClaims(claims: { delivery_id: string; lease_token: string }[], now: number): number {
-    const release = this.db.q(
-      `UPDATE deliveries SET ${RELEASE_CLAIM('?1')} WHERE delivery_id = ?2 AND status = 'pending'`,
-    );
+    const release = this.db.q(REQUEUE_CLAIM);
     let released = 0;
     for (const c of claims) {
       if (this.leases.release(c.delivery_id, c.lease_token)) {

@@ -1,10 +1,11 @@
 /**
  * What every broker publisher offers the delivery pipeline: one attempt in, one answer out. An attempt is
  * delivered only on the broker's own acknowledgement (a publisher confirm, a JetStream PubAck, XADD's entry id),
- * never on a socket write; anything else, the deadline included, is an answer with ok:false that the caller
+ * never on a socket write; anything else, the deadline included, is a failed answer, in words, that the caller
  * retries. publish never throws, and no answer ever holds the destination's password.
  */
 import { type BrokerTarget, brokerAddress } from '../../domain/broker-url.ts';
+import { failed, type Reply } from '../../domain/reply.ts';
 import { type DestinationPolicy, DestinationRefused, HostUnresolved } from '../destination.ts';
 import { BackingOff, type PoolOptions } from './connections.ts';
 
@@ -21,11 +22,12 @@ export interface BrokerMessage {
   body: string;
 }
 
-export type BrokerAnswer =
-  /** e.g. "broker_ack", "broker_ack stream=S seq=N", "broker_ack 1712345678901-0". */
-  | { ok: true; answer: string }
-  /** The broker's reason in words, e.g. `unroutable: …`, `timeout: no confirm within 5000 ms`. */
-  | { ok: false; error: string };
+/**
+ * A broker's reply (domain/reply.ts): acknowledged in words, e.g. "broker_ack", "broker_ack stream=S seq=N",
+ * "broker_ack 1712345678901-0"; or failed with the broker's reason, e.g. `unroutable: …`, `timeout: no confirm
+ * within 5000 ms`.
+ */
+export type BrokerAnswer = Extract<Reply, { kind: 'ack' | 'failed' }>;
 
 export interface BrokerPublisher<T extends BrokerTarget = BrokerTarget> {
   publish(target: T, message: BrokerMessage, timeoutMs: number): Promise<BrokerAnswer>;
@@ -42,8 +44,7 @@ export interface PublisherOptions {
 }
 export const CONNECT_TIMEOUT_MS = 10_000;
 
-export const delivered = (answer: string): BrokerAnswer => ({ ok: true, answer });
-export const failed = (error: string): BrokerAnswer => ({ ok: false, error });
+export { acknowledged as delivered, failed } from '../../domain/reply.ts';
 
 /** Settles with the work's result, or with `late()` when the deadline passes first; the timer never holds a process. */
 export function withDeadline<T>(ms: number, work: Promise<T>, late: () => T): Promise<T> {
@@ -124,5 +125,5 @@ export async function answerWithin(
     .then(work)
     .catch((err) => failed(words(err)));
   const answer = await withDeadline(timeoutMs, attempt, () => failed(late));
-  return answer.ok ? answer : failed(scrub(answer.error, target));
+  return answer.kind === 'ack' ? answer : failed(scrub(answer.error, target));
 }

@@ -9,18 +9,13 @@
 
 import type { AmqpTarget, NatsTarget, RedisTarget } from '../../domain/broker-url.ts';
 import { type BrokerTarget, isBrokerUrlProblem, parseBrokerUrl } from '../../domain/broker-url.ts';
+import { failed, type Reply } from '../../domain/reply.ts';
 import { HEADERS, signedHeaders } from '../../domain/signature.ts';
 import { AmqpPublisher } from '../brokers/amqp.ts';
 import { NatsPublisher } from '../brokers/nats.ts';
 import type { BrokerPublisher, PublisherOptions } from '../brokers/publisher.ts';
 import { RedisPublisher } from '../brokers/redis.ts';
-import {
-  type DestinationProvider,
-  failed,
-  type ProviderOptions,
-  type Reply,
-  type Sending,
-} from './provider.ts';
+import type { DestinationProvider, ProviderOptions, Sending } from './provider.ts';
 
 export class BrokerProvider<T extends BrokerTarget, P extends BrokerPublisher<T> = BrokerPublisher<T>>
   implements DestinationProvider
@@ -39,7 +34,7 @@ export class BrokerProvider<T extends BrokerTarget, P extends BrokerPublisher<T>
     const target = this.#target(req.destination_url);
     if (typeof target === 'string') return failed(target);
     const headers = signedHeaders(req);
-    const answer = await this.publisher.publish(
+    return this.publisher.publish(
       target,
       {
         event_id: req.event_id,
@@ -51,7 +46,6 @@ export class BrokerProvider<T extends BrokerTarget, P extends BrokerPublisher<T>
       },
       this.#timeoutMs,
     );
-    return answer.ok ? { kind: 'ack', words: answer.answer } : failed(answer.error);
   }
 
   close(): Promise<void> {

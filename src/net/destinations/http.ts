@@ -5,16 +5,11 @@
  */
 import { isIP } from 'node:net';
 import { Agent, type Dispatcher } from 'undici';
+import { failed, type Reply } from '../../domain/reply.ts';
 import { signedHeaders } from '../../domain/signature.ts';
 import { Deadlines, type Expiring } from '../deadlines.ts';
 import { createGuardedLookup, type DestinationPolicy, isAllowedAddress } from '../destination.ts';
-import {
-  type DestinationProvider,
-  failed,
-  type ProviderOptions,
-  type Reply,
-  type Sending,
-} from './provider.ts';
+import type { DestinationProvider, ProviderOptions, Sending } from './provider.ts';
 
 export const RESPONSE_BODY_KEPT = 4096;
 

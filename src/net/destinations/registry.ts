@@ -4,16 +4,11 @@
  * The providers are made with the registry, so closing it closes every connection any of them opened.
  */
 import { type DestinationKind, destinationKind } from '../../domain/destination-kind.ts';
+import { failed, outcomeOf } from '../../domain/reply.ts';
 import type { AttemptOutcome } from '../../domain/types.ts';
 import { natsProvider, rabbitmqProvider, redisProvider } from './brokers.ts';
 import { HttpProvider } from './http.ts';
-import {
-  type DestinationProvider,
-  failed,
-  outcomeOf,
-  type ProviderOptions,
-  type Sending,
-} from './provider.ts';
+import type { DestinationProvider, ProviderOptions, Sending } from './provider.ts';
 
 const PROVIDERS = {
   http: (o: ProviderOptions) => new HttpProvider(o),

@@ -82,7 +82,7 @@ test('delivers the exact body, its headers, the event id as message_id, persiste
       m,
       5_000,
     );
-    assert.deepEqual(answer, { ok: true, answer: 'broker_ack' });
+    assert.deepEqual(answer, { kind: 'ack', words: 'broker_ack' });
     const [got] = await consume(queue, 1);
     assert.equal(got.messageId, m.event_id);
     assert.equal(got.contentType, 'application/json');
@@ -102,7 +102,7 @@ test('the default exchange routes by queue name', async () => {
   try {
     const m = message();
     const answer = await pub.publish(target(`amqp://guest:guest@127.0.0.1/?routing_key=${queue}`), m, 5_000);
-    assert.equal(answer.ok, true);
+    assert.equal(answer.kind, 'ack');
     const [got] = await consume(queue, 1);
     assert.equal(got.messageId, m.event_id);
   } finally {
@@ -120,7 +120,7 @@ test('no queue bound: the broker returns the message, and the attempt fails as u
       5_000,
     );
     assert.deepEqual(answer, {
-      ok: false,
+      kind: 'failed',
       error: `unroutable: no queue bound to exchange "${ex}" with routing key "k"`,
     });
     const queue = `herald-test-${RUN}-missing`;
@@ -130,7 +130,7 @@ test('no queue bound: the broker returns the message, and the attempt fails as u
       5_000,
     );
     assert.deepEqual(direct, {
-      ok: false,
+      kind: 'failed',
       error: `unroutable: no queue bound to the default exchange with routing key "${queue}"`,
     });
   } finally {
@@ -150,8 +150,8 @@ test('the same event to two exchanges at once: only the unroutable one fails', a
         pub.publish(to(bound.exchange), m, 5_000),
         pub.publish(to(unbound.exchange), m, 5_000),
       ]);
-      assert.deepEqual(ok, { ok: true, answer: 'broker_ack' });
-      assert.equal(returned.ok, false);
+      assert.deepEqual(ok, { kind: 'ack', words: 'broker_ack' });
+      assert.equal(returned.kind, 'failed');
     }
     assert.equal((await consume(bound.queue, 20)).length, 20);
   } finally {
@@ -170,8 +170,8 @@ test('an exchange that does not exist fails its attempt only, not those to other
       Array.from({ length: 20 }, (_, i) => pub.publish(i % 2 ? badTarget : goodTarget, message(), 5_000)),
     );
     for (const [i, answer] of answers.entries()) {
-      if (i % 2) assert.deepEqual(answer, { ok: false, error: `no exchange "${missing}" in vhost "/"` });
-      else assert.deepEqual(answer, { ok: true, answer: 'broker_ack' });
+      if (i % 2) assert.deepEqual(answer, { kind: 'failed', error: `no exchange "${missing}" in vhost "/"` });
+      else assert.deepEqual(answer, { kind: 'ack', words: 'broker_ack' });
     }
     assert.equal((await consume(queue, 10)).length, 10);
   } finally {
@@ -186,9 +186,9 @@ test('a full queue that rejects new messages: the nack fails the attempt', async
   const pub = new AmqpPublisher(LOOPBACK);
   try {
     const t = target(`amqp://guest:guest@127.0.0.1/?exchange=${ex}&routing_key=k`);
-    assert.equal((await pub.publish(t, message(), 5_000)).ok, true);
+    assert.equal((await pub.publish(t, message(), 5_000)).kind, 'ack');
     const answer = await pub.publish(t, message(), 5_000);
-    assert.equal(answer.ok, false);
+    assert.equal(answer.kind, 'failed');
     assert.match((answer as { error: string }).error, /^nack: the broker refused the message/);
   } finally {
     await pub.close();
@@ -202,7 +202,7 @@ test('a wrong password fails within the timeout, says so, and never shows the pa
     const started = performance.now();
     const answer = await pub.publish(t, message(), 3_000);
     assert.ok(performance.now() - started < 3_000);
-    assert.deepEqual(answer, { ok: false, error: 'authentication failed for user "guest"' });
+    assert.deepEqual(answer, { kind: 'failed', error: 'authentication failed for user "guest"' });
     // Straight after, the address backs off: the next attempt fails at once with the same reason.
     const again = await pub.publish(t, message(), 3_000);
     assert.match(
@@ -220,7 +220,7 @@ test('nothing listening: connection refused, named by address', async () => {
   const pub = new AmqpPublisher(LOOPBACK);
   try {
     const answer = await pub.publish(target(`amqp://u:p4ss@127.0.0.1:${port}/?exchange=x`), message(), 3_000);
-    assert.deepEqual(answer, { ok: false, error: `connection refused by 127.0.0.1:${port}` });
+    assert.deepEqual(answer, { kind: 'failed', error: `connection refused by 127.0.0.1:${port}` });
   } finally {
     await pub.close();
   }
@@ -264,7 +264,7 @@ test('the broker away for a few seconds: attempts fail fast meanwhile, then succ
   const pub = new AmqpPublisher({ ...LOOPBACK, pool: { backoff: BACKOFF }, connectTimeoutMs: 2_000 });
   try {
     const t = target(`amqp://guest:guest@127.0.0.1:${proxy.port}/?exchange=${ex}&routing_key=k`);
-    assert.equal((await pub.publish(t, message(), 3_000)).ok, true);
+    assert.equal((await pub.publish(t, message(), 3_000)).kind, 'ack');
     await proxy.refuse();
     const away = await failingFastWhileAway((m, ms) => pub.publish(t, m, ms));
     for (const e of away)
@@ -272,7 +272,11 @@ test('the broker away for a few seconds: attempts fail fast meanwhile, then succ
     await proxy.accept();
     const backAt = performance.now();
     const m = message();
-    await eventually(async () => ((await pub.publish(t, m, 3_000)).ok ? true : undefined), 5_000, 'recovery');
+    await eventually(
+      async () => ((await pub.publish(t, m, 3_000)).kind === 'ack' ? true : undefined),
+      5_000,
+      'recovery',
+    );
     console.log(
       `amqp: back ${Math.round(performance.now() - backAt)} ms after the broker was reachable again`,
     );

@@ -83,7 +83,7 @@ test('delivers the exact body with its headers and Nats-Msg-Id = event id; the s
   try {
     const m = message({ body: '{"a": 1,\n  "text": "héllo"}' });
     const answer = await pub.publish(target(`nats://127.0.0.1/${s.subjects}.created`), m, 5_000);
-    assert.deepEqual(answer, { ok: true, answer: `broker_ack stream=${s.name} seq=1` });
+    assert.deepEqual(answer, { kind: 'ack', words: `broker_ack stream=${s.name} seq=1` });
     const [got] = await read(s.name, 1);
     assert.equal(got.body, m.body);
     assert.equal(got.subject, `${s.subjects}.created`);
@@ -101,12 +101,12 @@ test('the same event published again is stored once (the stream answers duplicat
     const t = target(`nats://127.0.0.1/${s.subjects}.x`);
     const m = message();
     assert.deepEqual(await pub.publish(t, m, 5_000), {
-      ok: true,
-      answer: `broker_ack stream=${s.name} seq=1`,
+      kind: 'ack',
+      words: `broker_ack stream=${s.name} seq=1`,
     });
     assert.deepEqual(await pub.publish(t, m, 5_000), {
-      ok: true,
-      answer: `broker_ack stream=${s.name} seq=1 duplicate`,
+      kind: 'ack',
+      words: `broker_ack stream=${s.name} seq=1 duplicate`,
     });
     assert.equal((await jsm.streams.info(s.name)).state.messages, 1);
   } finally {
@@ -122,7 +122,7 @@ test('a subject no stream covers fails at once', async () => {
     const started = performance.now();
     const answer = await pub.publish(t, message(), 5_000);
     assert.ok(performance.now() - started < 500, 'well before the timeout');
-    assert.deepEqual(answer, { ok: false, error: `no stream for subject "herald.${RUN}.nostream"` });
+    assert.deepEqual(answer, { kind: 'failed', error: `no stream for subject "herald.${RUN}.nostream"` });
   } finally {
     await pub.close();
   }
@@ -133,9 +133,9 @@ test('a full stream that discards new messages refuses the attempt', async () =>
   const pub = new NatsPublisher(LOOPBACK);
   try {
     const t = target(`nats://127.0.0.1/${s.subjects}.x`);
-    assert.equal((await pub.publish(t, message(), 5_000)).ok, true);
+    assert.equal((await pub.publish(t, message(), 5_000)).kind, 'ack');
     assert.deepEqual(await pub.publish(t, message(), 5_000), {
-      ok: false,
+      kind: 'failed',
       error: 'stream full: maximum messages exceeded',
     });
   } finally {
@@ -154,14 +154,14 @@ test('a wrong password fails within the timeout, says so, and never shows the pa
       3_000,
     );
     assert.ok(performance.now() - started < 3_000);
-    assert.deepEqual(answer, { ok: false, error: 'authentication failed for user "herald"' });
+    assert.deepEqual(answer, { kind: 'failed', error: 'authentication failed for user "herald"' });
     // The right one works (and the stream is missing there: refused quickly, not as a timeout).
     const right = await pub.publish(
       target(`nats://herald:R1ght-S3cret@127.0.0.1:${server.port}/a.b`),
       message(),
       3_000,
     );
-    assert.deepEqual(right, { ok: false, error: 'no stream for subject "a.b"' });
+    assert.deepEqual(right, { kind: 'failed', error: 'no stream for subject "a.b"' });
   } finally {
     await pub.close();
     await server.stop();
@@ -173,7 +173,7 @@ test('nothing listening: connection refused, named by address', async () => {
   const pub = new NatsPublisher(LOOPBACK);
   try {
     const answer = await pub.publish(target(`nats://u:p4ss@127.0.0.1:${port}/a.b`), message(), 3_000);
-    assert.deepEqual(answer, { ok: false, error: `connection refused by 127.0.0.1:${port}` });
+    assert.deepEqual(answer, { kind: 'failed', error: `connection refused by 127.0.0.1:${port}` });
   } finally {
     await pub.close();
   }
@@ -222,7 +222,7 @@ test('a cut right after a reconnect: back after one backoff step, not at its cap
   });
   try {
     const t = target(`nats://127.0.0.1:${proxy.port}/${s.subjects}.x`);
-    assert.equal((await pub.publish(t, message(), 3_000)).ok, true);
+    assert.equal((await pub.publish(t, message(), 3_000)).kind, 'ack');
     for (let cut = 0; cut < 3; cut++) {
       proxy.cut();
       await eventually(() => (proxy.connections > 0 ? true : undefined), 5_000, 'the client back');
@@ -230,7 +230,7 @@ test('a cut right after a reconnect: back after one backoff step, not at its cap
     proxy.cut();
     const from = performance.now();
     await eventually(
-      async () => ((await pub.publish(t, message(), 1_000)).ok ? true : undefined),
+      async () => ((await pub.publish(t, message(), 1_000)).kind === 'ack' ? true : undefined),
       5_000,
       'a publish acknowledged again',
     );
@@ -248,7 +248,7 @@ test('the server away for a few seconds: attempts fail meanwhile, then succeed a
   const pub = new NatsPublisher({ ...LOOPBACK, pool: { backoff: BACKOFF }, connectTimeoutMs: 2_000 });
   try {
     const t = target(`nats://127.0.0.1:${proxy.port}/${s.subjects}.x`);
-    assert.equal((await pub.publish(t, message(), 3_000)).ok, true);
+    assert.equal((await pub.publish(t, message(), 3_000)).kind, 'ack');
     await proxy.refuse();
     const away = await failingFastWhileAway((m, ms) => pub.publish(t, m, ms));
     for (const e of away)
@@ -259,7 +259,7 @@ test('the server away for a few seconds: attempts fail meanwhile, then succeed a
     await proxy.accept();
     const backAt = performance.now();
     await eventually(
-      async () => ((await pub.publish(t, message(), 3_000)).ok ? true : undefined),
+      async () => ((await pub.publish(t, message(), 3_000)).kind === 'ack' ? true : undefined),
       5_000,
       'recovery',
     );
@@ -297,7 +297,7 @@ test('the server killed and restarted mid-stream loses nothing it acknowledged',
       const t0 = performance.now();
       const answer = await pub.publish(t, m, 1_000);
       assert.ok(performance.now() - t0 < 1_250);
-      if (answer.ok) acked.push(m.event_id);
+      if (answer.kind === 'ack') acked.push(m.event_id);
       else {
         failures.add(answer.error.replace(/\d+/g, 'N'));
         await new Promise((r) => setTimeout(r, 20));

@@ -125,7 +125,7 @@ const answerWhen = (pub: Publisher, t: BrokerTarget, check: (a: BrokerAnswer) =>
     8_000,
     what,
   );
-const failedWith = (a: BrokerAnswer) => (a.ok ? '' : a.error);
+const failedWith = (a: BrokerAnswer) => (a.kind === 'ack' ? '' : a.error);
 
 for (const rig of rigs) {
   describe(rig.kind, () => {
@@ -137,7 +137,7 @@ for (const rig of rigs) {
       try {
         const t = target(rig.url(name, proxy.port));
         const first = await pub.publish(t, message(), 3_000);
-        assert.equal(first.ok, true, `the broker acknowledged it: ${failedWith(first)}`);
+        assert.equal(first.kind, 'ack', `the broker acknowledged it: ${failedWith(first)}`);
         assert.equal(proxy.accepted, 1);
 
         // The name stops resolving, then the connection is cut: the client's reconnect finds no address.
@@ -162,14 +162,19 @@ for (const rig of rigs) {
         );
         assert.deepEqual(
           await pub.publish(t, message(), 1_000),
-          { ok: false, error: 'destination_not_allowed' },
+          { kind: 'failed', error: 'destination_not_allowed' },
           'still refused',
         );
         assert.equal(proxy.accepted, 1, 'no reconnect went back to the address checked before');
 
         // Resolving to an allowed address again, the same connection is back.
         dns.set(name, ['127.0.0.1']);
-        await answerWhen(pub, t, (a) => a.ok, 'an acknowledged publish after the name is allowed again');
+        await answerWhen(
+          pub,
+          t,
+          (a) => a.kind === 'ack',
+          'an acknowledged publish after the name is allowed again',
+        );
         assert.equal(proxy.accepted, 2);
         assert.equal(pub.connections.opened, 1, "the client's own reconnect, not a new connection");
       } finally {
@@ -195,7 +200,7 @@ for (const rig of rigs) {
         ];
         for (const [host, error] of cases) {
           const t = target(rig.url(host, proxy.port));
-          assert.deepEqual(await pub.publish(t, message(), 2_000), { ok: false, error }, host);
+          assert.deepEqual(await pub.publish(t, message(), 2_000), { kind: 'failed', error }, host);
           // While its address backs off, a refusal is still the bare code the delivery fails on at once.
           const again = failedWith(await pub.publish(t, message(), 2_000));
           if (error === 'destination_not_allowed') assert.equal(again, error);
@@ -218,8 +223,8 @@ for (const rig of rigs) {
         const answer = await pub.publish(target(rig.url(name, tls.port, true)), message(), 3_000);
         // NATS: the private server has no stream for the subject, which it can only say once TLS is up.
         if (rig.kind === 'nats')
-          assert.deepEqual(answer, { ok: false, error: `no stream for subject "${SUBJECT}.x"` });
-        else assert.equal(answer.ok, true, failedWith(answer));
+          assert.deepEqual(answer, { kind: 'failed', error: `no stream for subject "${SUBJECT}.x"` });
+        else assert.equal(answer.kind, 'ack', failedWith(answer));
         if (tls.serverNames) assert.deepEqual(tls.serverNames, [name], 'the name was sent, not the address');
 
         const refused = await pub.publish(target(rig.url(name, impostor.port, true)), message(), 3_000);

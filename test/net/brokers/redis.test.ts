@@ -79,7 +79,7 @@ test('XADD with the event id, kind, timestamp, signature and the exact body; the
       5_000,
     );
     const [entry] = await xrange(key);
-    assert.deepEqual(answer, { ok: true, answer: `broker_ack ${entry.id}` });
+    assert.deepEqual(answer, { kind: 'ack', words: `broker_ack ${entry.id}` });
     assert.deepEqual(entry.message, {
       event_id: m.event_id,
       event: m.event,
@@ -90,7 +90,7 @@ test('XADD with the event id, kind, timestamp, signature and the exact body; the
     assert.deepEqual(Object.keys(entry.message), ['event_id', 'event', 'timestamp', 'signature', 'body']);
     // Unsigned: no signature field at all.
     const unsigned = message({ signature: null });
-    assert.equal((await pub.publish(target(`redis://127.0.0.1?stream=${key}`), unsigned, 5_000)).ok, true);
+    assert.equal((await pub.publish(target(`redis://127.0.0.1?stream=${key}`), unsigned, 5_000)).kind, 'ack');
     assert.deepEqual(Object.keys((await xrange(key))[1].message), ['event_id', 'event', 'timestamp', 'body']);
   } finally {
     await pub.close();
@@ -101,7 +101,10 @@ test('the database in the path is the one written to', async () => {
   const key = stream(1);
   const pub = new RedisPublisher(LOOPBACK);
   try {
-    assert.equal((await pub.publish(target(`redis://127.0.0.1/1?stream=${key}`), message(), 5_000)).ok, true);
+    assert.equal(
+      (await pub.publish(target(`redis://127.0.0.1/1?stream=${key}`), message(), 5_000)).kind,
+      'ack',
+    );
     assert.equal(await (await redis(1)).xLen(key), 1);
     assert.equal(await (await redis(0)).exists(key), 0);
   } finally {
@@ -115,7 +118,7 @@ test('maxlen trims the stream, approximately (MAXLEN ~)', async () => {
   try {
     const t = target(`redis://127.0.0.1/0?stream=${key}&maxlen=100`);
     const sent = Array.from({ length: 1000 }, () => message());
-    for (const m of sent) assert.equal((await pub.publish(t, m, 5_000)).ok, true);
+    for (const m of sent) assert.equal((await pub.publish(t, m, 5_000)).kind, 'ack');
     const kept = (await xrange(key)).map((e) => e.message.event_id);
     assert.ok(kept.length >= 100 && kept.length < 300, `about 100 entries kept, got ${kept.length}`);
     // The oldest went: what is left is the newest, in order.
@@ -134,7 +137,7 @@ test('a key that is not a stream fails the attempt, saying so', async () => {
   const pub = new RedisPublisher(LOOPBACK);
   try {
     assert.deepEqual(await pub.publish(target(`redis://127.0.0.1/0?stream=${key}`), message(), 5_000), {
-      ok: false,
+      kind: 'failed',
       error: `the key "${key}" holds something other than a stream`,
     });
   } finally {
@@ -153,15 +156,15 @@ test('a wrong or missing password fails within the timeout, says so, and never s
       3_000,
     );
     assert.ok(performance.now() - started < 3_000);
-    assert.deepEqual(wrong, { ok: false, error: 'authentication failed' });
+    assert.deepEqual(wrong, { kind: 'failed', error: 'authentication failed' });
     const none = await pub.publish(target(`redis://127.0.0.1:${server.port}/0?stream=s`), message(), 3_000);
-    assert.deepEqual(none, { ok: false, error: 'authentication failed: the server needs a password' });
+    assert.deepEqual(none, { kind: 'failed', error: 'authentication failed: the server needs a password' });
     const right = await pub.publish(
       target(`redis://:R1ght-S3cret@127.0.0.1:${server.port}/0?stream=s`),
       message(),
       3_000,
     );
-    assert.equal(right.ok, true);
+    assert.equal(right.kind, 'ack');
     assert.equal(pub.connections.size, 1, 'the refused ones left no connection behind');
   } finally {
     await pub.close();
@@ -174,7 +177,7 @@ test('nothing listening: connection refused, named by address', async () => {
   const pub = new RedisPublisher(LOOPBACK);
   try {
     const answer = await pub.publish(target(`redis://:p4ss@127.0.0.1:${port}/0?stream=s`), message(), 3_000);
-    assert.deepEqual(answer, { ok: false, error: `connection refused by 127.0.0.1:${port}` });
+    assert.deepEqual(answer, { kind: 'failed', error: `connection refused by 127.0.0.1:${port}` });
   } finally {
     await pub.close();
   }
@@ -196,12 +199,12 @@ test('a server that accepts and never answers: the attempt ends at its timeout, 
     const started = performance.now();
     const answer = await pub.publish(t, message(), 500);
     assert.ok(performance.now() - started < 700);
-    assert.deepEqual(answer, { ok: false, error: 'timeout: no answer from Redis within 500 ms' });
+    assert.deepEqual(answer, { kind: 'failed', error: 'timeout: no answer from Redis within 500 ms' });
     await eventually(() => (pub.connections.size === 0 ? true : undefined), 3_000, 'the open to give up');
     // Then the address backs off: the next attempt fails at once, saying why.
     const next = await pub.publish(t, message(), 500);
     assert.match(
-      next.ok ? '' : next.error,
+      next.kind === 'ack' ? '' : next.error,
       /^connection to 127\.0\.0\.1:\d+ timed out \(no answer within 800 ms\) \(next connection attempt in \d+ ms\)$/,
     );
   } finally {
@@ -248,7 +251,7 @@ test('the server away for a few seconds: attempts fail fast meanwhile, then succ
   const pub = new RedisPublisher({ ...LOOPBACK, pool: { backoff: BACKOFF }, connectTimeoutMs: 2_000 });
   try {
     const t = target(`redis://127.0.0.1:${proxy.port}/0?stream=${key}`);
-    assert.equal((await pub.publish(t, message(), 3_000)).ok, true);
+    assert.equal((await pub.publish(t, message(), 3_000)).kind, 'ack');
     await proxy.refuse();
     const away = await failingFastWhileAway((m, ms) => pub.publish(t, m, ms));
     for (const e of away)
@@ -260,7 +263,11 @@ test('the server away for a few seconds: attempts fail fast meanwhile, then succ
     await proxy.accept();
     const backAt = performance.now();
     const m = message();
-    await eventually(async () => ((await pub.publish(t, m, 3_000)).ok ? true : undefined), 5_000, 'recovery');
+    await eventually(
+      async () => ((await pub.publish(t, m, 3_000)).kind === 'ack' ? true : undefined),
+      5_000,
+      'recovery',
+    );
     console.log(
       `redis: back ${Math.round(performance.now() - backAt)} ms after the server was reachable again`,
     );

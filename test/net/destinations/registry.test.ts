@@ -10,7 +10,7 @@ import { createClient } from '@redis/client';
 import { Connection } from 'rabbitmq-client';
 import type { Sending } from '../../../src/net/destinations/provider.ts';
 import { Destinations } from '../../../src/net/destinations/registry.ts';
-import { LOOPBACK, message, suffix } from './support.ts';
+import { LOOPBACK, message, suffix } from '../brokers/support.ts';
 
 /** An attempt to `url`, as the delivery thread makes one (no secret: unsigned). */
 function sending(url: string): Sending {

@@ -28,7 +28,8 @@ if (url.protocol === 'amqp:' || url.protocol === 'amqps:') {
   const queue = url.searchParams.get('routing_key');
   const rabbit = new Connection(raw.split('?')[0]);
   if (setup) await rabbit.queueDeclare({ queue, durable: true });
-  else if (remove) console.log(`deleted queue ${queue} (${(await rabbit.queueDelete({ queue })).messageCount} messages)`);
+  else if (remove)
+    console.log(`deleted queue ${queue} (${(await rabbit.queueDelete({ queue })).messageCount} messages)`);
   else {
     for (;;) {
       const m = await rabbit.basicGet({ queue, noAck: true });
@@ -61,7 +62,8 @@ if (url.protocol === 'amqp:' || url.protocol === 'amqps:') {
   const redis = createClient({ url: raw.split('?')[0] });
   await redis.connect();
   if (remove) console.log(`deleted stream ${stream} (${await redis.del(stream)} key)`);
-  else if (!setup) for (const e of await redis.xRange(stream, '-', '+')) line(e.message.event_id, e.message.body);
+  else if (!setup)
+    for (const e of await redis.xRange(stream, '-', '+')) line(e.message.event_id, e.message.body);
   await redis.quit();
 } else {
   console.error(`not a broker URL: ${url.protocol}`);

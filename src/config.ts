@@ -175,7 +175,10 @@ const PROXY_RANGES = ['loopback', 'linklocal', 'uniquelocal'];
 
 /** TRUST_PROXY: comma-separated addresses, CIDRs or range names; none: the connection's address is the client's. */
 function trustProxy(raw: string | undefined): string[] {
-  const entries = (raw ?? '').split(',').map((e) => e.trim()).filter((e) => e !== '');
+  const entries = (raw ?? '')
+    .split(',')
+    .map((e) => e.trim())
+    .filter((e) => e !== '');
   for (const entry of entries) {
     if (PROXY_RANGES.includes(entry)) continue;
     try {

@@ -33,7 +33,7 @@ mkdirSync(join(ROOT, 'test-output'), { recursive: true });
 const dir = mkdtempSync(join(ROOT, 'test-output', 'receiving-standard-'));
 
 before(async () => {
-  h =  await startTestHerald();
+  h = await startTestHerald();
   receiver = await TestReceiver.start();
   const ins = await h.createInstance('standard');
   await h.createWebhook(ins, {

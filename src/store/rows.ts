@@ -141,3 +141,13 @@ export function claimOf(
     lease_token,
   };
 }
+
+/** A page of the delivery log from `limit + 1` rows newest first: the extra row only says that a next page exists. */
+export const toPage = (
+  rows: Row[],
+  limit: number,
+): { deliveries: Delivery[]; next_cursor: string | null } => {
+  const page = rows.slice(0, limit);
+  const next_cursor = rows.length > limit ? String(page[page.length - 1].seq) : null;
+  return { deliveries: page.map(toDelivery), next_cursor };
+};

@@ -13,7 +13,7 @@ import type {
   RedeliverRange,
   RedeliverResult,
 } from '../records.ts';
-import { toAttempt, toDelivery } from '../rows.ts';
+import { toAttempt, toDelivery, toPage } from '../rows.ts';
 import { NOT_OPERATOR } from '../sql-fragments.ts';
 
 export class PostgresDeliveryLog extends QueueOperation<PostgresQueue> implements DeliveryLog {
@@ -37,9 +37,7 @@ export class PostgresDeliveryLog extends QueueOperation<PostgresQueue> implement
         ORDER BY seq DESC LIMIT ${f.limit + 1}::integer`;
       return withWaitingFor(sql, found);
     })) as Row[];
-    const page = rows.slice(0, f.limit);
-    const next_cursor = rows.length > f.limit ? String(page[page.length - 1].seq) : null;
-    return { deliveries: page.map(toDelivery), next_cursor };
+    return toPage(rows, f.limit);
   }
 
   /** One snapshot for the delivery and its attempts, so that its count and its log agree even mid-write. */

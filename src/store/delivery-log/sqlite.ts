@@ -13,7 +13,7 @@ import type {
   RedeliverRange,
   RedeliverResult,
 } from '../records.ts';
-import { toAttempt, toDelivery } from '../rows.ts';
+import { toAttempt, toDelivery, toPage } from '../rows.ts';
 import { NOT_OPERATOR } from '../sql-fragments.ts';
 
 type Row = Record<string, SQLInputValue>;
@@ -41,9 +41,7 @@ export class SqliteDeliveryLog extends QueueOperation<SqliteQueue> implements De
         `SELECT *, ${waitingFor('deliveries')} FROM deliveries WHERE ${where.join(' AND ')} ORDER BY seq DESC LIMIT ?`,
       )
       .all(...params, f.limit + 1);
-    const page = rows.slice(0, f.limit);
-    const next_cursor = rows.length > f.limit ? String(page[page.length - 1].seq) : null;
-    return { deliveries: page.map(toDelivery), next_cursor };
+    return toPage(rows, f.limit);
   }
 
   async getDelivery(

@@ -6,7 +6,7 @@ import Fastify, { type FastifyBaseLogger, type FastifyInstance } from 'fastify';
 import { installAuth } from './auth.ts';
 import type { ApiContext } from './context.ts';
 import { installErrorHandling } from './errors.ts';
-import { installRequestLog, requestLogController } from './request-log.ts';
+import { installRequestLog, serverBase } from './request-log.ts';
 import { healthRoutes } from './routes/health.ts';
 import { metricsRoutes } from './routes/metrics.ts';
 import { ErrorResponse } from './schemas.ts';
@@ -16,12 +16,9 @@ export async function buildHealthServer(
   logger: FastifyBaseLogger,
   adminKeyHash: string,
 ): Promise<FastifyInstance> {
-  const app = Fastify({
-    loggerInstance: logger,
-    logController: requestLogController(),
-    trustProxy: ctx.config.trustProxy.length > 0 ? ctx.config.trustProxy : false,
-  });
-  installRequestLog(app);
+  const app = Fastify(serverBase(logger, ctx.config.trustProxy));
+  // The admin key is known by its hash: with it, the log hides it wherever it stands in a logged URL, as the API's.
+  installRequestLog(app, adminKeyHash);
   app.addSchema(ErrorResponse);
   installErrorHandling(app);
   installAuth(app, ctx.store, adminKeyHash, ctx.clock, { failuresPerMinute: ctx.config.authFailuresPerMin });

@@ -5,7 +5,7 @@
  * `x-herald-poll`) when they are reads that succeeded, so that with the page open the log still shows what people
  * and engines did; a change or a failure is never hidden by the mark.
  */
-import { type FastifyInstance, type FastifyRequest, LogController } from 'fastify';
+import { type FastifyBaseLogger, type FastifyInstance, type FastifyRequest, LogController } from 'fastify';
 import { redactHeaders } from '../domain/redact-headers.ts';
 import { redactUrl, type SecretTest } from '../domain/redact-url.ts';
 import { hashKey } from './auth.ts';
@@ -24,6 +24,17 @@ function quiet(request: FastifyRequest, status: number): boolean {
 
 /** Turns off Fastify's own two lines per request; installRequestLog writes the one line instead. */
 export const requestLogController = () => new LogController({ disableRequestLogging: true });
+
+/**
+ * The Fastify options every Herald server shares (the API, and a worker's health server): its logger, the request
+ * log's own line instead of Fastify's, and who the client is: X-Forwarded-For counts only behind the proxies
+ * TRUST_PROXY names.
+ */
+export const serverBase = (logger: FastifyBaseLogger, trustProxy: string[]) => ({
+  loggerInstance: logger,
+  logController: requestLogController(),
+  trustProxy: trustProxy.length > 0 ? trustProxy : false,
+});
 
 /**
  * The request line, and, for every line a request logs, its `url` and `headers` fields redacted: Herald's own

@@ -8,7 +8,7 @@ import { installApiDocs } from './docs.ts';
 import { errorBody, installErrorHandling } from './errors.ts';
 import { installJsonBody } from './json-body.ts';
 import { installRateLimit } from './rate-limit.ts';
-import { installRequestLog, requestLogController } from './request-log.ts';
+import { installRequestLog, serverBase } from './request-log.ts';
 import { installRightsTable } from './rights.ts';
 import { deliveryRoutes } from './routes/deliveries.ts';
 import { engineRoutes } from './routes/engine.ts';
@@ -31,11 +31,8 @@ export async function buildServer(
   adminKeyHash: string,
 ): Promise<FastifyInstance> {
   const app = Fastify({
-    loggerInstance: logger,
-    logController: requestLogController(),
+    ...serverBase(logger, ctx.config.trustProxy),
     bodyLimit: 256 * 1024,
-    // The client's address (request.ip) is X-Forwarded-For's only behind the proxies TRUST_PROXY names.
-    trustProxy: ctx.config.trustProxy.length > 0 ? ctx.config.trustProxy : false,
     // maxParamLength: longer than any id, so an overlong one reaches schema validation and gets a 400 naming it.
     // `/instances/` is `/instances`: a trailing slash names the same resource, never an empty id.
     routerOptions: { maxParamLength: 500, ignoreTrailingSlash: true },

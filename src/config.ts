@@ -143,12 +143,16 @@ export function loadConfig(env: Env): Config {
   return config;
 }
 
+/** The entries of a comma-separated variable, trimmed, empty ones left out. */
+const commaList = (raw: string | undefined): string[] =>
+  (raw ?? '')
+    .split(',')
+    .map((e) => e.trim())
+    .filter((e) => e !== '');
+
 /** ENGINE_MEDIA_PREFIXES: comma-separated URL prefixes, each an absolute http(s) URL that media-prefix.ts accepts. */
 function mediaPrefixes(raw: string | undefined): string[] {
-  const prefixes = (raw ?? '')
-    .split(',')
-    .map((p) => p.trim())
-    .filter((p) => p !== '');
+  const prefixes = commaList(raw);
   for (const prefix of prefixes) {
     const n = normalisePrefix(prefix);
     if ('why' in n) {
@@ -175,10 +179,7 @@ const PROXY_RANGES = ['loopback', 'linklocal', 'uniquelocal'];
 
 /** TRUST_PROXY: comma-separated addresses, CIDRs or range names; none: the connection's address is the client's. */
 function trustProxy(raw: string | undefined): string[] {
-  const entries = (raw ?? '')
-    .split(',')
-    .map((e) => e.trim())
-    .filter((e) => e !== '');
+  const entries = commaList(raw);
   for (const entry of entries) {
     if (PROXY_RANGES.includes(entry)) continue;
     try {

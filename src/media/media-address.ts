@@ -6,9 +6,15 @@
  * changes nothing, and a name that gives no address is never a guess.
  */
 import type { LookupAddress, LookupOptions } from 'node:dns';
-import { lookup as dnsLookup } from 'node:dns/promises';
 import { isIP } from 'node:net';
-import { createGuardedLookup, type Lookup, type LookupFunction } from '../net/destination.ts';
+import {
+  DestinationRefused,
+  guardedAddresses,
+  HostUnresolved,
+  type Lookup,
+  type LookupFunction,
+  resolve,
+} from '../net/destination.ts';
 
 export type Resolved =
   | { kind: 'addresses'; addresses: LookupAddress[] }
@@ -18,45 +24,28 @@ export type Resolved =
   | { kind: 'unresolved'; code: string };
 
 const bare = (host: string) => (host.startsWith('[') && host.endsWith(']') ? host.slice(1, -1) : host);
-const withFamily = (address: string): LookupAddress => ({ address, family: isIP(address) });
 
-/** Every address of `host`, judged by the guard unless `guarded` is false. `lookup` replaces the system resolver. */
-export function resolveMedia(host: string, guarded: boolean, lookup?: Lookup): Promise<Resolved> {
-  return guarded ? resolveGuarded(host, lookup) : resolveAny(bare(host), lookup);
-}
-
-async function resolveAny(host: string, lookup?: Lookup): Promise<Resolved> {
-  if (isIP(host)) return { kind: 'addresses', addresses: [withFamily(host)] };
+/**
+ * Every address of `host`: through the guard's own judgement (localhost names, every spelling of an address) with no
+ * allow-list when `guarded`, else as it resolves. `lookup` replaces the system resolver.
+ */
+export async function resolveMedia(host: string, guarded: boolean, lookup?: Lookup): Promise<Resolved> {
+  const name = bare(host);
   try {
-    const addresses = lookup
-      ? (await lookup(host)).map(withFamily)
-      : await dnsLookup(host, { all: true, order: 'verbatim' });
-    return addresses.length > 0
-      ? { kind: 'addresses', addresses }
-      : { kind: 'unresolved', code: 'ENOTFOUND' };
+    const addresses = guarded
+      ? await guardedAddresses(host, { lookup })
+      : isIP(name)
+        ? [{ address: name, family: isIP(name) }]
+        : await resolve(name, lookup);
+    return { kind: 'addresses', addresses };
   } catch (err) {
-    return { kind: 'unresolved', code: (err as { code?: string }).code ?? 'lookup failed' };
+    // The guard's words, without its advice: for media, neither setting it names would let the address through.
+    if (err instanceof DestinationRefused) {
+      return { kind: 'refused', why: err.message.replace(/^destination_url: /, '').replace(/; .*$/s, '') };
+    }
+    if (err instanceof HostUnresolved) return { kind: 'unresolved', code: err.code };
+    throw err;
   }
-}
-
-/** The guard's own lookup (localhost names, every spelling of an address), with no allow-list. */
-function resolveGuarded(host: string, lookup?: Lookup): Promise<Resolved> {
-  const guard = createGuardedLookup(lookup ? { lookup } : {});
-  return new Promise((resolve) => {
-    guard(host, { all: true }, (err: (Error & { code?: string }) | null, addresses?: LookupAddress[]) => {
-      if (err?.code === 'destination_not_allowed') {
-        // The guard's words, without its advice: for media, neither setting it names would let the address through.
-        resolve({
-          kind: 'refused',
-          why: err.message.replace(/^destination_url: /, '').replace(/; .*$/s, ''),
-        });
-      } else if (err || !addresses || addresses.length === 0) {
-        resolve({ kind: 'unresolved', code: err?.code ?? 'ENOTFOUND' });
-      } else {
-        resolve({ kind: 'addresses', addresses });
-      }
-    });
-  });
 }
 
 /** A lookup for the connection that answers the addresses already resolved and checked, asking no resolver again. */

@@ -270,10 +270,10 @@ export async function guardedAddresses(
 }
 
 /** Every address of a name, by the injected resolver or the system's; HostUnresolved when there is none. */
-async function resolve(
+export async function resolve(
   host: string,
   lookup: Lookup | undefined,
-  options: LookupOptions,
+  options: LookupOptions = {},
 ): Promise<LookupAddress[]> {
   let addresses: LookupAddress[];
   try {

@@ -8,8 +8,10 @@
 import { hash, timingSafeEqual } from 'node:crypto';
 import type { FastifyInstance, FastifyRequest } from 'fastify';
 import type { Clock } from '../domain/clock.ts';
+import { isJwt } from '../domain/engine-jwt.ts';
 import type { Catalog, PortalLinks } from '../store/ports.ts';
 import { AuthFailures, authFailuresLimited } from './auth-failures.ts';
+import type { EngineJwtAuth } from './engine-jwt-auth.ts';
 import { HttpError } from './errors.ts';
 import type { Principal } from './principal.ts';
 import { keyErrors } from './refusals.ts';
@@ -32,10 +34,11 @@ export function hashKey(key: string): string {
 }
 
 /** What a failed credential looked like, for the log: its kind, never a character of it. */
-export type CredentialKind = 'missing' | 'admin' | 'instance_key' | 'portal_link';
+export type CredentialKind = 'missing' | 'admin' | 'instance_key' | 'portal_link' | 'engine_jwt';
 
 function credentialKind(token: string | null): CredentialKind {
   if (token === null) return 'missing';
+  if (isJwt(token)) return 'engine_jwt';
   if (token.startsWith(PORTAL_TOKEN_PREFIX)) return 'portal_link';
   if (token.startsWith(KEY_PREFIX) && !token.startsWith(`${KEY_PREFIX}admin_`)) return 'instance_key';
   return 'admin';
@@ -44,6 +47,8 @@ function credentialKind(token: string | null): CredentialKind {
 export interface AuthOptions {
   /** Failed authentications allowed per client address and minute; 0: no limit. */
   failuresPerMinute: number;
+  /** Verifies an engine's JWT on the routes that take one (config.engineJwt): engine-jwt-auth.ts. */
+  engineJwt?: EngineJwtAuth;
 }
 
 export function installAuth(
@@ -83,7 +88,11 @@ export function installAuth(
     }
     const token = bearerToken(request);
     try {
-      request.principal = await authenticate(token);
+      const { instance_id } = request.params as { instance_id?: string };
+      const { engineJwt } = options;
+      const jwt = engineJwt && request.routeOptions.config?.engineJwt && token !== null && isJwt(token);
+      request.principal =
+        jwt && instance_id ? await engineJwt(instance_id, token) : await authenticate(token);
     } catch (err) {
       if (err instanceof HttpError && err.code === 'unauthorized') {
         const limitReached = failures.record(address, clock());

@@ -5,6 +5,7 @@
  */
 import { Transform } from 'node:stream';
 import type { FastifyReply, FastifyRequest } from 'fastify';
+import type { ApiContext } from './context.ts';
 import { HttpError } from './errors.ts';
 
 /** Enough of the body to find its `id` and `event`. */
@@ -84,4 +85,26 @@ export function nameOf(head: Buffer | undefined): { event: string | null; id: st
   const text = head?.toString('utf8') ?? '';
   const field = (name: string) => new RegExp(`"${name}"\\s*:\\s*"([^"\\\\]{1,200})"`).exec(text)?.[1] ?? null;
   return { event: field('event'), id: field('id') };
+}
+
+/**
+ * The route options of an engine endpoint's body: up to ENGINE_MAX_BODY_BYTES (engine data such as WAHA's `_data` is
+ * delivered with the event), its raw bytes kept (a signature may cover them), and a refusal logged and counted.
+ */
+export function engineBodyOptions(ctx: ApiContext) {
+  const limit = ctx.config.engineMaxBodyBytes;
+  return {
+    bodyLimit: limit,
+    preParsing: keepEngineHead(limit),
+    onError: async (request: FastifyRequest, _reply: FastifyReply, error: Error) => {
+      const code = (error as { code?: string }).code;
+      if (code !== 'payload_too_large' && code !== 'FST_ERR_CTP_BODY_TOO_LARGE') return;
+      const { event, id } = nameOf(request.engineHead);
+      ctx.metrics?.engineBodyTooLarge();
+      request.log.warn(
+        { instance_id: (request.params as { instance_id?: string }).instance_id, event, id },
+        `engine webhook body refused: larger than ENGINE_MAX_BODY_BYTES (${limit} bytes); the engine will retry it, then drop it`,
+      );
+    },
+  };
 }

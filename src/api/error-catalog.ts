@@ -7,12 +7,14 @@
  */
 import { checkEngineHmac } from '../domain/engine-hmac.ts';
 import { validatePayload } from '../domain/events.ts';
+import { readEvolutionBody } from '../domain/evolution-body.ts';
 import { redeliveryConflict, repeatConflict, webhookDisabledConflict } from '../domain/store-rules.ts';
 import { readWahaEnvelope } from '../domain/waha-envelope.ts';
 import { Media } from '../media/media.ts';
 import { authFailuresLimited } from './auth-failures.ts';
 import { EXAMPLE_IDS as ID } from './docs-examples.ts';
 import { engineBodyTooLarge } from './engine-body.ts';
+import { engineJwtRefused } from './engine-jwt-auth.ts';
 import { errorBody, HttpError } from './errors.ts';
 import { parseJson } from './json-body.ts';
 import { linkErrors } from './media-errors.ts';
@@ -152,6 +154,14 @@ export const ERROR_CAUSES = {
       new HttpError('unauthorized', checkEngineHmac('key', Buffer.from('{}'), undefined, undefined) ?? ''),
   },
 
+  engine_jwt: {
+    status: 401,
+    when:
+      'a bearer JWT (Evolution API’s jwt_key) is not HS256, not signed with the instance’s engine HMAC key, or has ' +
+      'expired; or the instance has no engine HMAC key',
+    example: () => engineJwtRefused('Authorization: the token has expired'),
+  },
+
   // What does not exist.
   instance_not_found: {
     status: 404,
@@ -261,6 +271,17 @@ export const ERROR_CAUSES = {
     status: 400,
     when: 'the body is not a WAHA webhook body (no event, no payload, an id or timestamp out of form)',
     example: () => HttpError.invalid((readWahaEnvelope({ payload: {} }) as { errors: [] }).errors),
+  },
+  invalid_evolution_event: {
+    status: 400,
+    when:
+      'the body is not an Evolution API event body (no event, no data), or an event Herald maps lacks what it reads ' +
+      '(a message without key.id or key.fromMe, an ack without keyId)',
+    example: () =>
+      HttpError.invalid(
+        (readEvolutionBody(ID.instance, { event: 'messages.upsert', data: { key: {} } }) as { errors: [] })
+          .errors,
+      ),
   },
   engine_body_too_large: {
     status: 413,

@@ -29,6 +29,8 @@ export interface Publication {
   order_id?: string | null;
   /** The session's own phone number, when the engine said it (WAHA's `me`). */
   sessionPhone?: string | null;
+  /** A session.status's place among the instance's, when not its timestamp (EventDraft.status_at). */
+  status_at?: number | null;
 }
 
 /** An engine's event: what it reports (domain/engine-dedupe.ts), to drop the engine's repeats of it. */
@@ -114,7 +116,14 @@ export async function publishEvents(
     }
     const download = normalised[i].download;
     const order_id = p.order_id ?? event.event_id;
-    return { ...event, order_id, body, download: download && { ...download, via_engine: viaEngine } };
+    const status_at = p.status_at ?? null;
+    return {
+      ...event,
+      order_id,
+      status_at,
+      body,
+      download: download && { ...download, via_engine: viaEngine },
+    };
   });
   const repeated = repeats
     ? await findRepeats(ctx, instanceId, items, drafts, repeats, now)

@@ -10,7 +10,7 @@ import { rateLimited } from './refusals.ts';
 import { TokenBuckets } from './token-bucket.ts';
 
 export interface RateLimits {
-  /** Requests per second per key on POST …/events, …/events/batch and …/engine/waha; 0 = no limit. */
+  /** Requests per second per key on POST …/events, …/events/batch and the engine endpoints; 0 = no limit. */
   ingest: number;
   /** Requests per second per key on every other authenticated route; 0 = no limit. */
   management: number;
@@ -22,7 +22,8 @@ const BURST_SECONDS = 2;
  * Publishing routes, on the ingest budget: Herald's own and the engine's webhook (a session that reconnects replays
  * its backlog in a burst). Every other authenticated route is on the management one.
  */
-export const isIngestRoute = (url: string): boolean => /\/(events(\/batch)?|engine\/waha)$/.test(url);
+export const isIngestRoute = (url: string): boolean =>
+  /\/(events(\/batch)?|engine\/waha|engine\/evolution(\/:event)?)$/.test(url);
 
 export function installRateLimit(app: FastifyInstance, limits: RateLimits, clock: Clock): void {
   const buckets = (rate: number) => (rate > 0 ? new TokenBuckets(rate, rate * BURST_SECONDS) : null);

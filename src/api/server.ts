@@ -5,6 +5,7 @@ import { installAuth } from './auth.ts';
 import { installBodyBudget } from './body-budget.ts';
 import type { ApiContext } from './context.ts';
 import { installApiDocs } from './docs.ts';
+import { engineJwtAuth } from './engine-jwt-auth.ts';
 import { errorBody, installErrorHandling } from './errors.ts';
 import { installJsonBody } from './json-body.ts';
 import { installRateLimit } from './rate-limit.ts';
@@ -12,6 +13,7 @@ import { installRequestLog, serverBase } from './request-log.ts';
 import { installRightsTable } from './rights.ts';
 import { deliveryRoutes } from './routes/deliveries.ts';
 import { engineRoutes } from './routes/engine.ts';
+import { evolutionRoutes } from './routes/engine-evolution.ts';
 import { eventRoutes } from './routes/events.ts';
 import { healthRoutes } from './routes/health.ts';
 import { instanceRoutes } from './routes/instances.ts';
@@ -35,7 +37,8 @@ export async function buildServer(
     bodyLimit: 256 * 1024,
     // maxParamLength: longer than any id, so an overlong one reaches schema validation and gets a 400 naming it.
     // `/instances/` is `/instances`: a trailing slash names the same resource, never an empty id.
-    routerOptions: { maxParamLength: 500, ignoreTrailingSlash: true },
+    // `//` is `/`: Evolution joins its webhook url and an event's path with a `/` of its own (`…/evolution//messages-upsert`).
+    routerOptions: { maxParamLength: 500, ignoreTrailingSlash: true, ignoreDuplicateSlashes: true },
     // Errors of the router itself (a badly encoded path) get the same JSON shape as every other error.
     frameworkErrors: (err, _request, reply) => {
       (reply as FastifyReply).status(400).send(errorBody('invalid_request', `path: ${err.message}`));
@@ -61,6 +64,7 @@ export async function buildServer(
   await installApiDocs(app, { version: VERSION, publicUrl: ctx.publicUrl });
   installAuth(app, ctx.store, adminKeyHash, ctx.clock, {
     failuresPerMinute: ctx.config.authFailuresPerMin,
+    engineJwt: engineJwtAuth(ctx),
   });
   installRateLimit(
     app,
@@ -73,6 +77,7 @@ export async function buildServer(
   webhookRoutes(app, ctx);
   eventRoutes(app, ctx);
   engineRoutes(app, ctx);
+  evolutionRoutes(app, ctx);
   deliveryRoutes(app, ctx);
   mediaRoutes(app, ctx);
   testDeliveryRoutes(app, ctx);

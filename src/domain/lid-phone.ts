@@ -7,6 +7,7 @@
  *     group events' `_data`: `Sender`/`SenderPN`.
  *   WAHA's group events: each participant's `id` and `pn`.
  *   WEBJS: nothing beside it.
+ *   Evolution API: Baileys' key as NOWEB's, in `_evolution.key`.
  * Either id may be the hidden one. A pair read here teaches the instance; a sender with nothing beside it gets the
  * phone the instance learned.
  */
@@ -26,7 +27,9 @@ export function lidPairs(payload: unknown): Map<string, string> {
     if (lid !== null && phone !== null) pairs.set(lid, phone);
   };
   const data = isObj(payload._data) ? payload._data : {};
-  if (isObj(data.key)) keyPairs(data.key, pair);
+  // Evolution API's payloads carry Baileys' key too, in `_evolution` (Herald's name for Evolution's data).
+  const evolution = isObj(payload._evolution) ? payload._evolution : {};
+  for (const key of [data.key, evolution.key]) if (isObj(key)) keyPairs(key, pair);
   for (const source of [data.Info, data]) {
     if (!isObj(source)) continue;
     pair(source.Sender, source.SenderAlt);

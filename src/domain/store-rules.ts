@@ -86,7 +86,7 @@ export function sessionChange(fresh: readonly EventDraft[]): SessionChange | nul
   let newest: SessionChange | null = null;
   for (const e of fresh) {
     if (e.event !== 'session.status') continue;
-    const mark = { at: e.timestamp, event_id: e.order_id ?? e.event_id };
+    const mark = { at: e.status_at ?? e.timestamp, event_id: e.order_id ?? e.event_id };
     if (newest && !isNewerStatus(mark, newest)) continue;
     const phone = e.payload.phone;
     newest = { status: e.payload.status as string, phone: typeof phone === 'string' ? phone : null, ...mark };

@@ -60,6 +60,11 @@ export interface EventDraft {
    * for the event (WAHA's envelope id, which grows with time), else the event_id. Not delivered.
    */
   order_id?: string;
+  /**
+   * When a session.status happened, for the order of the instance's statuses, when not its `timestamp`: Evolution's
+   * `date_time` (its local time labelled UTC: no time to deliver, but it orders one server's updates). Not delivered.
+   */
+  status_at?: number | null;
   payload: Record<string, unknown>;
   /** The delivery request body, serialised once (see event-body.ts). */
   body: string;

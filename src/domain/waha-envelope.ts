@@ -4,7 +4,7 @@
  * its timestamp (ms) is the event's; `me.id` is the session's own phone. `session`, `engine`, `environment` and
  * `metadata` describe the engine, not the event, and are not delivered.
  */
-import { createHash } from 'node:crypto';
+import { derivedEventId } from './engine-event-id.ts';
 import { phoneOf } from './jid.ts';
 import { isObj } from './payload-rules.ts';
 import type { FieldError } from './types.ts';
@@ -55,21 +55,14 @@ export function readWahaEnvelope(body: unknown): { event: EngineEvent } | { erro
   };
 }
 
-const BASE32 = '0123456789abcdefghjkmnpqrstvwxyz';
-
 /**
- * The event_id of an engine's event at one instance: `evt_` + 26 base32 characters of SHA-256 over the instance and
- * the engine's name for the event (its envelope id, else its `X-Webhook-Request-Id`). The engine's retries of one
- * event get the same id, so they are stored once; WAHA gives every webhook of a session the same envelope id, so the
- * same event at another instance is another event with an id of its own, unique as every event_id is.
+ * The event_id of a WAHA event at one instance (engine-event-id.ts), named by its envelope id, else by its
+ * `X-Webhook-Request-Id`. WAHA gives every webhook of a session the same envelope id.
  */
 export function engineEventId(
   instanceId: string,
   source: { envelopeId: string } | { requestId: string },
 ): string {
   const name = 'envelopeId' in source ? `id:${source.envelopeId}` : `request:${source.requestId}`;
-  const digest = createHash('sha256').update(`${instanceId}\n${name}`).digest();
-  let out = '';
-  for (let i = 0; i < 26; i++) out += BASE32[digest[i] & 31];
-  return `evt_${out}`;
+  return derivedEventId(instanceId, name);
 }

@@ -3,7 +3,7 @@
  * with a signed link, and the lifetime rules (a link lives MEDIA_TTL from ingest; the file at least as long).
  */
 import { rm } from 'node:fs/promises';
-import type { Readable } from 'node:stream';
+import { Readable } from 'node:stream';
 import type { Clock } from '../domain/clock.ts';
 import { newId } from '../domain/ids.ts';
 import { signLink } from '../domain/media-link.ts';
@@ -47,6 +47,8 @@ const MEDIA_TYPE =
 export class Media {
   readonly store: MediaStore;
   readonly #options: MediaOptions;
+  /** Downloads under way, by what they fetch: one file shown by several events is downloaded once. */
+  readonly #downloads = new Map<string, Promise<SettledMedia>>();
 
   constructor(options: MediaOptions) {
     this.#options = options;
@@ -85,6 +87,23 @@ export class Media {
    * a file, with why.
    */
   async fetchEngineMedia(instanceId: string, download: EngineDownload): Promise<SettledMedia> {
+    if (download.engine_error) return this.#fetchEngineMedia(instanceId, download);
+    // The events of one engine post that show one file (Evolution's message and message.any) are settled together,
+    // by one download into one stored file.
+    const key = JSON.stringify([
+      instanceId,
+      download.url,
+      download.via_engine === true,
+      download.engine_media_prefix,
+    ]);
+    const running = this.#downloads.get(key);
+    if (running) return running;
+    const run = this.#fetchEngineMedia(instanceId, download).finally(() => this.#downloads.delete(key));
+    this.#downloads.set(key, run);
+    return run;
+  }
+
+  async #fetchEngineMedia(instanceId: string, download: EngineDownload): Promise<SettledMedia> {
     const got = download.engine_error
       ? ({ kind: 'failed', failure: engineError(download.engine_error) } as const)
       : await this.#options.engineFetch.fetch(download.url, {
@@ -103,6 +122,25 @@ export class Media {
     );
     const link = signLink(this.#options.linkKey, this.#options.baseUrl(), meta.media_id, meta.expires_at);
     return { media: readyMedia({ ...meta, ...link }, download.filename), failure: null };
+  }
+
+  /**
+   * Stores a file an engine sent inline (Evolution's `base64`) and returns the media object every delivery of its
+   * events carries: ready with Herald's own signed link, or too_large (nothing kept) beyond MEDIA_MAX_BYTES.
+   */
+  async storeInline(
+    instanceId: string,
+    bytes: Buffer,
+    mimetype: string | null,
+    filename: string | null,
+  ): Promise<Record<string, unknown>> {
+    const type =
+      mimetype !== null && Media.checkType(mimetype) === null ? mimetype : 'application/octet-stream';
+    if (bytes.length > this.#options.maxBytes) return fileless('too_large', mimetype);
+    const spooled = await spool(Readable.from([bytes]), this.#options.spoolDir, this.#options.maxBytes);
+    const meta = await this.#keep(spooled, instanceId, type, filename);
+    const link = signLink(this.#options.linkKey, this.#options.baseUrl(), meta.media_id, meta.expires_at);
+    return readyMedia({ ...meta, ...link }, filename);
   }
 
   /** Moves a spooled file into storage; it lives one TTL from now. */

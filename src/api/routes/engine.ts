@@ -10,14 +10,13 @@
  */
 import { Type } from '@sinclair/typebox';
 import type { FastifyInstance, FastifyRequest } from 'fastify';
-import { dedupeKey } from '../../domain/engine-dedupe.ts';
 import { checkEngineHmac, ENGINE_HMAC_HEADERS } from '../../domain/engine-hmac.ts';
 import type { Instance } from '../../domain/types.ts';
 import { engineEventId, readWahaEnvelope } from '../../domain/waha-envelope.ts';
 import type { ApiContext } from '../context.ts';
-import { keepEngineHead, nameOf } from '../engine-body.ts';
+import { engineBodyOptions } from '../engine-body.ts';
+import { publishEngineEvents } from '../engine-ingest.ts';
 import { HttpError } from '../errors.ts';
-import { publishEvents } from '../publish.ts';
 import { Answer, InstanceParams } from '../schemas.ts';
 import { INSTANCE_ERRORS, loadInstance } from './instances.ts';
 
@@ -68,20 +67,8 @@ export function engineRoutes(app: FastifyInstance, ctx: ApiContext): void {
   app.post(
     '/instances/:instance_id/engine/waha',
     {
-      // WAHA's body carries engine data (`_data`), delivered with the event.
-      bodyLimit: ctx.config.engineMaxBodyBytes,
+      ...engineBodyOptions(ctx),
       config: { rawBody: true },
-      preParsing: keepEngineHead(ctx.config.engineMaxBodyBytes),
-      onError: async (request, _reply, error) => {
-        const code = (error as { code?: string }).code;
-        if (code !== 'payload_too_large' && code !== 'FST_ERR_CTP_BODY_TOO_LARGE') return;
-        const { event, id } = nameOf(request.engineHead);
-        ctx.metrics?.engineBodyTooLarge();
-        request.log.warn(
-          { instance_id: (request.params as { instance_id?: string }).instance_id, event, id },
-          `engine webhook body refused: larger than ENGINE_MAX_BODY_BYTES (${ctx.config.engineMaxBodyBytes} bytes); the engine will retry it, then drop it`,
-        );
-      },
       schema: {
         tags: ['events'],
         summary: "Publish an event from WAHA's own webhook",
@@ -105,18 +92,9 @@ export function engineRoutes(app: FastifyInstance, ctx: ApiContext): void {
       const { engineId, ...event } = read.event;
       const requestId = firstHeader(request, 'x-webhook-request-id');
       const source = engineId ? { envelopeId: engineId } : requestId ? { requestId } : null;
-      const [result] = await publishEvents(
-        ctx,
-        instance.instance_id,
-        [{ ...event, event_id: source && engineEventId(instance.instance_id, source), order_id: engineId }],
-        {
-          prefix: () => '',
-          anyKind: true,
-          largeBodies: true,
-          viaEngine: true,
-          repeats: { key: (p) => dedupeKey(p.event, p.payload), windowMs: ctx.config.engineDedupeMs },
-        },
-      );
+      const [result] = await publishEngineEvents(ctx, instance.instance_id, [
+        { ...event, event_id: source && engineEventId(instance.instance_id, source), order_id: engineId },
+      ]);
       return reply.status(202).send({ success: true, ...result });
     },
   );

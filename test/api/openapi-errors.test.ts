@@ -28,6 +28,7 @@ import {
   schemaValidator,
   withoutIds,
 } from '../support/openapi-doc.ts';
+import { evolutionJwt } from '../support/evolution-sender.ts';
 import { TestReceiver } from '../support/receiver.ts';
 
 let h: TestHerald;
@@ -118,6 +119,7 @@ before(async () => {
     key_id: keyA.body.key_id,
     media_id: mediaId,
     link_id: writing.link_id,
+    event: 'messages-upsert',
   };
 });
 after(async () => {
@@ -254,6 +256,26 @@ const FOR: Record<string, Provoke> = {
     const signed = await h.createInstance();
     await h.request('PATCH', `/instances/${signed}`, { body: { engine_hmac_key: 'waha-hmac-key' } });
     return call(o, { ids: { instance_id: signed } });
+  },
+  'POST /instances/{instance_id}/engine/evolution invalid_evolution_event': (o) =>
+    call(o, { body: { event: 'messages.upsert', data: { key: {} } } }),
+  'POST /instances/{instance_id}/engine/evolution engine_body_too_large': (o) =>
+    call(o, { body: { event: 'messages.upsert', data: { x: 'x'.repeat(4 * 1024 * 1024) } } }),
+  'POST /instances/{instance_id}/engine/evolution engine_jwt': async (o) => {
+    const signed = await h.createInstance();
+    await h.request('PATCH', `/instances/${signed}`, { body: { engine_hmac_key: 'evolution-jwt-key' } });
+    const expired = evolutionJwt('evolution-jwt-key', Date.now() - 3600_000);
+    return call(o, { ids: { instance_id: signed }, key: expired });
+  },
+  'POST /instances/{instance_id}/engine/evolution/{event} invalid_evolution_event': (o) =>
+    call(o, { body: { event: 'messages.upsert', data: { key: {} } } }),
+  'POST /instances/{instance_id}/engine/evolution/{event} engine_body_too_large': (o) =>
+    call(o, { body: { event: 'messages.upsert', data: { x: 'x'.repeat(4 * 1024 * 1024) } } }),
+  'POST /instances/{instance_id}/engine/evolution/{event} engine_jwt': async (o) => {
+    const signed = await h.createInstance();
+    await h.request('PATCH', `/instances/${signed}`, { body: { engine_hmac_key: 'evolution-jwt-key' } });
+    const expired = evolutionJwt('evolution-jwt-key', Date.now() - 3600_000);
+    return call(o, { ids: { instance_id: signed }, key: expired });
   },
   'GET /instances/{instance_id}/deliveries invalid_delivery_filter': (o) =>
     h.request('GET', `${fillPath(o.path, ids)}?status=bogus`),

@@ -38,6 +38,8 @@ const SPEC_ROUTES = [
   'POST /instances/{instance_id}/events',
   'POST /instances/{instance_id}/events/batch',
   'POST /instances/{instance_id}/engine/waha',
+  'POST /instances/{instance_id}/engine/evolution',
+  'POST /instances/{instance_id}/engine/evolution/{event}',
   'GET /instances/{instance_id}/deliveries',
   'GET /instances/{instance_id}/deliveries/{delivery_id}',
   'POST /instances/{instance_id}/deliveries/{delivery_id}/redeliver',
@@ -272,7 +274,7 @@ test('every request body example is accepted by a real Herald (2xx)', async () =
       const webhook_id = await h.createWebhook(instance_id, { destination_url: receiver.url, events: ['*'] });
       const example = op.requestBody.content['application/json'].example;
       assert.ok(example, `${name}: an example`);
-      const r = await h.request(method, fillPath(path, { instance_id, webhook_id }), { body: example });
+      const r = await h.request(method, fillPath(path, { instance_id, webhook_id, event: 'messages-upsert' }), { body: example });
       assert.ok(r.status >= 200 && r.status < 300, `${name}: ${r.status} ${JSON.stringify(r.body)}`);
     }
   } finally {

@@ -123,6 +123,7 @@ before(async () => {
     delivery_id: deliveries.body.deliveries[0].delivery_id,
     key_id: key.body.key_id,
     link_id: link.link_id,
+    event: 'messages-upsert',
   };
 });
 after(async () => {

@@ -32,7 +32,7 @@ after(async () => {
 });
 
 /** The webhook settings of docs/evolution.md's step 2, with its placeholders filled for this Herald. */
-function documentedWebhook(ins: string, key: string): Obj {
+function documentedWebhook(ins: string, key: string): Obj & { url: string; events: string[] } {
   const block = /\*\*2\. Evolution's webhook[\s\S]*?```json\n([\s\S]*?)```/.exec(DOC)?.[1];
   assert.ok(block, 'docs/evolution.md shows the webhook settings as JSON');
   const filled = block

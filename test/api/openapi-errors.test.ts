@@ -9,6 +9,7 @@ import { connect } from 'node:net';
 import { after, before, test } from 'node:test';
 import { hashKey } from '../../src/api/auth.ts';
 import { signLink } from '../../src/domain/media-link.ts';
+import { evolutionJwt } from '../support/evolution-sender.ts';
 import {
   ADMIN_KEY,
   apiRequest,
@@ -28,7 +29,6 @@ import {
   schemaValidator,
   withoutIds,
 } from '../support/openapi-doc.ts';
-import { evolutionJwt } from '../support/evolution-sender.ts';
 import { TestReceiver } from '../support/receiver.ts';
 
 let h: TestHerald;

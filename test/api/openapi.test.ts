@@ -274,7 +274,11 @@ test('every request body example is accepted by a real Herald (2xx)', async () =
       const webhook_id = await h.createWebhook(instance_id, { destination_url: receiver.url, events: ['*'] });
       const example = op.requestBody.content['application/json'].example;
       assert.ok(example, `${name}: an example`);
-      const r = await h.request(method, fillPath(path, { instance_id, webhook_id, event: 'messages-upsert' }), { body: example });
+      const r = await h.request(
+        method,
+        fillPath(path, { instance_id, webhook_id, event: 'messages-upsert' }),
+        { body: example },
+      );
       assert.ok(r.status >= 200 && r.status < 300, `${name}: ${r.status} ${JSON.stringify(r.body)}`);
     }
   } finally {

@@ -6,12 +6,18 @@
 import { parseArgs } from 'node:util';
 import { seededRandom } from '../domain/random.ts';
 import { MediaServer } from '../simulation/media-server.ts';
-import { type Publisher, publishBatches, publishToWaha, SimulationFailed } from '../simulation/publishers.ts';
+import {
+  type Publisher,
+  publishBatches,
+  publishToEvolution,
+  publishToWaha,
+  SimulationFailed,
+} from '../simulation/publishers.ts';
 import { SessionSimulation, type SimulatedEvent } from '../simulation/simulation.ts';
 import { parseDuration, parseNumber, parseRate } from './args.ts';
 import { type Command, UsageError } from './command.ts';
 
-const help = `Usage: herald simulate --instance ins_… [--engine herald|waha] [--rate 20/s] [--duration 60s]
+const help = `Usage: herald simulate --instance ins_… [--engine herald|waha|evolution] [--rate 20/s] [--duration 60s]
                        [--url http://127.0.0.1:8080] [--key KEY] [--seed N]
                        [--hmac-key K] [--media-api-key K] [--media-port P]
 
@@ -28,6 +34,8 @@ follow realistic weights. Prints progress every second and a summary at the end 
                    Herald with that prefix, e.g. --media-port 3001 and
                    ENGINE_MEDIA_PREFIXES=http://127.0.0.1:3001/api/files/ (and, with --media-api-key K,
                    ENGINE_MEDIA_HEADERS='X-Api-Key: K'). Outside it, media on 127.0.0.1 is refused.
+  --engine evolution  what Evolution API sends to an instance's webhook, one request per event:
+                   POST …/engine/evolution, media inline as Evolution's base64 (its webhook's base64 setting)
 
 Options:
   --instance ID        the instance (ins_…) to publish to (required)
@@ -41,6 +49,13 @@ Options:
   --media-port P       waha: the file server's port (default: any free one, which no ENGINE_MEDIA_PREFIXES names)
 
 HERALD and KEY are the names the README's walk-through exports: in its terminal, --url and --key can be left out.`;
+
+const ENGINES = ['herald', 'waha', 'evolution'];
+const ENGINE_NAMES: Record<string, string> = {
+  herald: 'Herald events',
+  waha: 'WAHA',
+  evolution: 'Evolution API',
+};
 
 interface Totals {
   events: number;
@@ -83,8 +98,8 @@ async function run(args: string[]): Promise<void> {
     throw new UsageError('--instance: an instance id (ins_…) is required');
   if (!values.key) throw new UsageError('--key: an API key is required (or set HERALD_API_KEY, or KEY)');
   if (!URL.canParse(values.url)) throw new UsageError(`--url: must be a URL, got "${values.url}"`);
-  if (values.engine !== 'herald' && values.engine !== 'waha') {
-    throw new UsageError(`--engine: must be herald or waha, got "${values.engine}"`);
+  if (!ENGINES.includes(values.engine)) {
+    throw new UsageError(`--engine: must be herald, waha or evolution, got "${values.engine}"`);
   }
   const rate = parseRate('rate', values.rate);
   const durationMs = parseDuration('duration', values.duration);
@@ -99,6 +114,8 @@ async function run(args: string[]): Promise<void> {
     const port = parseNumber('media-port', values['media-port'], 0, 65535, true);
     media = await MediaServer.start(values['media-api-key'] ?? null, port);
     publish = publishToWaha(target, media, values['hmac-key'] ?? null);
+  } else if (values.engine === 'evolution') {
+    publish = publishToEvolution(target);
   } else {
     publish = publishBatches(target);
   }
@@ -110,7 +127,7 @@ async function run(args: string[]): Promise<void> {
     stopped = true;
   });
   console.log(
-    `Simulating ${values.instance} as ${values.engine === 'waha' ? 'WAHA' : 'Herald events'} at ${rate}/s for ` +
+    `Simulating ${values.instance} as ${ENGINE_NAMES[values.engine]} at ${rate}/s for ` +
       `${durationMs / 1000}s (seed ${seed}) → ${values.url}` +
       (media
         ? `\nEngine file server on ${media.base}; Herald downloads from it with ` +
@@ -179,7 +196,7 @@ function summary(t: Totals, ms: number): string {
 export const simulateCommand: Command = {
   name: 'simulate',
   summary:
-    "publish a session's realistic activity to an instance (Herald's format or WAHA's), for trying webhooks",
+    "publish a session's realistic activity to an instance (Herald's format, WAHA's or Evolution API's), for trying webhooks",
   help,
   async run(args) {
     try {

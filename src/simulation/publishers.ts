@@ -1,8 +1,9 @@
 /**
  * How `herald simulate` hands its events to Herald: in batches to Herald's own event API, or one request per event
- * to the engine endpoint, in WAHA's body and (optionally) signed as WAHA signs it, a few requests at a time.
+ * to an engine endpoint, in WAHA's body (optionally signed as WAHA signs it) or Evolution API's, a few at a time.
  */
 import { createHmac } from 'node:crypto';
+import { type EvolutionSession, toEvolution } from './evolution.ts';
 import type { SimulatedEvent } from './session.ts';
 import { toWaha, type WahaSession } from './waha.ts';
 
@@ -19,7 +20,7 @@ export type Publisher = (events: SimulatedEvent[]) => Promise<{ sent: string[]; 
 export class SimulationFailed extends Error {}
 
 /** Requests to the engine endpoint in flight at once. */
-const WAHA_CONCURRENCY = 8;
+const ENGINE_CONCURRENCY = 8;
 
 export function publishBatches(target: Target): Publisher {
   const url = new URL(`instances/${target.instance}/events/batch`, target.base);
@@ -42,36 +43,78 @@ export function publishToWaha(
     me: null,
     fileUrl: (name, large) => files.fileUrl(name, large),
   };
-  // Each event stamped when it happens, a millisecond apart at least, as an engine's are: the instance shows the
-  // session.status with the newest timestamp, and a batch made in one millisecond would otherwise tie.
-  let last = 0;
-  const stamp = () => {
-    last = Math.max(Date.now(), last + 1);
-    return last;
-  };
+  const stamp = stamper();
   return async (events) => {
     // In order, so that a session's status and its messages arrive as they happened.
     const bodies = events.flatMap((e) => {
       const body = toWaha(e, session, stamp());
       return body ? [[e.event, JSON.stringify(body)] as const] : [];
     });
-    let deliveries = 0;
-    for (let i = 0; i < bodies.length; i += WAHA_CONCURRENCY) {
-      const answers = await Promise.all(
-        bodies.slice(i, i + WAHA_CONCURRENCY).map(([, raw]) => {
-          const headers: Record<string, string> = hmacKey
-            ? {
-                'x-webhook-hmac': createHmac('sha512', hmacKey).update(raw).digest('hex'),
-                'x-webhook-hmac-algorithm': 'sha512',
-              }
-            : {};
-          return post(url, target.key, raw, headers);
-        }),
-      );
-      for (const a of answers) deliveries += (a.deliveries as number) ?? 0;
-    }
+    const headers = (raw: string): Record<string, string> =>
+      hmacKey
+        ? {
+            'x-webhook-hmac': createHmac('sha512', hmacKey).update(raw).digest('hex'),
+            'x-webhook-hmac-algorithm': 'sha512',
+          }
+        : {};
+    const answers = await postEach(
+      url,
+      target.key,
+      bodies.map(([, raw]) => raw),
+      headers,
+    );
+    const deliveries = answers.reduce((n, a) => n + ((a.deliveries as number) ?? 0), 0);
     return { sent: bodies.map(([kind]) => kind), deliveries };
   };
+}
+
+/**
+ * Evolution API's bodies to the Evolution endpoint, one request per event, the file of a media message inline (the
+ * `base64` webhook setting). Herald answers each with the events it made (an incoming message: message and
+ * message.any), which are what it counts.
+ */
+export function publishToEvolution(target: Target): Publisher {
+  const url = new URL(`instances/${target.instance}/engine/evolution`, target.base);
+  const small = Buffer.alloc(24 * 1024, 0x5a);
+  const large = Buffer.alloc(1024 * 1024, 0x5a);
+  const session: EvolutionSession = { name: 'simulated', wuid: null, file: (big) => (big ? large : small) };
+  const stamp = stamper();
+  return async (events) => {
+    const bodies = events.flatMap((e) => {
+      const body = toEvolution(e, session, stamp());
+      return body ? [JSON.stringify(body)] : [];
+    });
+    const answers = await postEach(url, target.key, bodies, () => ({}));
+    const made = answers.flatMap((a) => (a.events ?? []) as { event: string; deliveries: number }[]);
+    return { sent: made.map((e) => e.event), deliveries: made.reduce((n, e) => n + e.deliveries, 0) };
+  };
+}
+
+/**
+ * Each event stamped when it happens, a millisecond apart at least, as an engine's are: the instance shows the
+ * session.status with the newest time, and a batch made in one millisecond would otherwise tie.
+ */
+function stamper(): () => number {
+  let last = 0;
+  return () => {
+    last = Math.max(Date.now(), last + 1);
+    return last;
+  };
+}
+
+/** The bodies posted a few at a time, in order; their answers. */
+async function postEach(
+  url: URL,
+  key: string,
+  bodies: string[],
+  headers: (raw: string) => Record<string, string>,
+): Promise<Record<string, unknown>[]> {
+  const answers: Record<string, unknown>[] = [];
+  for (let i = 0; i < bodies.length; i += ENGINE_CONCURRENCY) {
+    const chunk = bodies.slice(i, i + ENGINE_CONCURRENCY);
+    answers.push(...(await Promise.all(chunk.map((raw) => post(url, key, raw, headers(raw))))));
+  }
+  return answers;
 }
 
 async function post(

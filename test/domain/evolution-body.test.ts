@@ -65,7 +65,7 @@ test('an inline file is for Herald to store, once for both events, and left out 
   };
   const { events, inline } = read('ins_a', upsert(data));
   assert.deepEqual(inline, { base64: 'iVBORw0K', mimetype: 'image/png', filename: 'a.png' });
-  assert.ok(events.every((e) => e.inline_media && !('base64' in e.payload._evolution.message)));
+  assert.ok(events.every((e) => e.inline_media && !('base64' in (e.payload._evolution as Obj).message)));
   assert.equal(data.message.base64, 'iVBORw0K', 'the body is not changed in place');
 });
 

@@ -2,7 +2,6 @@
  * Ordered delivery per chat with Evolution's events: a message's ack, edit, reaction and revoke carry the chat of the
  * message (Evolution's `key.remoteJid`, or `remoteJid` of an ack), so with `ordering: "chat"` they wait behind it,
  * in the order Herald accepted them, while another chat goes on. The receiver holds the first delivery on purpose.
- * And a hidden-id (`@lid`) sender: the phone Baileys sends beside it teaches the instance, which fills later ones.
  */
 import assert from 'node:assert/strict';
 import { after, before, test } from 'node:test';
@@ -91,32 +90,4 @@ test("a message's ack, edit, reaction and revoke wait behind it in its chat; ano
     all.filter((r) => ids.includes(r.body.event_id)).map((r) => r.body.event),
     ['message.any', 'message.ack', 'message.edited', 'message.reaction', 'message.revoked'],
   );
-});
-
-test('a sender known by a hidden id: its phone from the id Baileys sends beside it, then from what was learned', async () => {
-  const ins = await h.createInstance();
-  const r = await TestReceiver.start();
-  try {
-    await h.createWebhook(ins, { destination_url: r.url, events: ['message'] });
-    const lid = '123456789012345@lid';
-    const from = (id: string, keyMore: Record<string, unknown>) =>
-      evolutionBody('messages.upsert', {
-        key: { remoteJid: lid, fromMe: false, id, ...keyMore },
-        message: { conversation: 'oi' },
-        messageTimestamp: 1795341600,
-      });
-    await postEvolution(
-      h.url,
-      ins,
-      from('3EB0LID000000001', { remoteJidAlt: '5511966665555@s.whatsapp.net' }),
-    );
-    const [first] = await r.waitFor(1);
-    assert.equal(first.body.payload.from_phone, '5511966665555');
-    await postEvolution(h.url, ins, from('3EB0LID000000002', {}));
-    const [, later] = await r.waitFor(2);
-    assert.equal(later.body.payload.from, lid);
-    assert.equal(later.body.payload.from_phone, '5511966665555', 'learned from the first');
-  } finally {
-    await r.close();
-  }
 });

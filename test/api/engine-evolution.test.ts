@@ -1,7 +1,8 @@
 /**
  * Evolution API's own webhook pointed at Herald: POST /instances/{id}/engine/evolution (and Evolution's byEvents
  * paths) with Evolution's body as Evolution sends it. One body, several events; idempotency without an event id;
- * the two reports of one revoke; instances apart; kinds Herald has none for; bad bodies named by field; keys.
+ * the two reports of one revoke; instances apart; kinds Herald has none for; bad bodies named by field; keys;
+ * the session.status of the newest date_time; a hidden-id sender's phone, then what the instance learned.
  */
 import assert from 'node:assert/strict';
 import { after, before, describe, type TestContext, test } from 'node:test';
@@ -262,4 +263,32 @@ describe('the instance follows the session.status of the newest date_time', () =
       assert.equal(shown.phone, '5511955554444', order);
     }
   });
+});
+
+test('a sender known by a hidden id: its phone from the id Baileys sends beside it, then from what was learned', async () => {
+  const ins = await h.createInstance();
+  const r = await TestReceiver.start();
+  try {
+    await h.createWebhook(ins, { destination_url: r.url, events: ['message'] });
+    const lid = '123456789012345@lid';
+    const from = (id: string, keyMore: Record<string, unknown>) =>
+      evolutionBody('messages.upsert', {
+        key: { remoteJid: lid, fromMe: false, id, ...keyMore },
+        message: { conversation: 'oi' },
+        messageTimestamp: 1795341600,
+      });
+    await postEvolution(
+      h.url,
+      ins,
+      from('3EB0LID000000001', { remoteJidAlt: '5511966665555@s.whatsapp.net' }),
+    );
+    const [first] = await r.waitFor(1);
+    assert.equal(first.body.payload.from_phone, '5511966665555');
+    await postEvolution(h.url, ins, from('3EB0LID000000002', {}));
+    const [, later] = await r.waitFor(2);
+    assert.equal(later.body.payload.from, lid);
+    assert.equal(later.body.payload.from_phone, '5511966665555', 'learned from the first');
+  } finally {
+    await r.close();
+  }
 });

@@ -26,7 +26,7 @@ export interface EvolutionWebhook {
   byEvents?: boolean;
   /** `headers`; `jwt_key` becomes a bearer JWT. */
   headers?: Record<string, string>;
-  /** `events`, in Evolution's names (MESSAGES_UPSERT…); empty: every event, as Evolution's set() makes it. */
+  /** `events`, in Evolution's names (MESSAGES_UPSERT…); empty: EVENT_SETTINGS, as Evolution's set() fills it. */
   events?: string[];
 }
 
@@ -56,7 +56,46 @@ export interface EvolutionSend {
   dropped: boolean;
 }
 
-/** Evolution's event name as its webhook settings and its byEvents path write it. */
+/**
+ * The names Evolution's webhook settings accept (EventController.events), which an empty list stands for. It says
+ * GROUP_UPDATE where the sender looks for GROUPS_UPDATE (groups.update), so Evolution 2.3 never posts groups.update
+ * to an instance webhook.
+ */
+export const EVENT_SETTINGS = [
+  'APPLICATION_STARTUP',
+  'QRCODE_UPDATED',
+  'MESSAGES_SET',
+  'MESSAGES_UPSERT',
+  'MESSAGES_EDITED',
+  'MESSAGES_UPDATE',
+  'MESSAGES_DELETE',
+  'SEND_MESSAGE',
+  'SEND_MESSAGE_UPDATE',
+  'CONTACTS_SET',
+  'CONTACTS_UPSERT',
+  'CONTACTS_UPDATE',
+  'PRESENCE_UPDATE',
+  'CHATS_SET',
+  'CHATS_UPSERT',
+  'CHATS_UPDATE',
+  'CHATS_DELETE',
+  'GROUPS_UPSERT',
+  'GROUP_UPDATE',
+  'GROUP_PARTICIPANTS_UPDATE',
+  'CONNECTION_UPDATE',
+  'LABELS_EDIT',
+  'LABELS_ASSOCIATION',
+  'CALL',
+  'TYPEBOT_START',
+  'TYPEBOT_CHANGE_STATUS',
+  'REMOVE_INSTANCE',
+  'LOGOUT_INSTANCE',
+  'INSTANCE_CREATE',
+  'INSTANCE_DELETE',
+  'STATUS_INSTANCE',
+];
+
+/** Evolution's event name as its sender compares it with the settings, and as its byEvents path writes it. */
 export const settingName = (event: string) => event.replace(/[.-]/g, '_').toUpperCase();
 export const pathName = (event: string) => settingName(event).replace(/_/g, '-').toLowerCase();
 
@@ -94,8 +133,8 @@ export class EvolutionSender {
   /** One body with its retries; null when the webhook's events leave it out (not sent). */
   async send(body: Record<string, unknown>): Promise<EvolutionSend | null> {
     const event = String(body.event);
-    const events = this.#o.events ?? [];
-    if (events.length > 0 && !events.includes(settingName(event))) return null;
+    const events = this.#o.events?.length ? this.#o.events : EVENT_SETTINGS;
+    if (!events.includes(settingName(event))) return null;
     const url = this.#o.byEvents ? `${this.#o.url}/${pathName(event)}` : this.#o.url;
     const raw = JSON.stringify(body);
     const headers: Record<string, string> = {

@@ -11,16 +11,18 @@ import type { SecretBox } from '../domain/secret-box.ts';
 import type { AttemptOutcome } from '../domain/types.ts';
 import type { DestinationPolicy } from '../net/destination.ts';
 import type { ClaimedDelivery } from '../store/records.ts';
+import type { AttemptSpans, AttemptTrace } from '../telemetry/attempt-spans.ts';
 import type { LaneJob } from './lanes.ts';
 import type { FromThread, Request, ThreadSetup, ToThread } from './thread.ts';
 
 /** A claim handed over, with the window in which its attempt may start, on the caller's clock. */
 export type Handed = LaneJob<ClaimedDelivery>;
 
-/** What came of a handed claim: its attempt's outcome, or null when it never started. */
+/** What came of a handed claim: its attempt's outcome, or null when it never started; its span's name (tracing). */
 export interface Sent {
   claim: ClaimedDelivery;
   outcome: AttemptOutcome | null;
+  trace?: AttemptTrace;
 }
 
 /** What the dispatcher needs of whoever makes its attempts: the thread feed (tests give it one in process). */
@@ -40,11 +42,13 @@ export interface ThreadFeedOptions {
   logger: Logger;
   /** Attempts running at once, in all. */
   maxRunning: number;
+  /** Names each attempt's span, whose traceparent the attempt carries (tracing on). */
+  spans?: AttemptSpans | null;
 }
 
 export class ThreadFeed implements SenderPort {
   readonly #options: ThreadFeedOptions;
-  readonly #pending = new Map<number, { claim: ClaimedDelivery; handedAt: number }>();
+  readonly #pending = new Map<number, { claim: ClaimedDelivery; handedAt: number; trace?: AttemptTrace }>();
   /** Opened secrets and headers by sealed form (decrypting each time cost half of a send); bounded by the webhooks. */
   readonly #secrets = new Map<string, string>();
   #handler: (sent: Sent[]) => void = () => {};
@@ -68,8 +72,10 @@ export class ThreadFeed implements SenderPort {
     const now = this.#options.clock();
     const batch: LaneJob<Request>[] = [];
     const faulty: Sent[] = [];
+    const spans = this.#options.spans;
     for (const { item: claim, webhookId, limit, startAt, startBy, gapMs } of handed) {
       const id = this.#next++;
+      const trace = spans?.begin(claim);
       let secrets: string[];
       let headers: Record<string, string> | null;
       try {
@@ -84,10 +90,10 @@ export class ThreadFeed implements SenderPort {
           { err, delivery_id: claim.delivery_id },
           'sender: attempt could not be made',
         );
-        faulty.push({ claim, outcome: internalError(now) });
+        faulty.push({ claim, outcome: internalError(now), trace });
         continue;
       }
-      this.#pending.set(id, { claim, handedAt: now });
+      this.#pending.set(id, { claim, handedAt: now, trace });
       batch.push({
         webhookId,
         item: {
@@ -102,6 +108,7 @@ export class ThreadFeed implements SenderPort {
           secrets,
           headers,
           standard: claim.standard_webhooks,
+          ...(trace ? { traceparent: trace.traceparent } : {}),
         },
         limit,
         // Counted from now: the thread's clock is another.
@@ -162,7 +169,11 @@ export class ThreadFeed implements SenderPort {
       this.#worker = null;
       this.#options.logger.error({ err }, 'sender: the delivery thread died');
       const now = this.#options.clock();
-      const sent = [...this.#pending.values()].map(({ claim }) => ({ claim, outcome: internalError(now) }));
+      const sent = [...this.#pending.values()].map(({ claim, trace }) => ({
+        claim,
+        outcome: internalError(now),
+        trace,
+      }));
       this.#pending.clear();
       if (sent.length > 0) this.#handler(sent);
     };
@@ -207,7 +218,7 @@ export class ThreadFeed implements SenderPort {
         retry_after,
         ...(acknowledged ? { acknowledged } : {}),
       };
-      sent.push({ claim: pending.claim, outcome });
+      sent.push({ claim: pending.claim, outcome, trace: pending.trace });
     }
     if (sent.length > 0) this.#handler(sent);
   }

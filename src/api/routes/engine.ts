@@ -14,6 +14,7 @@ import { dedupeKey } from '../../domain/engine-dedupe.ts';
 import { checkEngineHmac, ENGINE_HMAC_HEADERS } from '../../domain/engine-hmac.ts';
 import type { Instance } from '../../domain/types.ts';
 import { engineEventId, readWahaEnvelope } from '../../domain/waha-envelope.ts';
+import { ingestTrace } from '../../telemetry/publish-span.ts';
 import type { ApiContext } from '../context.ts';
 import { keepEngineHead, nameOf } from '../engine-body.ts';
 import { HttpError } from '../errors.ts';
@@ -70,7 +71,7 @@ export function engineRoutes(app: FastifyInstance, ctx: ApiContext): void {
     {
       // WAHA's body carries engine data (`_data`), delivered with the event.
       bodyLimit: ctx.config.engineMaxBodyBytes,
-      config: { rawBody: true },
+      config: { rawBody: true, publish: true },
       preParsing: keepEngineHead(ctx.config.engineMaxBodyBytes),
       onError: async (request, _reply, error) => {
         const code = (error as { code?: string }).code;
@@ -114,6 +115,7 @@ export function engineRoutes(app: FastifyInstance, ctx: ApiContext): void {
           anyKind: true,
           largeBodies: true,
           viaEngine: true,
+          trace: ingestTrace(request),
           repeats: { key: (p) => dedupeKey(p.event, p.payload), windowMs: ctx.config.engineDedupeMs },
         },
       );

@@ -16,7 +16,9 @@ import { connect, type NatsConnection } from '@nats-io/transport-node';
 import { createClient } from '@redis/client';
 import { type AsyncMessage, Connection } from 'rabbitmq-client';
 import { verify } from '../../packages/receiver/src/index.ts';
+import { pngImage } from '../media/files.ts';
 import { instanceWithWebhook } from '../support/child-rig.ts';
+import { EngineFiles, postWaha, wahaBody } from '../support/engine.ts';
 import {
   apiRequest,
   eventually,
@@ -275,6 +277,49 @@ describe('traces', () => {
       assert.equal(entry.message.event_id, publisher.eventId);
       await assertNamesItsSpan(entry.message.traceparent, publisher, 'redis');
     });
+  });
+
+  test("an engine's publish (WAHA's webhook) and its media download are spans of the engine's trace", async () => {
+    const files = await EngineFiles.start();
+    const receiver = await TestReceiver.start();
+    const h = await startTestHerald(tracingEnv(collector, { ENGINE_MEDIA_PREFIXES: files.prefix }));
+    try {
+      const ins = await h.createInstance();
+      await h.createWebhook(ins, { destination_url: receiver.url, events: ['message'] });
+      const url = files.serve('traced.png', { bytes: pngImage(16), type: 'image/png' });
+      const payload = {
+        id: 'false_491701234567@c.us_3EB0TRACED0000000001',
+        timestamp: 1763719200,
+        from: '491701234567@c.us',
+        fromMe: false,
+        body: 'look',
+        hasMedia: true,
+        media: { url, mimetype: 'image/png', filename: null, error: null },
+      };
+      const publisher = publisherTrace();
+      const r = await postWaha(h.url, ins, wahaBody('message', payload), {
+        headers: { traceparent: publisher.traceparent },
+      });
+      assert.equal(r.status, 202, JSON.stringify(r.body));
+      const spans = await collector.waitFor((all) => {
+        const trace = all.filter((s) => s.traceId === publisher.traceId);
+        return trace.length >= 3 ? trace : undefined;
+      }, 'the engine publish, the download and the attempt');
+      const server = serverSpanOf(spans) as CollectedSpan;
+      assert.equal(server.name, 'POST /instances/:instance_id/engine/waha');
+      assert.equal(server.parentSpanId, publisher.spanId);
+      const download = spans.find((s) => s.name === 'herald.media.download') as CollectedSpan;
+      assert.equal(download?.parentSpanId, server.spanId);
+      assert.equal(download.attributes['herald.event_id'], r.body.event_id);
+      assert.equal(download.status, 0);
+      const [attempt] = attemptsOf(spans);
+      assert.equal(attempt.parentSpanId, server.spanId);
+      assert.ok(attempt.startMs >= download.endMs, 'the delivery waited for the download');
+    } finally {
+      await h.close();
+      await receiver.close();
+      await files.close();
+    }
   });
 
   test('the default protocol is OTLP/HTTP protobuf, sent to the traces endpoint as given', async () => {

@@ -55,7 +55,8 @@ export class AttemptSpans {
         'herald.event': eventKindOf(claim.body),
         'herald.webhook_id': claim.webhook_id,
         'herald.delivery_id': claim.delivery_id,
-        'herald.attempt': claim.attempt,
+        // Its number in the cycle the retry policy counts (1…6 by default); a redelivery starts a cycle again.
+        'herald.attempt': claim.cycle_attempt,
         'herald.outcome': attemptOutcome(decision),
         ...(broker
           ? { 'messaging.system': broker }

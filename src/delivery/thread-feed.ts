@@ -94,22 +94,24 @@ export class ThreadFeed implements SenderPort {
         continue;
       }
       this.#pending.set(id, { claim, handedAt: now, trace });
+      const request: Request = {
+        id,
+        // A broker's URL with its password, opened here: the thread alone holds it.
+        destination_url:
+          claim.destination_sealed === null ? claim.destination_url : this.#open(claim.destination_sealed),
+        event_id: claim.event_id,
+        body: claim.body,
+        // Signed when handed over: within a second or two of its start, well within a receiver's tolerance.
+        timestamp: String(Math.floor(now / 1000)),
+        secrets,
+        headers,
+        standard: claim.standard_webhooks,
+      };
+      // Only when tracing: with it off, a request carries nothing more.
+      if (trace) request.traceparent = trace.traceparent;
       batch.push({
         webhookId,
-        item: {
-          id,
-          // A broker's URL with its password, opened here: the thread alone holds it.
-          destination_url:
-            claim.destination_sealed === null ? claim.destination_url : this.#open(claim.destination_sealed),
-          event_id: claim.event_id,
-          body: claim.body,
-          // Signed when handed over: within a second or two of its start, well within a receiver's tolerance.
-          timestamp: String(Math.floor(now / 1000)),
-          secrets,
-          headers,
-          standard: claim.standard_webhooks,
-          ...(trace ? { traceparent: trace.traceparent } : {}),
-        },
+        item: request,
         limit,
         // Counted from now: the thread's clock is another.
         startAt: Math.max(0, startAt - now),

@@ -11,12 +11,11 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, describe, test } from 'node:test';
-import { jetstream, jetstreamManager } from '@nats-io/jetstream';
-import { connect, type NatsConnection } from '@nats-io/transport-node';
-import { createClient } from '@redis/client';
-import { type AsyncMessage, Connection } from 'rabbitmq-client';
+import { jetstream } from '@nats-io/jetstream';
+import type { AsyncMessage } from 'rabbitmq-client';
 import { verify } from '../../packages/receiver/src/index.ts';
 import { pngImage } from '../media/files.ts';
+import { BrokerClients } from '../support/broker-consumers.ts';
 import { instanceWithWebhook } from '../support/child-rig.ts';
 import { EngineFiles, postWaha, wahaBody } from '../support/engine.ts';
 import {
@@ -39,6 +38,19 @@ const publisherTrace = () => {
   return { traceId, spanId, traceparent: `00-${traceId}-${spanId}-01` };
 };
 const TRACEPARENT = /^00-([0-9a-f]{32})-([0-9a-f]{16})-01$/;
+
+/** A new instance with one webhook to `url`, and an event published to it with a publisher's traceparent. */
+async function publishTraced(h: TestHerald, url: string, webhook: Record<string, unknown> = {}) {
+  const ins = await h.createInstance();
+  await h.createWebhook(ins, { destination_url: url, events: ['message'], ...webhook });
+  const publisher = publisherTrace();
+  const r = await h.request('POST', `/instances/${ins}/events`, {
+    body: { event: 'message', payload: messagePayload() },
+    headers: { traceparent: publisher.traceparent },
+  });
+  assert.equal(r.status, 202, JSON.stringify(r.body));
+  return { ...publisher, eventId: r.body.event_id as string };
+}
 
 const tracingEnv = (collector: TestCollector, extra: Record<string, string> = {}) => ({
   OTEL_EXPORTER_OTLP_ENDPOINT: collector.url,
@@ -178,38 +190,20 @@ describe('traces', () => {
   describe('broker attempts', () => {
     const run = hex(4);
     let h: TestHerald;
-    let rabbit: Connection;
-    let nats: NatsConnection;
-    let redis: ReturnType<typeof createClient>;
+    let brokers: BrokerClients;
     const cleanup: (() => Promise<unknown>)[] = [];
 
     before(async () => {
       h = await startTestHerald(tracingEnv(collector, { DELIVERY_TIMEOUT_MS: '3000' }));
-      rabbit = new Connection({ hostname: '127.0.0.1', port: 5672, username: 'guest', password: 'guest' });
-      rabbit.on('error', () => {});
-      await rabbit.onConnect(5_000);
-      nats = await connect({ servers: '127.0.0.1:4222' });
-      redis = createClient({ socket: { host: '127.0.0.1', port: 6379 } });
-      await redis.connect();
+      brokers = await BrokerClients.connect();
     });
     after(async () => {
       await h.close();
       for (const c of cleanup) await c().catch(() => {});
-      await Promise.all([rabbit.close(), nats.close(), redis.quit()]);
+      await brokers.close();
     });
 
-    /** Publishes one traced event to a new webhook at `url`; returns the publisher's trace. */
-    async function publishTo(url: string) {
-      const ins = await h.createInstance();
-      await h.createWebhook(ins, { destination_url: url, events: ['message'], client_sign_secret: SECRET });
-      const publisher = publisherTrace();
-      const r = await h.request('POST', `/instances/${ins}/events`, {
-        body: { event: 'message', payload: messagePayload() },
-        headers: { traceparent: publisher.traceparent },
-      });
-      assert.equal(r.status, 202, JSON.stringify(r.body));
-      return { ...publisher, eventId: r.body.event_id as string };
-    }
+    const publishTo = (url: string) => publishTraced(h, url, { client_sign_secret: SECRET });
 
     /** The message's traceparent names a PRODUCER attempt span of `system`, child of the publish span. */
     async function assertNamesItsSpan(
@@ -236,15 +230,18 @@ describe('traces', () => {
 
     test('RabbitMQ: a traceparent message header naming its PRODUCER span', async () => {
       const queue = `herald-traces-${run}-q`;
-      await rabbit.queueDeclare({ queue, durable: true });
-      cleanup.push(() => rabbit.queueDelete({ queue }));
+      await brokers.rabbit.queueDeclare({ queue, durable: true });
+      cleanup.push(() => brokers.rabbit.queueDelete({ queue }));
       const publisher = await publishTo(
         `amqp://guest:guest@127.0.0.1:5672/%2F?exchange=&routing_key=${queue}`,
       );
       const got: AsyncMessage[] = [];
-      const consumer = rabbit.createConsumer({ queue, noAck: true, queueOptions: { durable: true } }, (m) => {
-        got.push(m);
-      });
+      const consumer = brokers.rabbit.createConsumer(
+        { queue, noAck: true, queueOptions: { durable: true } },
+        (m) => {
+          got.push(m);
+        },
+      );
       await eventually(async () => (got.length >= 1 ? true : undefined), 15_000, 'the message');
       await consumer.close();
       const headers = Object.fromEntries(
@@ -254,22 +251,22 @@ describe('traces', () => {
     });
 
     test('NATS JetStream: a traceparent message header naming its PRODUCER span', async () => {
-      const jsm = await jetstreamManager(nats);
+      const jsm = brokers.jsm;
       const name = `HERALD_TRACES_${run.toUpperCase()}`;
       await jsm.streams.add({ name, subjects: [`herald.traces.${run}.>`] });
       cleanup.push(() => jsm.streams.delete(name));
       const publisher = await publishTo(`nats://127.0.0.1:4222/herald.traces.${run}.events`);
-      const consumer = await jetstream(nats).consumers.get(name);
+      const consumer = await jetstream(brokers.nats).consumers.get(name);
       const m = await eventually(async () => (await consumer.next({ expires: 1_000 })) ?? undefined, 15_000);
       await assertNamesItsSpan(m.headers?.get('traceparent'), publisher, 'nats');
     });
 
     test('Redis Streams: a traceparent field of the entry naming its PRODUCER span', async () => {
       const stream = `herald:traces:${run}`;
-      cleanup.push(() => redis.del(stream));
+      cleanup.push(() => brokers.redis.del(stream));
       const publisher = await publishTo(`redis://127.0.0.1:6379/0?stream=${encodeURIComponent(stream)}`);
       const entry = await eventually(async () => {
-        const entries = (await redis.xRange(stream, '-', '+')) as unknown as {
+        const entries = (await brokers.redis.xRange(stream, '-', '+')) as unknown as {
           message: Record<string, string>;
         }[];
         return entries[0];
@@ -330,14 +327,7 @@ describe('traces', () => {
       OTEL_BSP_SCHEDULE_DELAY: '50',
     });
     try {
-      const ins = await h.createInstance();
-      await h.createWebhook(ins, { destination_url: receiver.url, events: ['message'] });
-      const publisher = publisherTrace();
-      const r = await h.request('POST', `/instances/${ins}/events`, {
-        body: { event: 'message', payload: messagePayload() },
-        headers: { traceparent: publisher.traceparent },
-      });
-      assert.equal(r.status, 202);
+      const publisher = await publishTraced(h, receiver.url);
       const traceBytes = Buffer.from(publisher.traceId, 'hex');
       // The publish span and the attempt span, each holding the trace id's 16 bytes as protobuf carries them.
       await eventually(
@@ -368,14 +358,7 @@ describe('traces', () => {
     const h = await startTestHerald();
     let closed = false;
     try {
-      const ins = await h.createInstance();
-      await h.createWebhook(ins, { destination_url: receiver.url, events: ['message'] });
-      const publisher = publisherTrace();
-      const r = await h.request('POST', `/instances/${ins}/events`, {
-        body: { event: 'message', payload: messagePayload() },
-        headers: { traceparent: publisher.traceparent },
-      });
-      assert.equal(r.status, 202);
+      const publisher = await publishTraced(h, receiver.url);
       const got = await eventually(async () => receiver.received[0], 10_000, 'the attempt');
       assert.equal(got.headers.traceparent, undefined, "the publisher's traceparent is not passed on either");
       // Closing would flush spans, had there been any.

@@ -85,7 +85,7 @@ export async function startHerald(config: Config, options: HeraldOptions = {}): 
   );
 
   // Off (null) without an OTLP endpoint: no SDK, no span, no traceparent sent.
-  const tracing = config.tracing && new Tracing(config.tracing, VERSION);
+  const tracing = config.tracing && new Tracing(config.tracing, VERSION, logger);
   const spans = tracing && new AttemptSpans(tracing);
   const destinations: DestinationPolicy = {
     allowPrivate: config.allowPrivateDestinations,

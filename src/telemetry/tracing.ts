@@ -29,6 +29,7 @@ import {
   TraceIdRatioBasedSampler,
   TracerProvider,
 } from '@opentelemetry/sdk-trace';
+import { type ExportLogger, LoggedExporter } from './export-log.ts';
 import type { SamplerName, TracingConfig } from './tracing-config.ts';
 
 /** How long a stop waits for the last spans to be sent. */
@@ -46,12 +47,13 @@ export class Tracing {
   readonly #sampler: Sampler;
   readonly #ids = new PresetIds();
 
-  constructor(config: TracingConfig, version: string) {
+  constructor(config: TracingConfig, version: string, logger: ExportLogger) {
     this.#sampler = samplerOf(config.sampler, config.ratio);
-    const exporter =
+    const otlp =
       config.protocol === 'http/json'
         ? new JsonExporter({ url: config.url })
         : new ProtobufExporter({ url: config.url });
+    const exporter = new LoggedExporter(otlp, logger, config.url);
     this.#provider = new TracerProvider({
       resource: resourceFromAttributes({ 'service.version': version, ...config.resource }),
       sampler: this.#sampler,

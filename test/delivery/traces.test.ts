@@ -12,6 +12,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, describe, test } from 'node:test';
 import { jetstream } from '@nats-io/jetstream';
+import pino from 'pino';
 import type { AsyncMessage } from 'rabbitmq-client';
 import { verify } from '../../packages/receiver/src/index.ts';
 import { pngImage } from '../media/files.ts';
@@ -348,6 +349,29 @@ describe('traces', () => {
       await h.close();
       await receiver.close();
       await protobuf.close();
+    }
+  });
+
+  test('a collector that is down costs deliveries nothing, and the log says spans are dropped', async () => {
+    const gone = await TestCollector.start();
+    await gone.close(); // its port now refuses
+    const lines: string[] = [];
+    const logger = pino({ level: 'warn' }, { write: (line: string) => lines.push(line) });
+    const receiver = await TestReceiver.start();
+    const h = await startTestHerald(tracingEnv(gone), { logger });
+    try {
+      await publishTraced(h, receiver.url);
+      await eventually(async () => receiver.received[0], 10_000, 'the delivery');
+      const warning = await eventually(
+        async () => lines.map((l) => JSON.parse(l)).find((l) => /could not send spans/.test(l.msg)),
+        15_000,
+        'the warning',
+      );
+      assert.equal(warning.url, `${gone.url}/v1/traces`);
+      assert.ok(warning.lost_spans >= 1);
+    } finally {
+      await h.close();
+      await receiver.close();
     }
   });
 

@@ -21,7 +21,7 @@ before(async () => {
   };
   const config = tracingConfig((name) => env[name]);
   assert.ok(config && !('error' in config));
-  tracing = new Tracing(config, 'test');
+  tracing = new Tracing(config, 'test', { warn() {}, info() {} });
 });
 after(async () => {
   await tracing.shutdown();

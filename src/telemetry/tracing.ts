@@ -16,7 +16,7 @@ import {
 import { parseTraceParent } from '@opentelemetry/core';
 import { OTLPTraceExporter as JsonExporter } from '@opentelemetry/exporter-trace-otlp-http';
 import { OTLPTraceExporter as ProtobufExporter } from '@opentelemetry/exporter-trace-otlp-proto';
-import { resourceFromAttributes } from '@opentelemetry/resources';
+import { defaultResource, resourceFromAttributes } from '@opentelemetry/resources';
 import {
   AlwaysOffSampler,
   AlwaysOnSampler,
@@ -55,7 +55,10 @@ export class Tracing {
         : new ProtobufExporter({ url: config.url });
     const exporter = new LoggedExporter(otlp, logger, config.url);
     this.#provider = new TracerProvider({
-      resource: resourceFromAttributes({ 'service.version': version, ...config.resource }),
+      // The SDK's own (telemetry.sdk.*), then Herald's and the operator's.
+      resource: defaultResource().merge(
+        resourceFromAttributes({ 'service.version': version, ...config.resource }),
+      ),
       sampler: this.#sampler,
       idGenerator: this.#ids,
       spanProcessors: [

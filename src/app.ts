@@ -9,6 +9,7 @@ import { handingOff } from './delivery/hand-off.ts';
 import { ThreadFeed } from './delivery/thread-feed.ts';
 import { type Clock, systemClock } from './domain/clock.ts';
 import { linkKey } from './domain/media-link.ts';
+import { redactForeignUrl } from './domain/redact-url.ts';
 import type { SecretBox } from './domain/secret-box.ts';
 import { RetentionSweeper } from './maintenance/retention.ts';
 import { EngineFetch } from './media/engine-fetch.ts';
@@ -87,6 +88,11 @@ export async function startHerald(config: Config, options: HeraldOptions = {}): 
   // Off (null) without an OTLP endpoint: no SDK, no span, no traceparent sent.
   const tracing = config.tracing && new Tracing(config.tracing, VERSION, logger);
   const spans = tracing && new AttemptSpans(tracing);
+  if (config.tracing) {
+    const { protocol, sampler } = config.tracing;
+    const url = redactForeignUrl(config.tracing.url);
+    logger.info({ url, protocol, sampler }, `traces: OpenTelemetry spans go to ${url}`);
+  }
   const destinations: DestinationPolicy = {
     allowPrivate: config.allowPrivateDestinations,
     allow: new AddressAllowList(config.allowedDestinationCidrs),

@@ -5,6 +5,7 @@
  */
 import { type ExportResult, ExportResultCode } from '@opentelemetry/core';
 import type { ReadableSpan, SpanExporter } from '@opentelemetry/sdk-trace';
+import { redactForeignUrl } from '../domain/redact-url.ts';
 
 /** The part of the logger it uses (pino's). */
 export interface ExportLogger {
@@ -25,7 +26,8 @@ export class LoggedExporter implements SpanExporter {
   constructor(inner: SpanExporter, logger: ExportLogger, url: string) {
     this.#inner = inner;
     this.#logger = logger;
-    this.#url = url;
+    // As logs show another's URL: no user information, no query values.
+    this.#url = redactForeignUrl(url);
   }
 
   export(spans: ReadableSpan[], done: (result: ExportResult) => void): void {

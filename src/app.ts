@@ -9,6 +9,7 @@ import { handingOff } from './delivery/hand-off.ts';
 import { ThreadFeed } from './delivery/thread-feed.ts';
 import { type Clock, systemClock } from './domain/clock.ts';
 import { linkKey } from './domain/media-link.ts';
+import { redactForeignUrl } from './domain/redact-url.ts';
 import type { SecretBox } from './domain/secret-box.ts';
 import { RetentionSweeper } from './maintenance/retention.ts';
 import { EngineFetch } from './media/engine-fetch.ts';
@@ -23,6 +24,8 @@ import { secureDataDir } from './private-files.ts';
 import { openSecretBox } from './secret-key.ts';
 import { openStore } from './store/open/store.ts';
 import type { Store } from './store/ports.ts';
+import { AttemptSpans } from './telemetry/attempt-spans.ts';
+import { Tracing } from './telemetry/tracing.ts';
 
 export interface Herald {
   url: string;
@@ -82,6 +85,14 @@ export async function startHerald(config: Config, options: HeraldOptions = {}): 
     clock(),
   );
 
+  // Off (null) without an OTLP endpoint: no SDK, no span, no traceparent sent.
+  const tracing = config.tracing && new Tracing(config.tracing, VERSION, logger);
+  const spans = tracing && new AttemptSpans(tracing);
+  if (config.tracing) {
+    const { protocol, sampler } = config.tracing;
+    const url = redactForeignUrl(config.tracing.url);
+    logger.info({ url, protocol, sampler }, `traces: OpenTelemetry spans go to ${url}`);
+  }
   const destinations: DestinationPolicy = {
     allowPrivate: config.allowPrivateDestinations,
     allow: new AddressAllowList(config.allowedDestinationCidrs),
@@ -101,6 +112,7 @@ export async function startHerald(config: Config, options: HeraldOptions = {}): 
     clock,
     logger,
     maxRunning: MAX_IN_FLIGHT,
+    spans,
   });
   const dispatcher = new Dispatcher({
     store,
@@ -111,6 +123,7 @@ export async function startHerald(config: Config, options: HeraldOptions = {}): 
     leaseMs: config.deliveryTimeoutMs + LEASE_MARGIN_MS,
     maxInFlight: MAX_IN_FLIGHT,
     observer: metrics,
+    spans,
   });
   // PUBLIC_URL, or else the address bound below (known only after listen when PORT is 0).
   let publicUrl = config.publicUrl ?? '';
@@ -156,6 +169,7 @@ export async function startHerald(config: Config, options: HeraldOptions = {}): 
             // Fresh deliveries the dispatcher can take at once go to it from ingest, without a claim.
             events: role === 'all' ? handingOff(store.events, dispatcher) : store.events,
             publicUrl: () => publicUrl,
+            tracing,
           },
           logger,
           adminKeyHash,
@@ -182,6 +196,7 @@ export async function startHerald(config: Config, options: HeraldOptions = {}): 
     // Longer than a download may take, and a write to the media store after it.
     leaseMs: config.deliveryTimeoutMs + MEDIA_LEASE_MARGIN_MS,
     observer: metrics,
+    tracing,
   });
   if (role !== 'api') {
     await store.listenForWork((work) => {
@@ -218,6 +233,8 @@ export async function startHerald(config: Config, options: HeraldOptions = {}): 
       await Promise.all([mediaStore.close(), engineFetch.close()]);
       await sender.close();
       await store.close();
+      // Last: the spans of the attempts just finished go out too.
+      await tracing?.shutdown();
     },
   };
 }

@@ -5,6 +5,7 @@ import { FAILING_AFTER, type FailingPolicy } from './domain/operational-events.t
 import { retryHorizonMs } from './domain/retry-horizon.ts';
 import { type Cidr, parseCidrList } from './net/address-allow-list.ts';
 import { checkDestinationSyntax } from './net/destination.ts';
+import { type TracingConfig, tracingConfig } from './telemetry/tracing-config.ts';
 
 export interface Config {
   port: number;
@@ -50,6 +51,8 @@ export interface Config {
   operator: { url: string; secret: string | null } | null;
   /** When a webhook is failing (FAILING_AFTER) and when failing disables it (DISABLE_AFTER_FAILING_S). */
   failing: FailingPolicy;
+  /** OpenTelemetry traces (the standard OTEL_* variables), or null: off, as it is without an OTLP endpoint. */
+  tracing: TracingConfig | null;
 }
 
 /** The session page that portal links hand out: who may frame it, and its branding. */
@@ -137,7 +140,11 @@ export function loadConfig(env: Env): Config {
         () => integer('DISABLE_AFTER_FAILING_S', 0, 1, 365 * 86_400) * 1000,
       ),
     },
+    tracing: null,
   };
+  const tracing = tracingConfig(get);
+  if (tracing !== null && 'error' in tracing) throw new ConfigError(tracing.error);
+  config.tracing = tracing;
   checkMediaTtl(config);
   checkEngineMedia(config);
   return config;

@@ -7,6 +7,7 @@ import type { IngestObserver } from '../metrics/metrics.ts';
 import type { DestinationPolicy } from '../net/destination.ts';
 import type { Availability } from '../store/availability.ts';
 import type { Events, Store } from '../store/ports.ts';
+import type { Tracing } from '../telemetry/tracing.ts';
 
 export interface ApiContext {
   config: Config;
@@ -28,4 +29,6 @@ export interface ApiContext {
   publicUrl: () => string;
   /** Counts what ingest stored, and serves /metrics when it is a HeraldMetrics. */
   metrics?: IngestObserver & { contentType(): string; text(): Promise<string> };
+  /** Traces publish requests (telemetry/publish-span.ts) when tracing is on. */
+  tracing?: Tracing | null;
 }

@@ -28,8 +28,9 @@ export function publishEngineEvents(
   ctx: ApiContext,
   instanceId: string,
   items: Publication[],
+  trace: string | null = null,
 ): Promise<Published[]> {
-  return publishEvents(ctx, instanceId, items, engineOptions(ctx));
+  return publishEvents(ctx, instanceId, items, { ...engineOptions(ctx), trace });
 }
 
 /** One event of an Evolution body as answered: its Herald kind with its id and deliveries. */
@@ -44,6 +45,7 @@ export async function ingestEvolution(
   ctx: ApiContext,
   instanceId: string,
   body: unknown,
+  trace: string | null = null,
 ): Promise<EvolutionPublished[]> {
   const result = readEvolutionBody(instanceId, body);
   if ('errors' in result) throw HttpError.invalid(result.errors);
@@ -65,6 +67,6 @@ export async function ingestEvolution(
       status_at: e.status_at,
     }),
   );
-  const published = await publishEngineEvents(ctx, instanceId, items);
+  const published = await publishEngineEvents(ctx, instanceId, items, trace);
   return published.map((p, i) => ({ event: events[i].event, ...p }));
 }

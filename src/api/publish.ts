@@ -59,6 +59,8 @@ export interface PublishOptions {
    * (under ENGINE_MEDIA_PREFIXES). Kept with each media job, so that a download resumed later knows it too.
    */
   viaEngine?: boolean;
+  /** The publish request's trace (telemetry/publish-span.ts, ingestTrace), stored with each event; null: none. */
+  trace?: string | null;
 }
 
 export interface Published {
@@ -74,7 +76,7 @@ export async function publishEvents(
   ctx: ApiContext,
   instanceId: string,
   items: Publication[],
-  { prefix, anyKind = false, largeBodies = false, repeats, viaEngine = false }: PublishOptions,
+  { prefix, anyKind = false, largeBodies = false, repeats, viaEngine = false, trace = null }: PublishOptions,
 ): Promise<Published[]> {
   const now = ctx.clock();
   const known = items.map((p) => isEventKind(p.event));
@@ -123,6 +125,7 @@ export async function publishEvents(
       status_at,
       body,
       download: download && { ...download, via_engine: viaEngine },
+      trace_context: trace,
     };
   });
   const repeated = repeats

@@ -1,5 +1,6 @@
 /** Builds the HTTP API: JSON parsing, errors, auth, OpenAPI, then the routes. */
 import Fastify, { type FastifyBaseLogger, type FastifyInstance, type FastifyReply } from 'fastify';
+import { installPublishSpans } from '../telemetry/publish-span.ts';
 import { uiRoutes } from '../ui/routes.ts';
 import { installAuth } from './auth.ts';
 import { installBodyBudget } from './body-budget.ts';
@@ -55,6 +56,8 @@ export async function buildServer(
     },
   });
   installRequestLog(app, adminKeyHash);
+  // First: the span covers the whole request, the refusals before its body included.
+  if (ctx.tracing) installPublishSpans(app, ctx.tracing);
   installJsonBody(app);
   installUnreadBodyClose(app);
   installErrorHandling(app);

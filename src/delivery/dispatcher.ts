@@ -11,6 +11,7 @@ import { decide, type RetryRules } from '../domain/retry-policy.ts';
 import type { DeliveryObserver } from '../metrics/metrics.ts';
 import type { Store } from '../store/ports.ts';
 import type { ClaimedDelivery, HandOffRoom } from '../store/records.ts';
+import type { AttemptSpans } from '../telemetry/attempt-spans.ts';
 import { Wakeup } from '../wakeup.ts';
 import { OutcomeWriter } from './outcome-writer.ts';
 import type { Handed, SenderPort, Sent } from './thread-feed.ts';
@@ -32,6 +33,8 @@ export interface DispatcherOptions {
   batchSize?: number;
   /** Told of every attempt's outcome and decision (metrics). */
   observer?: DeliveryObserver;
+  /** Makes each attempt's span once its outcome is decided (tracing on). */
+  spans?: AttemptSpans | null;
 }
 
 /** Upper bound on a sleep, so that a missed wake-up (another process's ingest) costs at most this much. */
@@ -59,6 +62,7 @@ export class Dispatcher {
       ahead: 8,
       batchSize: 256,
       observer: { attemptFinished() {} },
+      spans: null,
       ...options,
     };
     this.#webhooks = new WebhookClaims({ ...this.#options, holdMs: HOLD_MS });
@@ -202,7 +206,7 @@ export class Dispatcher {
     const unstarted: ClaimedDelivery[] = [];
     let claimMore = false;
     const now = this.#options.clock();
-    for (const { claim, outcome } of sent) {
+    for (const { claim, outcome, trace } of sent) {
       if (!this.#claims.delete(claim.delivery_id)) continue; // released at stop: the next process has it
       const t = this.#webhooks.get(claim.webhook_id);
       this.#webhooks.back(t);
@@ -218,6 +222,7 @@ export class Dispatcher {
         this.#options.rules,
       );
       this.#options.observer.attemptFinished(outcome, decision);
+      if (trace) this.#options.spans?.end(trace, claim, outcome, decision);
       this.#outcomes.add({ claim, outcome, decision });
       // Claim more once half of what may run ahead is gone, so that claims come in batches.
       const waiting = Math.max(0, t.out - this.#webhooks.limit(t));

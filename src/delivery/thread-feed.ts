@@ -11,16 +11,18 @@ import type { SecretBox } from '../domain/secret-box.ts';
 import type { AttemptOutcome } from '../domain/types.ts';
 import type { DestinationPolicy } from '../net/destination.ts';
 import type { ClaimedDelivery } from '../store/records.ts';
+import type { AttemptSpans, AttemptTrace } from '../telemetry/attempt-spans.ts';
 import type { LaneJob } from './lanes.ts';
 import type { FromThread, Request, ThreadSetup, ToThread } from './thread.ts';
 
 /** A claim handed over, with the window in which its attempt may start, on the caller's clock. */
 export type Handed = LaneJob<ClaimedDelivery>;
 
-/** What came of a handed claim: its attempt's outcome, or null when it never started. */
+/** What came of a handed claim: its attempt's outcome, or null when it never started; its span's name (tracing). */
 export interface Sent {
   claim: ClaimedDelivery;
   outcome: AttemptOutcome | null;
+  trace?: AttemptTrace;
 }
 
 /** What the dispatcher needs of whoever makes its attempts: the thread feed (tests give it one in process). */
@@ -40,11 +42,13 @@ export interface ThreadFeedOptions {
   logger: Logger;
   /** Attempts running at once, in all. */
   maxRunning: number;
+  /** Names each attempt's span, whose traceparent the attempt carries (tracing on). */
+  spans?: AttemptSpans | null;
 }
 
 export class ThreadFeed implements SenderPort {
   readonly #options: ThreadFeedOptions;
-  readonly #pending = new Map<number, { claim: ClaimedDelivery; handedAt: number }>();
+  readonly #pending = new Map<number, { claim: ClaimedDelivery; handedAt: number; trace?: AttemptTrace }>();
   /** Opened secrets and headers by sealed form (decrypting each time cost half of a send); bounded by the webhooks. */
   readonly #secrets = new Map<string, string>();
   #handler: (sent: Sent[]) => void = () => {};
@@ -68,8 +72,10 @@ export class ThreadFeed implements SenderPort {
     const now = this.#options.clock();
     const batch: LaneJob<Request>[] = [];
     const faulty: Sent[] = [];
+    const spans = this.#options.spans;
     for (const { item: claim, webhookId, limit, startAt, startBy, gapMs } of handed) {
       const id = this.#next++;
+      const trace = spans?.begin(claim);
       let secrets: string[];
       let headers: Record<string, string> | null;
       try {
@@ -84,25 +90,28 @@ export class ThreadFeed implements SenderPort {
           { err, delivery_id: claim.delivery_id },
           'sender: attempt could not be made',
         );
-        faulty.push({ claim, outcome: internalError(now) });
+        faulty.push({ claim, outcome: internalError(now), trace });
         continue;
       }
-      this.#pending.set(id, { claim, handedAt: now });
+      this.#pending.set(id, { claim, handedAt: now, trace });
+      const request: Request = {
+        id,
+        // A broker's URL with its password, opened here: the thread alone holds it.
+        destination_url:
+          claim.destination_sealed === null ? claim.destination_url : this.#open(claim.destination_sealed),
+        event_id: claim.event_id,
+        body: claim.body,
+        // Signed when handed over: within a second or two of its start, well within a receiver's tolerance.
+        timestamp: String(Math.floor(now / 1000)),
+        secrets,
+        headers,
+        standard: claim.standard_webhooks,
+      };
+      // Only when tracing: with it off, a request carries nothing more.
+      if (trace) request.traceparent = trace.traceparent;
       batch.push({
         webhookId,
-        item: {
-          id,
-          // A broker's URL with its password, opened here: the thread alone holds it.
-          destination_url:
-            claim.destination_sealed === null ? claim.destination_url : this.#open(claim.destination_sealed),
-          event_id: claim.event_id,
-          body: claim.body,
-          // Signed when handed over: within a second or two of its start, well within a receiver's tolerance.
-          timestamp: String(Math.floor(now / 1000)),
-          secrets,
-          headers,
-          standard: claim.standard_webhooks,
-        },
+        item: request,
         limit,
         // Counted from now: the thread's clock is another.
         startAt: Math.max(0, startAt - now),
@@ -162,7 +171,11 @@ export class ThreadFeed implements SenderPort {
       this.#worker = null;
       this.#options.logger.error({ err }, 'sender: the delivery thread died');
       const now = this.#options.clock();
-      const sent = [...this.#pending.values()].map(({ claim }) => ({ claim, outcome: internalError(now) }));
+      const sent = [...this.#pending.values()].map(({ claim, trace }) => ({
+        claim,
+        outcome: internalError(now),
+        trace,
+      }));
       this.#pending.clear();
       if (sent.length > 0) this.#handler(sent);
     };
@@ -207,7 +220,7 @@ export class ThreadFeed implements SenderPort {
         retry_after,
         ...(acknowledged ? { acknowledged } : {}),
       };
-      sent.push({ claim: pending.claim, outcome });
+      sent.push({ claim: pending.claim, outcome, trace: pending.trace });
     }
     if (sent.length > 0) this.#handler(sent);
   }

@@ -20,3 +20,14 @@ export function withSettledMedia(body: string, media: Record<string, unknown>): 
   parsed.payload = { ...parsed.payload, media };
   return JSON.stringify(parsed);
 }
+
+/** The event kind, read off the start of the body (eventBody writes event_id, then event) without parsing it all. */
+export function eventKindOf(body: string): string {
+  const head = /^\{"event_id":"[^"]*","event":"([^"\\]*)"/.exec(body);
+  if (head) return head[1];
+  try {
+    return String(JSON.parse(body).event ?? '');
+  } catch {
+    return '';
+  }
+}

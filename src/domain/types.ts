@@ -70,6 +70,8 @@ export interface EventDraft {
   body: string;
   /** The engine's media file to fetch before the deliveries start (they wait until it is settled), or null. */
   download?: MediaDownload | null;
+  /** The W3C traceparent of the ingest that stored it (tracing on), which its attempts' spans join; else null. */
+  trace_context?: string | null;
 }
 
 /** What one attempt to send a delivery came back with. */

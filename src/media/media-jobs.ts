@@ -10,6 +10,8 @@ import { redactForeignUrl } from '../domain/redact-url.ts';
 import type { MediaObserver } from '../metrics/metrics.ts';
 import type { Store } from '../store/ports.ts';
 import type { MediaJob } from '../store/records.ts';
+import { startMediaSpan } from '../telemetry/media-span.ts';
+import type { Tracing } from '../telemetry/tracing.ts';
 import { Wakeup } from '../wakeup.ts';
 import type { Media } from './media.ts';
 import { failedStatus, type MediaFailure, storageFailed } from './media-failure.ts';
@@ -25,6 +27,8 @@ export interface MediaJobsOptions {
   concurrency?: number;
   /** Counts the failures (/metrics). */
   observer?: MediaObserver | null;
+  /** A span per download (tracing on). */
+  tracing?: Tracing | null;
 }
 
 /** Upper bound on a sleep, so that a missed wake-up (another process's ingest) costs at most this much. */
@@ -41,7 +45,7 @@ export class MediaJobs {
   readonly #wakeup = new Wakeup();
 
   constructor(options: MediaJobsOptions) {
-    this.#options = { concurrency: 4, observer: null, ...options };
+    this.#options = { concurrency: 4, observer: null, tracing: null, ...options };
   }
 
   start(): void {
@@ -91,12 +95,15 @@ export class MediaJobs {
   }
 
   async #settle(job: MediaJob): Promise<void> {
-    const { store, media, clock, logger } = this.#options;
+    const { store, media, clock, logger, tracing } = this.#options;
+    const span = tracing && startMediaSpan(tracing, job);
     try {
       const { media: settled, failure } = await media.fetchEngineMedia(job.instance_id, job);
+      span?.end(failure?.reason ?? null);
       const done = await store.mediaJobs.settleMediaJob(job, settled, clock(), failure?.detail ?? null);
       if (done && failure) this.#failed(job, failure);
     } catch (err) {
+      span?.end('storage_failed');
       logger.error(
         { err, event_id: job.event_id, tries: job.tries + 1 },
         'media jobs: could not store engine media',

@@ -111,6 +111,8 @@ export interface MediaJob {
   /** Tries before this one that ended in a fault of Herald's own (the media store unreachable, say). */
   tries: number;
   lease_token: string;
+  /** Its event's stored trace context (EventDraft.trace_context): the download's span joins that trace. */
+  trace_context: string | null;
 }
 
 /** A delivery leased to one sender: everything needed to make the attempt without another query. */
@@ -139,6 +141,8 @@ export interface ClaimedDelivery {
   attempt: number;
   trigger: AttemptTrigger;
   lease_token: string;
+  /** Its event's stored trace context (EventDraft.trace_context): the attempt's span joins that trace. */
+  trace_context: string | null;
 }
 
 export interface AttemptResult {

@@ -119,6 +119,7 @@ export function claimOf(
   cycleAttempts: number,
   trigger: AttemptTrigger,
   body: string,
+  trace_context: string | null,
 ): ClaimedDelivery {
   return {
     delivery_id,
@@ -139,6 +140,7 @@ export function claimOf(
     attempt: attempts + 1,
     trigger,
     lease_token,
+    trace_context,
   };
 }
 

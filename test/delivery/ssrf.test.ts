@@ -101,6 +101,7 @@ const claimFor = (destination_url: string): ClaimedDelivery => ({
   attempt: 1,
   trigger: 'scheduled',
   lease_token: 'lease',
+  trace_context: null,
 });
 
 let receiver: TestReceiver;

@@ -128,7 +128,20 @@ test('a claim: the webhook part, the old secret only in its grace, attempt numbe
     rate_limit: 5,
     standard_webhooks: true,
   };
-  const claim = claimOf(webhook, 1000, 'lease_1', 1200, 'dlv_1', 'evt_1', 'ins_1', 3, 1, 'manual', '{}');
+  const claim = claimOf(
+    webhook,
+    1000,
+    'lease_1',
+    1200,
+    'dlv_1',
+    'evt_1',
+    'ins_1',
+    3,
+    1,
+    'manual',
+    '{}',
+    '00-0af7651916cd43dd8448eb211c80319c-b7ad6b7169203331-01',
+  );
   assert.deepEqual(claim, {
     delivery_id: 'dlv_1',
     event_id: 'evt_1',
@@ -147,9 +160,10 @@ test('a claim: the webhook part, the old secret only in its grace, attempt numbe
     attempt: 4,
     trigger: 'manual',
     lease_token: 'lease_1',
+    trace_context: '00-0af7651916cd43dd8448eb211c80319c-b7ad6b7169203331-01',
   });
   assert.equal(
-    claimOf(webhook, 2000, 'lease_1', 0, 'dlv_1', 'evt_1', 'ins_1', 0, 0, 'scheduled', '{}')
+    claimOf(webhook, 2000, 'lease_1', 0, 'dlv_1', 'evt_1', 'ins_1', 0, 0, 'scheduled', '{}', null)
       .previous_secret_sealed,
     null,
     'the grace has ended',
@@ -167,6 +181,7 @@ test('a claim: the webhook part, the old secret only in its grace, attempt numbe
     0,
     'scheduled',
     '{}',
+    null,
   );
   assert.deepEqual(
     [

@@ -97,7 +97,10 @@ export function mediaJobsConformance(name: string, open: () => Promise<Store>): 
 
     test('deliveries wait for their media; the settled object reaches the body, and they are due at once', async () => {
       const { ins, hooks } = await instanceWithWebhook(2);
-      const e = withMedia(ins);
+      const e = {
+        ...withMedia(ins),
+        trace_context: '00-0af7651916cd43dd8448eb211c80319c-b7ad6b7169203331-01',
+      };
       const [answer] = await store.events.ingest(ins, [e], route, T0);
       assert.equal(answer.deliveries, 2);
       assert.deepEqual(
@@ -128,6 +131,7 @@ export function mediaJobsConformance(name: string, open: () => Promise<Store>): 
           engine_media_prefix: null,
           tries: 0,
           lease_token: 'string',
+          trace_context: e.trace_context,
         },
       );
       assert.deepEqual(await jobsOf(e.event_id, T0 + LEASE - 1), [], 'leased');

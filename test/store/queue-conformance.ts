@@ -179,6 +179,27 @@ export function queueConformance(name: string, open: () => Promise<Store>): void
       assert.equal(got?.phone, '4917');
     });
 
+    test("a claim brings its event's stored trace context (null for an event stored without one)", async () => {
+      const ins = await instance();
+      const w = await webhook(ins);
+      const traced = {
+        ...draft(ins),
+        trace_context: '00-0af7651916cd43dd8448eb211c80319c-b7ad6b7169203331-01',
+      };
+      const plain = draft(ins);
+      await store.events.ingest(ins, [traced, plain], route, T0);
+      const mine = (await store.claims.claimDue(T0, 100, LEASE, unlimited)).filter(
+        (c) => c.webhook_id === w.webhook_id,
+      );
+      assert.deepEqual(
+        new Map(mine.map((c) => [c.event_id, c.trace_context])),
+        new Map([
+          [traced.event_id, traced.trace_context],
+          [plain.event_id, null],
+        ]),
+      );
+    });
+
     test('a claimed delivery is leased: not claimable again until the lease runs out', async () => {
       const ins = await instance();
       const w = await webhook(ins);

@@ -10,6 +10,7 @@
  */
 import { Type } from '@sinclair/typebox';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+import { ingestTrace } from '../../telemetry/publish-span.ts';
 import type { ApiContext } from '../context.ts';
 import { engineBodyOptions } from '../engine-body.ts';
 import { ingestEvolution } from '../engine-ingest.ts';
@@ -109,12 +110,12 @@ export function evolutionRoutes(app: FastifyInstance, ctx: ApiContext): void {
   });
   const options = (byEvent: boolean) => ({
     ...engineBodyOptions(ctx),
-    config: { engineJwt: true },
+    config: { engineJwt: true, publish: true },
     schema: schema(byEvent),
   });
   const handler = async (request: FastifyRequest, reply: FastifyReply) => {
     const instance = await loadInstance(ctx, request);
-    const events = await ingestEvolution(ctx, instance.instance_id, request.body);
+    const events = await ingestEvolution(ctx, instance.instance_id, request.body, ingestTrace(request));
     const { event: _kind, ...first } = events[0];
     return reply.status(202).send({ success: true, ...first, events });
   };

@@ -13,6 +13,7 @@ import type { FastifyInstance, FastifyRequest } from 'fastify';
 import { checkEngineHmac, ENGINE_HMAC_HEADERS } from '../../domain/engine-hmac.ts';
 import type { Instance } from '../../domain/types.ts';
 import { engineEventId, readWahaEnvelope } from '../../domain/waha-envelope.ts';
+import { ingestTrace } from '../../telemetry/publish-span.ts';
 import type { ApiContext } from '../context.ts';
 import { engineBodyOptions } from '../engine-body.ts';
 import { publishEngineEvents } from '../engine-ingest.ts';
@@ -68,7 +69,7 @@ export function engineRoutes(app: FastifyInstance, ctx: ApiContext): void {
     '/instances/:instance_id/engine/waha',
     {
       ...engineBodyOptions(ctx),
-      config: { rawBody: true },
+      config: { rawBody: true, publish: true },
       schema: {
         tags: ['events'],
         summary: "Publish an event from WAHA's own webhook",
@@ -92,9 +93,12 @@ export function engineRoutes(app: FastifyInstance, ctx: ApiContext): void {
       const { engineId, ...event } = read.event;
       const requestId = firstHeader(request, 'x-webhook-request-id');
       const source = engineId ? { envelopeId: engineId } : requestId ? { requestId } : null;
-      const [result] = await publishEngineEvents(ctx, instance.instance_id, [
-        { ...event, event_id: source && engineEventId(instance.instance_id, source), order_id: engineId },
-      ]);
+      const [result] = await publishEngineEvents(
+        ctx,
+        instance.instance_id,
+        [{ ...event, event_id: source && engineEventId(instance.instance_id, source), order_id: engineId }],
+        ingestTrace(request),
+      );
       return reply.status(202).send({ success: true, ...result });
     },
   );

@@ -2,6 +2,7 @@
 import { type Static, Type } from '@sinclair/typebox';
 import type { FastifyInstance } from 'fastify';
 import { samplePayload } from '../../domain/samples.ts';
+import { ingestTrace } from '../../telemetry/publish-span.ts';
 import type { ApiContext } from '../context.ts';
 import type { ErrorName } from '../error-catalog.ts';
 import { MAX_EVENT_BYTES, publishEvents } from '../publish.ts';
@@ -66,6 +67,7 @@ export function eventRoutes(app: FastifyInstance, ctx: ApiContext): void {
     '/instances/:instance_id/events',
     {
       bodyLimit: MAX_EVENT_BYTES + 1024,
+      config: { publish: true },
       schema: {
         tags,
         params: InstanceParams,
@@ -85,6 +87,7 @@ export function eventRoutes(app: FastifyInstance, ctx: ApiContext): void {
       const { instance_id } = request.params as Static<typeof InstanceParams>;
       const [result] = await publishEvents(ctx, instance_id, [request.body as Body], {
         prefix: () => '',
+        trace: ingestTrace(request),
       });
       return reply.status(202).send({ success: true, ...result });
     },
@@ -95,6 +98,7 @@ export function eventRoutes(app: FastifyInstance, ctx: ApiContext): void {
     {
       // Each event keeps its own 256 KiB limit; the batch as a whole may carry up to 32 MiB.
       bodyLimit: 32 * 1024 * 1024,
+      config: { publish: true },
       schema: {
         tags,
         params: InstanceParams,
@@ -113,6 +117,7 @@ export function eventRoutes(app: FastifyInstance, ctx: ApiContext): void {
       const { events } = request.body as Static<typeof BatchBody>;
       const results = await publishEvents(ctx, instance_id, events, {
         prefix: (i) => `events[${i}].`,
+        trace: ingestTrace(request),
       });
       return reply.status(202).send({ success: true, results });
     },

@@ -20,6 +20,8 @@ export interface BrokerMessage {
   /** Built by the caller: Herald's X-Service-* headers and the webhook's own. */
   headers: Record<string, string>;
   body: string;
+  /** The attempt's W3C traceparent (tracing on): in `headers` too; Redis, which has no headers, gives it a field. */
+  traceparent?: string | null;
 }
 
 /**

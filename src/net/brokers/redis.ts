@@ -132,6 +132,7 @@ async function send(link: Link, t: RedisTarget, m: BrokerMessage): Promise<Broke
   }
   const fields: Record<string, string> = { event_id: m.event_id, event: m.event, timestamp: m.timestamp };
   if (m.signature !== null) fields.signature = m.signature;
+  if (m.traceparent) fields.traceparent = m.traceparent;
   fields.body = m.body;
   const trim =
     t.maxlen === null

@@ -9,13 +9,14 @@
 
 import type { AmqpTarget, NatsTarget, RedisTarget } from '../../domain/broker-url.ts';
 import { type BrokerTarget, isBrokerUrlProblem, parseBrokerUrl } from '../../domain/broker-url.ts';
+import { eventKindOf } from '../../domain/event-body.ts';
 import { failed, type Reply } from '../../domain/reply.ts';
-import { HEADERS, signedHeaders } from '../../domain/signature.ts';
+import { HEADERS } from '../../domain/signature.ts';
 import { AmqpPublisher } from '../brokers/amqp.ts';
 import { NatsPublisher } from '../brokers/nats.ts';
 import type { BrokerPublisher, PublisherOptions } from '../brokers/publisher.ts';
 import { RedisPublisher } from '../brokers/redis.ts';
-import type { DestinationProvider, ProviderOptions, Sending } from './provider.ts';
+import { attemptHeaders, type DestinationProvider, type ProviderOptions, type Sending } from './provider.ts';
 
 export class BrokerProvider<T extends BrokerTarget, P extends BrokerPublisher<T> = BrokerPublisher<T>>
   implements DestinationProvider
@@ -33,16 +34,17 @@ export class BrokerProvider<T extends BrokerTarget, P extends BrokerPublisher<T>
   async send(req: Sending): Promise<Reply> {
     const target = this.#target(req.destination_url);
     if (typeof target === 'string') return failed(target);
-    const headers = signedHeaders(req);
+    const headers = attemptHeaders(req);
     return this.publisher.publish(
       target,
       {
         event_id: req.event_id,
-        event: kindOf(req.body),
+        event: eventKindOf(req.body),
         timestamp: req.timestamp,
         signature: headers[HEADERS.signature] ?? null,
         headers,
         body: req.body,
+        traceparent: req.traceparent ?? null,
       },
       this.#timeoutMs,
     );
@@ -78,14 +80,3 @@ export const natsProvider = (o: ProviderOptions) =>
   new BrokerProvider<NatsTarget, NatsPublisher>(new NatsPublisher(publisherOptions(o)), o.timeoutMs);
 export const redisProvider = (o: ProviderOptions) =>
   new BrokerProvider<RedisTarget, RedisPublisher>(new RedisPublisher(publisherOptions(o)), o.timeoutMs);
-
-/** The event kind, read off the start of the delivery body (event-body.ts writes event_id, then event). */
-function kindOf(body: string): string {
-  const head = /^\{"event_id":"[^"]*","event":"([^"\\]*)"/.exec(body);
-  if (head) return head[1];
-  try {
-    return String(JSON.parse(body).event ?? '');
-  } catch {
-    return '';
-  }
-}

@@ -6,10 +6,9 @@
 import { isIP } from 'node:net';
 import { Agent, type Dispatcher } from 'undici';
 import { failed, type Reply } from '../../domain/reply.ts';
-import { signedHeaders } from '../../domain/signature.ts';
 import { Deadlines, type Expiring } from '../deadlines.ts';
 import { createGuardedLookup, type DestinationPolicy, isAllowedAddress } from '../destination.ts';
-import type { DestinationProvider, ProviderOptions, Sending } from './provider.ts';
+import { attemptHeaders, type DestinationProvider, type ProviderOptions, type Sending } from './provider.ts';
 
 export const RESPONSE_BODY_KEPT = 4096;
 
@@ -48,7 +47,7 @@ export class HttpProvider implements DestinationProvider {
 
   send(req: Sending): Promise<Reply> {
     const headers: Record<string, string> = {
-      ...signedHeaders(req),
+      ...attemptHeaders(req),
       'content-type': 'application/json',
       'user-agent': this.#options.userAgent,
     };

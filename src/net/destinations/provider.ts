@@ -6,12 +6,21 @@
  */
 
 import type { Reply } from '../../domain/reply.ts';
-import type { Signed } from '../../domain/signature.ts';
+import { type Signed, signedHeaders } from '../../domain/signature.ts';
 import type { DestinationPolicy } from '../destination.ts';
 
 /** One attempt: the secrets already opened, the timestamp taken by the caller's clock. */
 export interface Sending extends Signed {
   destination_url: string;
+  /** The W3C traceparent naming this attempt's span, when tracing is on; never signed. */
+  traceparent?: string;
+}
+
+/** An attempt's headers: the signed ones (signature.ts), and its traceparent, which the signature does not cover. */
+export function attemptHeaders(req: Sending): Record<string, string> {
+  const headers = signedHeaders(req);
+  if (req.traceparent) headers.traceparent = req.traceparent;
+  return headers;
 }
 
 export interface DestinationProvider {

@@ -21,6 +21,7 @@ type ClaimRow = ClaimTarget & {
   cycle_attempts: number;
   next_trigger: AttemptTrigger;
   body: string;
+  trace_context: string | null;
 };
 
 /** First key of the advisory locks that serialise claims per webhook (the second is the webhook id's hash). */
@@ -121,7 +122,7 @@ export class PostgresClaims implements Claims {
         WHERE d.delivery_id = picked.delivery_id AND w.webhook_id = d.webhook_id AND e.event_id = d.event_id
         RETURNING d.seq, d.delivery_id, d.event_id, d.instance_id, d.webhook_id, d.attempts, d.cycle_attempts,
           d.next_trigger, w.destination_url, w.destination_sealed, w.secret_sealed, w.previous_secret_sealed, w.previous_secret_until,
-          w.headers_sealed, w.rate_limit, w.standard_webhooks, e.body`;
+          w.headers_sealed, w.rate_limit, w.standard_webhooks, e.body, e.trace_context`;
       // Slots go to a webhook's deliveries oldest first.
       rows.sort((a, b) => a.seq - b.seq);
       const taken = new Map<string, number>();
@@ -141,6 +142,7 @@ export class PostgresClaims implements Claims {
           r.cycle_attempts,
           r.next_trigger,
           r.body,
+          r.trace_context,
         );
       });
       await this.#keepSlots(sql, paced, taken);

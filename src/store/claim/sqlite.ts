@@ -72,7 +72,8 @@ export class SqliteClaims implements Claims {
            previous_secret_until, headers_sealed, rate_limit, standard_webhooks FROM webhooks WHERE webhook_id = ?`,
       );
       const fetch = this.#db.rows(
-        `SELECT d.delivery_id, d.event_id, d.instance_id, d.attempts, d.cycle_attempts, d.next_trigger, e.body
+        `SELECT d.delivery_id, d.event_id, d.instance_id, d.attempts, d.cycle_attempts, d.next_trigger, e.body,
+           e.trace_context
          FROM deliveries d JOIN events e ON e.event_id = d.event_id WHERE d.seq = ?`,
       );
       const token = this.#leaseTokens.next();
@@ -105,9 +106,17 @@ export class SqliteClaims implements Claims {
           last = row;
           const [seq] = row;
           if (this.#leases.holds(webhookId, seq, now)) continue;
-          const [delivery_id, event_id, instance_id, attempts, cycle_attempts, trigger, body] = fetch.get(
-            seq,
-          ) as unknown as [string, string, string, number, number, ClaimedDelivery['trigger'], string];
+          const [delivery_id, event_id, instance_id, attempts, cycle_attempts, trigger, body, trace] =
+            fetch.get(seq) as unknown as [
+              string,
+              string,
+              string,
+              number,
+              number,
+              ClaimedDelivery['trigger'],
+              string,
+              string | null,
+            ];
           this.#leases.take({ delivery_id, seq, webhook_id: webhookId, token, until: now + leaseMs });
           claimed.push(
             claimOf(
@@ -122,6 +131,7 @@ export class SqliteClaims implements Claims {
               cycle_attempts,
               trigger,
               body,
+              trace,
             ),
           );
           taken++;

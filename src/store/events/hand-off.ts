@@ -62,6 +62,7 @@ export class HandOff {
       0,
       'scheduled',
       e.body,
+      e.trace_context ?? null,
     );
   }
 }

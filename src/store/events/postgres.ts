@@ -135,13 +135,14 @@ export class PostgresEvents extends QueueOperation<PostgresQueue> implements Eve
   async #insertEvents(sql: Tx, drafts: Draft[]): Promise<Set<string>> {
     if (drafts.length === 0) return new Set();
     const inserted = await sql<{ event_id: string }[]>`
-      INSERT INTO events (event_id, instance_id, event, body, deliveries, created_at, chat)
-      SELECT e.event_id, e.instance_id, e.event, e.body, e.deliveries, e.created_at, e.chat
+      INSERT INTO events (event_id, instance_id, event, body, deliveries, created_at, chat, trace_context)
+      SELECT e.event_id, e.instance_id, e.event, e.body, e.deliveries, e.created_at, e.chat, e.trace_context
       FROM unnest(${drafts.map(({ e }) => e.event_id)}::text[], ${drafts.map(({ e }) => e.instance_id)}::text[],
                   ${drafts.map(({ e }) => e.event)}::text[], ${drafts.map(({ e }) => e.body)}::text[],
                   ${drafts.map(({ targets }) => targets.length)}::integer[],
-                  ${drafts.map(({ now }) => now)}::bigint[], ${drafts.map(({ chat }) => chat)}::text[])
-           AS e(event_id, instance_id, event, body, deliveries, created_at, chat)
+                  ${drafts.map(({ now }) => now)}::bigint[], ${drafts.map(({ chat }) => chat)}::text[],
+                  ${drafts.map(({ e }) => e.trace_context ?? null)}::text[])
+           AS e(event_id, instance_id, event, body, deliveries, created_at, chat, trace_context)
       -- In key order: two turns that share event_ids wait for each other's in one order, never in a cycle.
       ORDER BY e.event_id
       ON CONFLICT (event_id) DO NOTHING

@@ -23,7 +23,7 @@ export class PostgresMediaJobs extends QueueOperation<PostgresQueue> implements 
         FROM picked, events e, instances i
         WHERE j.event_id = picked.event_id AND e.event_id = j.event_id AND i.instance_id = e.instance_id
         RETURNING j.event_id, e.instance_id, j.url, j.mimetype, j.filename, j.engine_error, j.via_engine, j.tries,
-          j.lease_token, i.engine_media_prefix`,
+          j.lease_token, i.engine_media_prefix, e.trace_context`,
     );
   }
 

@@ -18,7 +18,7 @@ export class SqliteMediaJobs extends QueueOperation<SqliteQueue> implements Medi
     const rows = this.db
       .q(
         `SELECT j.event_id, e.instance_id, j.url, j.mimetype, j.filename, j.engine_error, j.via_engine, j.tries,
-           i.engine_media_prefix
+           i.engine_media_prefix, e.trace_context
          FROM media_jobs j JOIN events e ON e.event_id = j.event_id JOIN instances i ON i.instance_id = e.instance_id
          WHERE j.next_try_at <= ? ORDER BY j.next_try_at LIMIT ?`,
       )

@@ -252,6 +252,11 @@ export const MIGRATIONS: string[] = [
   `
   ALTER TABLE media_jobs ADD COLUMN via_engine boolean NOT NULL DEFAULT false;
   `,
+  // The W3C traceparent of the ingest that stored an event (tracing on): every attempt's span joins that trace,
+  // whichever process makes it and however much later. Null for events stored with tracing off.
+  `
+  ALTER TABLE events ADD COLUMN trace_context text;
+  `,
 ];
 
 /** Brings the connection's schema up to date; safe when many processes start at once. */

@@ -84,9 +84,10 @@ export class SqliteQueue {
     const chat = chatKey(e.event, e.payload);
     this.db
       .q(
-        'INSERT INTO events (event_id, instance_id, event, body, deliveries, created_at, chat) VALUES (?, ?, ?, ?, ?, ?, ?)',
+        `INSERT INTO events (event_id, instance_id, event, body, deliveries, created_at, chat, trace_context)
+         VALUES (?, ?, ?, ?, ?, ?, ?, ?)`,
       )
-      .run(e.event_id, e.instance_id, e.event, e.body, deliveries, now, chat);
+      .run(e.event_id, e.instance_id, e.event, e.body, deliveries, now, chat, e.trace_context ?? null);
     return chat;
   }
 

@@ -237,4 +237,9 @@ export const MIGRATIONS: string[] = [
   `
   ALTER TABLE media_jobs ADD COLUMN via_engine INTEGER NOT NULL DEFAULT 0;
   `,
+  // The W3C traceparent of the ingest that stored an event (tracing on): every attempt's span joins that trace,
+  // whichever process makes it and however much later. Null for events stored with tracing off.
+  `
+  ALTER TABLE events ADD COLUMN trace_context TEXT;
+  `,
 ];

@@ -250,7 +250,7 @@ export const ERROR_CAUSES = {
   instance_name_in_use: {
     status: 409,
     when: 'another instance has this name, and a source without an instance_id names its instances by name',
-    example: () => instanceNameInUse('default'),
+    example: () => instanceNameInUse('A'),
   },
   invalid_test_event: {
     status: 400,

@@ -25,13 +25,15 @@ const IDLE_MIN_MS = 20;
 const IDLE_MAX_MS = 500;
 
 async function open(t: RedisSource): Promise<Client> {
+  let ready = false;
   const client: Client = createClient({
     socket: {
       host: t.host,
       port: t.port,
       ...(t.tls ? { tls: true as const } : {}),
       connectTimeout: 5000,
-      reconnectStrategy: (retries) => Math.min(10_000, 250 * 2 ** Math.min(retries, 10)),
+      // The first connection fails at once (the runner tries again with backoff); later the client reconnects.
+      reconnectStrategy: (retries) => (ready ? Math.min(10_000, 250 * 2 ** Math.min(retries, 10)) : false),
     },
     ...(t.username ? { username: t.username } : {}),
     ...(t.password ? { password: t.password } : {}),
@@ -43,6 +45,7 @@ async function open(t: RedisSource): Promise<Client> {
   client.on('error', () => {}); // each loop reports what its commands meet
   try {
     await client.connect();
+    ready = true;
   } catch (err) {
     client.destroy();
     throw err;

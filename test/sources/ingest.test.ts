@@ -68,7 +68,13 @@ for (const kind of KINDS) {
           assert.equal(numbers.length, N, 'each delivered once');
           const s = await source(id);
           assert.deepEqual(
-            { state: s.state, received: s.received, ingested: s.ingested, duplicates: s.duplicates, parked: s.parked },
+            {
+              state: s.state,
+              received: s.received,
+              ingested: s.ingested,
+              duplicates: s.duplicates,
+              parked: s.parked,
+            },
             { state: 'consuming', received: N, ingested: N, duplicates: 0, parked: 0 },
           );
           await nothingUnacked(q);
@@ -86,7 +92,10 @@ for (const kind of KINDS) {
           if (kind === 'nats') await natsConsumerFirst(q);
           await q.publish('{"not json', 'poison-1');
           // Herald's format: an invalid payload; WAHA's: a session no instance is named.
-          await q.publish(JSON.stringify({ event: 'message', payload: 'not an object', session: 'nobody' }), 'poison-2');
+          await q.publish(
+            JSON.stringify({ event: 'message', payload: 'not an object', session: 'nobody' }),
+            'poison-2',
+          );
           for (let n = 0; n < 10; n++) await q.publish(messageBody(format, n, run), `${run}-${n}`);
           const body = { url: q.url(), format, ...(format === 'herald' ? { instance_id: instanceId } : {}) };
           const id = (await herald.request('POST', '/sources', { body })).body.source.source_id;
@@ -102,7 +111,10 @@ for (const kind of KINDS) {
           assert.equal(parked.parked.length, 2);
           assert.match(parked.parked[0].reason, /not JSON/);
           assert.equal(parked.parked[0].body, '{"not json');
-          assert.match(parked.parked[1].reason, format === 'herald' ? /payload/ : /no instance named "nobody"/);
+          assert.match(
+            parked.parked[1].reason,
+            format === 'herald' ? /payload/ : /no instance named "nobody"/,
+          );
           assert.equal(parked.next_cursor, null);
           await nothingUnacked(q);
           await herald.request('DELETE', `/sources/${id}`);

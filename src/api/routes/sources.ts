@@ -39,7 +39,7 @@ const SourceBody = Type.Object(
   },
   {
     additionalProperties: false,
-    examples: [{ url: 'amqp://herald:****@rabbit:5672/%2F?queue=waha-events', format: 'waha' }],
+    examples: [{ url: 'amqp://rabbit.internal:5672/%2F?queue=herald-events', format: 'herald' }],
   },
 );
 type Body = Static<typeof SourceBody>;
@@ -118,7 +118,7 @@ export function sourceRoutes(app: FastifyInstance, ctx: ApiContext): void {
 
   app.get(
     '/sources/:source_id',
-    { schema: { tags, params: SourceParams, response: { 200: one }, errors: ['source_not_found'] } },
+    { schema: { tags, response: { 200: one }, errors: ['source_not_found'] } },
     async (request) => ({ success: true, source: sourceView(await load(ctx, request.params)) }),
   );
 
@@ -127,7 +127,7 @@ export function sourceRoutes(app: FastifyInstance, ctx: ApiContext): void {
     {
       schema: {
         tags,
-        params: SourceParams,
+
         body: SourceBody,
         response: { 200: one },
         errors: ['source_not_found', 'invalid_source'],
@@ -147,7 +147,7 @@ export function sourceRoutes(app: FastifyInstance, ctx: ApiContext): void {
     {
       schema: {
         tags,
-        params: SourceParams,
+
         response: {
           200: Ok({}, { description: 'Deleted; every process stops consuming it within a second' }),
         },
@@ -166,7 +166,7 @@ export function sourceRoutes(app: FastifyInstance, ctx: ApiContext): void {
     {
       schema: {
         tags,
-        params: SourceParams,
+
         querystring: ParkedQuery,
         response: {
           200: Ok(

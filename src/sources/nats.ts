@@ -52,6 +52,7 @@ export async function consumeNats(
       if (stopping.signal.aborted) return;
       if (s.type === 'disconnect')
         hooks.state('reconnecting', 'the connection to NATS was lost; reconnecting');
+      if (s.type === 'reconnect') hooks.state('consuming', null);
     }
   })().catch(() => {});
   const loop = (async () => {
@@ -66,9 +67,15 @@ export async function consumeNats(
         while (!stopping.signal.aborted) {
           await window.roomy();
           const batch = await consumer.fetch({ max_messages: window.room, expires: FETCH_EXPIRES_MS });
-          for await (const m of batch) {
-            window.add();
-            void handle(m);
+          // A pull whose request or answer a lost connection took away would wait for ever: it is ended here.
+          const lost = setTimeout(() => batch.stop(), FETCH_EXPIRES_MS + 3000);
+          try {
+            for await (const m of batch) {
+              window.add();
+              void handle(m);
+            }
+          } finally {
+            clearTimeout(lost);
           }
         }
       } catch (err) {

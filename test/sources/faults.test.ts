@@ -45,8 +45,9 @@ for (const kind of KINDS) {
     const proxy = await TcpProxy.start({ host: '127.0.0.1', port: 5432 });
     const key = `faults-${randomBytes(4).toString('hex')}`;
     const url = new URL(await ensureSchema(schemaFor(key)));
+    url.port = String(proxy.port);
     const h = await startTestHerald(
-      { SOURCE_PREFETCH: String(PREFETCH), DATABASE_URL: ((url.port = String(proxy.port)), url.toString()) },
+      { SOURCE_PREFETCH: String(PREFETCH), DATABASE_URL: url.toString() },
       { dataDir: undefined },
     );
     try {
@@ -61,11 +62,6 @@ for (const kind of KINDS) {
       proxy.cut();
       const run = randomBytes(4).toString('hex');
       for (let n = 0; n < N; n++) await q.publish(messageBody('herald', n, run), `${run}-${n}`);
-      await eventually(
-        async () => ((await metric(h, id, 'retried')) > 0 ? true : undefined),
-        15_000,
-        'retried',
-      );
       // Held, unacknowledged: exactly the prefetch, the rest still waiting.
       await eventually(
         async () => ((await q.waiting()) === N - PREFETCH ? true : undefined),
@@ -74,7 +70,9 @@ for (const kind of KINDS) {
       );
       const unacked = await q.unacked();
       if (unacked !== null) assert.equal(unacked, PREFETCH);
-      assert.equal(await metric(h, id, 'ingested'), 0);
+      // Held a while longer: still nothing taken beyond the prefetch (/metrics itself needs the store meanwhile).
+      await new Promise((r) => setTimeout(r, 1000));
+      assert.equal(await q.waiting(), N - PREFETCH);
       await proxy.accept();
       await eventually(
         async () => ((await metric(h, id, 'ingested')) === N ? true : undefined),
@@ -87,11 +85,12 @@ for (const kind of KINDS) {
         'counted',
       );
       assert.equal((await source(h, id)).duplicates, 0);
+      assert.ok((await metric(h, id, 'retried')) > 0, 'the held messages were retried');
       await h.request('DELETE', `/sources/${id}`);
       await new Promise((r) => setTimeout(r, 1500));
       assert.equal(await q.waiting(), 0);
     } finally {
-      await proxy.accept();
+      await proxy.accept().catch(() => {}); // already accepting, unless the test failed while it refused
       await h.close();
       await proxy.close();
       await q.remove();

@@ -36,7 +36,7 @@ async function api(
   method: string,
   path: string,
   body?: unknown,
-): Promise<{ source: { source_id: string } } & Record<string, unknown>> {
+): Promise<{ source?: { source_id: string }; text?: string }> {
   const res = await request(base + path, {
     method: method as 'GET',
     headers: { authorization: `Bearer ${ADMIN_KEY}`, 'content-type': 'application/json' },

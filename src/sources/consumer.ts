@@ -62,9 +62,13 @@ export class Window {
     for (const w of this.#waiters.splice(0)) w();
   }
 
-  /** Resolves when there is room (at once if there is). */
+  /**
+   * Resolves when there is room for at least half the limit (at once if there is): a read then takes a batch, not
+   * the one message just acknowledged, so that the store gets batches to write.
+   */
   async roomy(): Promise<void> {
-    while (this.#open >= this.limit) await new Promise<void>((r) => this.#waiters.push(r));
+    const least = Math.max(1, Math.floor(this.limit / 2));
+    while (this.room < least) await new Promise<void>((r) => this.#waiters.push(r));
   }
 }
 

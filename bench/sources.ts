@@ -6,7 +6,8 @@
  * measured. Reported: events/s of each, and the source's rate over the HTTP rate (target ≥ 0.8).
  * Every queue, stream and group is the run's own (test/sources/rig.ts) and is removed; the brokers are never stopped.
  *
- * Usage: npm run bench:sources -- [--events 20000] [--runs 1] [--brokers amqp,nats,redis] [--database-url postgres://…]
+ * Usage: npm run bench:sources -- [--events 20000] [--runs 1] [--brokers amqp,nats,redis] [--prefetch N]
+ *                                 [--database-url postgres://…]
  */
 import { setTimeout as sleep } from 'node:timers/promises';
 import { parseArgs } from 'node:util';
@@ -24,6 +25,7 @@ const { values } = parseArgs({
     runs: { type: 'string', default: '1' },
     brokers: { type: 'string', default: KINDS.join(',') },
     'database-url': { type: 'string' },
+    prefetch: { type: 'string' },
   },
 });
 const N = Number(values.events);
@@ -57,7 +59,10 @@ async function ingestedBySource(base: string, id: string): Promise<number> {
 const results: Record<string, { http: number[]; source: number[] }> = {};
 for (let run = 0; run < RUNS; run++) {
   for (const kind of brokers) {
-    const system = await openHerald({ databaseUrl });
+    const system = await openHerald({
+      databaseUrl,
+      env: values.prefetch ? { SOURCE_PREFETCH: values.prefetch } : undefined,
+    });
     const base = system.herald.url;
     const q = await testQueue(kind);
     try {
@@ -96,7 +101,8 @@ for (let run = 0; run < RUNS; run++) {
   }
 }
 console.log(
-  `\n${N} events per leg, ${RUNS} run(s), store ${databaseUrl ? 'PostgreSQL' : 'SQLite'}; medians:`,
+  `\n${N} events per leg, ${RUNS} run(s), store ${databaseUrl ? 'PostgreSQL' : 'SQLite'}, ` +
+    `SOURCE_PREFETCH ${values.prefetch ?? '256 (default)'}; medians:`,
 );
 for (const [kind, r] of Object.entries(results)) {
   const h = median(r.http);

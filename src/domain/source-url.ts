@@ -6,17 +6,15 @@
  *   nats://user:pass@host:port/stream?consumer=C[&subject=S], tls://…     (4222; a durable pull consumer)
  *   redis[s]://[user]:pass@host:port/db?stream=S&group=G                  (6379; db 0 when none)
  */
-import { createHash } from 'node:crypto';
-import { brokerScheme, maskPassword, schemeOf } from './broker-url.ts';
+import {
+  brokerAddressKey,
+  brokerScheme,
+  type Endpoint,
+  maskPassword,
+  restorePassword,
+  schemeOf,
+} from './broker-url.ts';
 
-interface Endpoint {
-  scheme: 'amqp' | 'amqps' | 'nats' | 'tls' | 'redis' | 'rediss';
-  tls: boolean;
-  host: string;
-  port: number;
-  username: string;
-  password: string;
-}
 export interface AmqpSource extends Endpoint {
   kind: 'amqp';
   vhost: string;
@@ -176,31 +174,15 @@ function redisSource(e: Endpoint, db: string, p: Map<string, string>): RedisSour
 /** The URL as shown and logged: its password (a NATS lone user, a token) as ****. */
 export const maskSourcePassword = maskPassword;
 
-const USERINFO = /^([a-z][a-z0-9+.-]*:\/\/)([^/?#]*)@/i;
-
 /**
- * `given`, a URL whose password is **** (as shown), with the password of `original` put back: only when both go to
- * the same server as the same user, so that **** never carries a password elsewhere. Null otherwise.
+ * `given`, a URL whose password is **** (as shown), with the password of `original` put back: only for the same
+ * server and user (broker-url.ts's rule). Null otherwise.
  */
-export function restoreSourcePassword(given: string, original: string): string | null {
-  const shown = parseSourceUrl(maskPassword(original));
-  const next = parseSourceUrl(given);
-  if (shown instanceof SourceUrlProblem || next instanceof SourceUrlProblem) return null;
-  const same = (['scheme', 'host', 'port', 'username', 'password'] as const).every(
-    (k) => shown[k] === next[k],
-  );
-  const credentials = USERINFO.exec(original)?.[2];
-  const m = USERINFO.exec(given);
-  if (!same || !m || credentials === undefined) return null;
-  return `${m[1]}${credentials}@${given.slice(m[0].length)}`;
-}
+export const restoreSourcePassword = (given: string, original: string): string | null =>
+  restorePassword(given, original, (raw) => {
+    const t = parseSourceUrl(raw);
+    return t instanceof SourceUrlProblem ? null : t;
+  });
 
-/**
- * Which sources share a connection in a process: scheme, credentials, host, port, and the vhost (AMQP) or database
- * (Redis). The password enters as a digest, so the key may be logged.
- */
-export function sourceAddressKey(t: SourceTarget): string {
-  const secret = t.password ? createHash('sha256').update(t.password).digest('hex').slice(0, 16) : '';
-  const scope = t.kind === 'amqp' ? `/${encodeURIComponent(t.vhost)}` : t.kind === 'redis' ? `/${t.db}` : '';
-  return `${t.scheme}://${encodeURIComponent(t.username)}:${secret}@${t.host}:${t.port}${scope}`;
-}
+/** Which sources share a connection in a process: broker-url.ts's address key. */
+export const sourceAddressKey = (t: SourceTarget): string => brokerAddressKey(t);

@@ -62,6 +62,11 @@ export class Window {
     for (const w of this.#waiters.splice(0)) w();
   }
 
+  /** Resolves once every message taken is answered. */
+  async drained(): Promise<void> {
+    while (this.#open > 0) await new Promise<void>((r) => this.#waiters.push(r));
+  }
+
   /**
    * Resolves when there is room for at least half the limit (at once if there is): a read then takes a batch, not
    * the one message just acknowledged, so that the store gets batches to write.

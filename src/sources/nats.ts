@@ -104,7 +104,7 @@ export async function consumeNats(
       stopping.abort();
       await loop;
       // The messages still being stored settle as `release` (the source runner's stop) before the connection goes.
-      while (window.open > 0) await new Promise((r) => setTimeout(r, 10));
+      await window.drained();
       await links.release(key);
       await watch;
     },

@@ -154,7 +154,7 @@ export async function consumeRedis(
     async stop() {
       stopping.abort();
       await loop;
-      while (window.open > 0) await new Promise((r) => setTimeout(r, 10));
+      await window.drained();
       await links.release(key);
     },
   };

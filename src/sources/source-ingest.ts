@@ -22,6 +22,7 @@ export type IngestContext = Pick<ApiContext, 'clock' | 'store' | 'media' | 'even
 };
 
 const BATCH = 500;
+const INGESTS_AT_ONCE = 3;
 const PARKED_BODY_BYTES = 4096;
 const RETRY_FIRST_MS = 200;
 const RETRY_MAX_MS = 10_000;
@@ -44,7 +45,10 @@ export class SourceIngest {
   readonly #logger: Logger;
   readonly #waiting: Waiting[] = [];
   readonly #stopping = new AbortController();
-  #draining: Promise<void> | null = null;
+  /** The batches being ingested now, at most INGESTS_AT_ONCE, as the HTTP ingest has several requests in flight. */
+  readonly #draining = new Set<Promise<void>>();
+  /** The event ids of those batches: one event_id is never in two ingests at once. */
+  readonly #inFlight = new Set<string>();
   /** Counted since the last flush to the store. */
   counts: SourceCounts = { received: 0, ingested: 0, duplicates: 0, parked: 0 };
 
@@ -59,16 +63,17 @@ export class SourceIngest {
     if (this.#stopping.signal.aborted) return Promise.resolve('release');
     return new Promise((settle) => {
       this.#waiting.push({ message, settle });
-      this.#draining ??= this.#drain().finally(() => {
-        this.#draining = null;
-      });
+      if (this.#draining.size < INGESTS_AT_ONCE) {
+        const drain: Promise<void> = this.#drain().finally(() => this.#draining.delete(drain));
+        this.#draining.add(drain);
+      }
     });
   };
 
   /** Releases whatever waits or is being retried; what is being written finishes first. */
   async stop(): Promise<void> {
     this.#stopping.abort();
-    await this.#draining;
+    await Promise.all(this.#draining);
     for (const w of this.#waiting.splice(0)) w.settle('release');
   }
 
@@ -96,6 +101,7 @@ export class SourceIngest {
     const groups = new Map<string, Ready[]>();
     const seen = new Set<string>();
     const later: Waiting[] = [];
+    const mine: string[] = [];
     const parks: [Waiting, string][] = [];
     for (const w of batch) {
       const read = this.#read(w.message, format, instances);
@@ -103,19 +109,29 @@ export class SourceIngest {
         parks.push([w, read.reason]);
         continue;
       }
-      // One event_id twice in one ingest is left for the next round, where it is the stored one's duplicate.
-      if (seen.has(read.eventId)) {
+      // An event_id twice in one ingest, or in another ingest under way, is left for the next round, where it is
+      // the stored one's duplicate.
+      if (seen.has(read.eventId) || this.#inFlight.has(read.eventId)) {
         later.push(w);
         continue;
       }
       seen.add(read.eventId);
-      const ready = { w, ...read };
-      groups.set(read.instanceId, [...(groups.get(read.instanceId) ?? []), ready]);
+      this.#inFlight.add(read.eventId);
+      mine.push(read.eventId);
+      const group = groups.get(read.instanceId);
+      if (group) group.push({ w, ...read });
+      else groups.set(read.instanceId, [{ w, ...read }]);
     }
     this.#waiting.unshift(...later);
     this.counts.received -= later.length;
-    for (const [w, reason] of parks) await this.#park(w, reason);
-    for (const [instanceId, group] of groups) await this.#ingestGroup(instanceId, group, format.engine);
+    try {
+      for (const [w, reason] of parks) await this.#park(w, reason);
+      for (const [instanceId, group] of groups) await this.#ingestGroup(instanceId, group, format.engine);
+      // Only messages whose event another ingest is storing now: wait for it rather than spin.
+      if (later.length === batch.length) await new Promise((r) => setTimeout(r, 5));
+    } finally {
+      for (const id of mine) this.#inFlight.delete(id);
+    }
   }
 
   #read(

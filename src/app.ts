@@ -22,6 +22,7 @@ import { AddressAllowList } from './net/address-allow-list.ts';
 import type { DestinationPolicy, Lookup } from './net/destination.ts';
 import { secureDataDir } from './private-files.ts';
 import { openSecretBox } from './secret-key.ts';
+import { SourceRunner } from './sources/runner.ts';
 import { openStore } from './store/open/store.ts';
 import type { Store } from './store/ports.ts';
 import { AttemptSpans } from './telemetry/attempt-spans.ts';
@@ -152,6 +153,8 @@ export async function startHerald(config: Config, options: HeraldOptions = {}): 
     clock,
     logger,
   });
+  // Where events go in, for the API and the sources alike.
+  const events = role === 'all' ? handingOff(store.events, dispatcher) : store.events;
   // A worker serves /healthz, /readyz and /metrics, so that orchestrators can probe and scrape it like any other process.
   const server =
     role === 'worker'
@@ -167,7 +170,7 @@ export async function startHerald(config: Config, options: HeraldOptions = {}): 
             media,
             metrics,
             // Fresh deliveries the dispatcher can take at once go to it from ingest, without a claim.
-            events: role === 'all' ? handingOff(store.events, dispatcher) : store.events,
+            events,
             publicUrl: () => publicUrl,
             tracing,
           },
@@ -212,6 +215,14 @@ export async function startHerald(config: Config, options: HeraldOptions = {}): 
   if (role !== 'worker') mediaSweeper.start();
   const retention = new RetentionSweeper({ store, clock, retentionDays: config.retentionDays, logger });
   if (role !== 'api') retention.start();
+  // Sources are ingest: consumed where the API runs, by every such process.
+  const sources = new SourceRunner({
+    ctx: { config, store, clock, media, events, metrics },
+    secretBox,
+    logger,
+    observer: metrics.sources,
+  });
+  if (role !== 'worker') sources.start();
 
   return {
     url,
@@ -224,6 +235,8 @@ export async function startHerald(config: Config, options: HeraldOptions = {}): 
     generatedAdminKey: generated,
     // No new requests and no new claims; answers under way and attempts in flight finish, then the store closes.
     async close() {
+      // First: what a source holds unacknowledged goes back to its broker while the store is still open.
+      await sources.stop();
       await Promise.all([retention.stop(), mediaSweeper.stop()]);
       await Promise.all([
         server.close(),

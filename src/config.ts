@@ -46,6 +46,10 @@ export interface Config {
   engineMaxBodyBytes: number;
   /** How long an engine's repeat of a message is dropped at ingest (ENGINE_DEDUPE_S, in ms); 0 keeps every one. */
   engineDedupeMs: number;
+  /** Unacknowledged messages at most per source and process (SOURCE_PREFETCH). */
+  sourcePrefetch: number;
+  /** A Redis source's entry left unacknowledged this long by a consumer is taken over (SOURCE_RECLAIM_S, in ms). */
+  sourceReclaimMs: number;
   portal: PortalConfig;
   /** Where every instance's operational events also go (OPERATOR_WEBHOOK_URL, signed with OPERATOR_WEBHOOK_SECRET). */
   operator: { url: string; secret: string | null } | null;
@@ -126,6 +130,8 @@ export function loadConfig(env: Env): Config {
     engineMediaPrefixes: mediaPrefixes(get('ENGINE_MEDIA_PREFIXES')),
     engineMaxBodyBytes: integer('ENGINE_MAX_BODY_BYTES', 4 * 1024 * 1024, 1024, 64 * 1024 * 1024),
     engineDedupeMs: integer('ENGINE_DEDUPE_S', 3600, 0, 30 * 86_400) * 1000,
+    sourcePrefetch: integer('SOURCE_PREFETCH', 256, 1, 65_535),
+    sourceReclaimMs: integer('SOURCE_RECLAIM_S', 60, 1, 86_400) * 1000,
     portal: {
       frameAncestors: frameAncestors(get('PORTAL_FRAME_ANCESTORS')),
       title: portalTitle(get('PORTAL_TITLE')),

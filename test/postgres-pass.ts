@@ -1,5 +1,5 @@
 /**
- * The second pass of `npm test`: the core's integration tests (API and delivery) again, on PostgreSQL
+ * The second pass of `npm test`: the core's integration tests (API, delivery and sources) again, on PostgreSQL
  * (HERALD_TEST_STORE=postgres makes test/support start every Herald in a fresh schema of DATABASE_URL).
  * The real-schedule test (155 s) runs on SQLite only: it checks the seed's constants, which the store does not
  * touch; how a store wakes the dispatcher at due times is what the short-schedule retry tests cover on both.
@@ -17,7 +17,7 @@ if (!process.env.DATABASE_URL?.trim()) {
   process.exit(0);
 }
 
-const files = ['api', 'delivery'].flatMap((dir) =>
+const files = ['api', 'delivery', 'sources'].flatMap((dir) =>
   readdirSync(join(import.meta.dirname, dir))
     .filter((f) => f.endsWith('.test.ts') && !ON_SQLITE_ONLY.has(f))
     .map((f) => join(import.meta.dirname, dir, f)),

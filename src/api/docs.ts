@@ -55,6 +55,12 @@ const SUMMARIES: Record<string, string> = {
   'GET /instances/{instance_id}/portal-links': 'List the live portal links, without their tokens',
   'DELETE /instances/{instance_id}/portal-links/{link_id}': 'Revoke a portal link at once',
   'GET /portal-link': 'The portal link whose token makes this call',
+  'POST /sources': 'Create a source: a queue Herald consumes events from (admin)',
+  'GET /sources': 'List the sources, with their state and counters (admin)',
+  'GET /sources/{source_id}': 'Get a source: its state, last error and counters (admin)',
+  'PATCH /sources/{source_id}': 'Replace the configuration of a source; **** keeps its password (admin)',
+  'DELETE /sources/{source_id}': 'Delete a source; every process stops consuming it (admin)',
+  'GET /sources/{source_id}/parked': 'Messages of a source that can never be ingested, with the reason (admin)',
 };
 
 const routes = new WeakMap<FastifyInstance, RegisteredRoute[]>();
@@ -163,4 +169,5 @@ const TAGS = [
   { name: 'deliveries', description: 'The delivery log, and redelivery of failed deliveries' },
   { name: 'media', description: 'Files of messages, uploaded by the engine and downloaded by receivers' },
   { name: 'operations', description: 'Health, readiness and metrics' },
+  { name: 'sources', description: 'Queues Herald consumes events from (admin)' },
 ];

@@ -8,6 +8,7 @@
 import { checkEngineHmac } from '../domain/engine-hmac.ts';
 import { validatePayload } from '../domain/events.ts';
 import { readEvolutionBody } from '../domain/evolution-body.ts';
+import { parseSourceUrl, SourceUrlProblem } from '../domain/source-url.ts';
 import { redeliveryConflict, repeatConflict, webhookDisabledConflict } from '../domain/store-rules.ts';
 import { readWahaEnvelope } from '../domain/waha-envelope.ts';
 import { Media } from '../media/media.ts';
@@ -21,6 +22,7 @@ import { linkErrors } from './media-errors.ts';
 import { eventTooLarge } from './publish.ts';
 import { keyErrors, rateLimited, rightsErrors, tooManyLinks } from './refusals.ts';
 import { refusalCauses } from './rights.ts';
+import { instanceNameInUse } from './source-names.ts';
 import { webhookConfig } from './webhook-config.ts';
 
 /** A response header an error comes with, as OpenAPI describes one. */
@@ -239,6 +241,26 @@ export const ERROR_CAUSES = {
       'a field breaks its rule: grace_s 0 to 604800, client_sign_secret 1 to 1024 characters (on a webhook with ' +
       'standard_webhooks, whsec_ and the base64 of 24 to 64 bytes)',
     example: () => invalid('grace_s', 'must be at most 604800'),
+  },
+  source_not_found: {
+    status: 404,
+    when: 'the source does not exist (or was deleted)',
+    example: () => HttpError.notFound('source', 'src_01jd5q7h2k9x4m8n3p6r0t1v2s'),
+  },
+  invalid_source: {
+    status: 400,
+    when:
+      'a field breaks its rule: the url (scheme, host, port, path and parameters, the message names the part), a ' +
+      'format Herald does not read, an instance_id of no instance, or **** for a password the source does not have',
+    example: () => {
+      const problem = parseSourceUrl('amqp://rabbit:5672/%2F');
+      return invalid('url', problem instanceof SourceUrlProblem ? problem.message.replace(/^url: /, '') : '');
+    },
+  },
+  instance_name_in_use: {
+    status: 409,
+    when: 'another instance has this name, and a source without an instance_id names its instances by name',
+    example: () => instanceNameInUse('A'),
   },
   invalid_test_event: {
     status: 400,

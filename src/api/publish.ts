@@ -70,14 +70,30 @@ export interface Published {
   duplicate?: true;
 }
 
+/** What publishing did with each event, for a caller that counts: `replay` when its event_id was stored before. */
+export interface Ingested extends Published {
+  replay: boolean;
+}
+
 type Obj = Record<string, unknown>;
 
 export async function publishEvents(
   ctx: ApiContext,
   instanceId: string,
   items: Publication[],
-  { prefix, anyKind = false, largeBodies = false, repeats, viaEngine = false, trace = null }: PublishOptions,
+  options: PublishOptions,
 ): Promise<Published[]> {
+  const ingested = await ingestPublications(ctx, instanceId, items, options);
+  return ingested.map(({ replay: _, ...published }) => published);
+}
+
+/** publishEvents, saying which events were already stored (a source counts those as duplicates). */
+export async function ingestPublications(
+  ctx: Pick<ApiContext, 'clock' | 'store' | 'media' | 'events' | 'metrics'>,
+  instanceId: string,
+  items: Publication[],
+  { prefix, anyKind = false, largeBodies = false, repeats, viaEngine = false, trace = null }: PublishOptions,
+): Promise<Ingested[]> {
   const now = ctx.clock();
   const known = items.map((p) => isEventKind(p.event));
   const errors = items.flatMap((p, i) =>
@@ -139,10 +155,10 @@ export async function publishEvents(
     await lids.learn(now);
     ctx.metrics?.eventsIngested(fresh.filter((_, i) => !results[i].duplicate).map((d) => d.event));
     let next = 0;
-    return drafts.map((d, i): Published => {
-      if (repeated[i]) return { event_id: d.event_id, deliveries: 0, duplicate: true };
-      const { event_id, deliveries } = results[next++];
-      return { event_id, deliveries };
+    return drafts.map((d, i): Ingested => {
+      if (repeated[i]) return { event_id: d.event_id, deliveries: 0, duplicate: true, replay: false };
+      const { event_id, deliveries, duplicate } = results[next++];
+      return { event_id, deliveries, replay: duplicate };
     });
   } catch (err) {
     if (err instanceof StoreConflict) throw new HttpError('conflict', err.message);
@@ -156,7 +172,7 @@ export async function publishEvents(
  * claims no report); the engine's retry of the first report holds the key itself, so it is stored as ever.
  */
 async function findRepeats(
-  ctx: ApiContext,
+  ctx: Pick<ApiContext, 'store'>,
   instanceId: string,
   items: Publication[],
   drafts: EventDraft[],

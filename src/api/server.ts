@@ -21,6 +21,7 @@ import { instanceRoutes } from './routes/instances.ts';
 import { mediaRoutes } from './routes/media.ts';
 import { metricsRoutes } from './routes/metrics.ts';
 import { portalLinkRoutes } from './routes/portal-links.ts';
+import { sourceRoutes } from './routes/sources.ts';
 import { testDeliveryRoutes } from './routes/test-delivery.ts';
 import { webhookRoutes } from './routes/webhooks.ts';
 import { SHARED_SCHEMAS } from './schemas.ts';
@@ -85,6 +86,7 @@ export async function buildServer(
   mediaRoutes(app, ctx);
   testDeliveryRoutes(app, ctx);
   portalLinkRoutes(app, ctx);
+  sourceRoutes(app, ctx);
   metricsRoutes(app, ctx);
   uiRoutes(app, VERSION, ctx.config.portal);
   return app;

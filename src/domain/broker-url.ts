@@ -13,7 +13,7 @@ import { createHash } from 'node:crypto';
 
 export type BrokerKind = 'amqp' | 'nats' | 'redis';
 
-interface Endpoint {
+export interface Endpoint {
   scheme: 'amqp' | 'amqps' | 'nats' | 'tls' | 'redis' | 'rediss';
   tls: boolean;
   /** Lowercase; an IPv6 address without its brackets. */
@@ -226,10 +226,17 @@ export function maskPassword(raw: string): string {
  * the same server as the same user (scheme, host, port, user), so that **** never carries a password elsewhere.
  * The rest (vhost, exchange, routing key, subject, database, stream, maxlen) may differ. Null otherwise.
  */
-export function restorePassword(masked: string, original: string): string | null {
-  const shown = parseBrokerUrl(maskPassword(original));
-  const given = parseBrokerUrl(masked);
-  if (isBrokerUrlProblem(shown) || isBrokerUrlProblem(given)) return null;
+export function restorePassword(
+  masked: string,
+  original: string,
+  parse: (raw: string) => Endpoint | null = (raw) => {
+    const t = parseBrokerUrl(raw);
+    return isBrokerUrlProblem(t) ? null : t;
+  },
+): string | null {
+  const shown = parse(maskPassword(original));
+  const given = parse(masked);
+  if (shown === null || given === null) return null;
   const same = (['scheme', 'host', 'port', 'username', 'password'] as const).every(
     (k) => shown[k] === given[k],
   );
@@ -243,7 +250,9 @@ export function restorePassword(masked: string, original: string): string | null
  * Which destinations share a connection: scheme, credentials, host, port, and the vhost (AMQP) or database
  * (Redis), which are fixed per connection. The password enters as a digest, so the key may be shown or logged.
  */
-export function brokerAddressKey(t: BrokerTarget): string {
+export function brokerAddressKey(
+  t: Endpoint & ({ kind: 'amqp'; vhost: string } | { kind: 'nats' } | { kind: 'redis'; db: number }),
+): string {
   const secret = createHash('sha256').update(t.password).digest('hex').slice(0, 16);
   const host = t.host.includes(':') ? `[${t.host}]` : t.host;
   const scope = t.kind === 'amqp' ? `/${encodeURIComponent(t.vhost)}` : t.kind === 'redis' ? `/${t.db}` : '';

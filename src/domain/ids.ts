@@ -3,7 +3,7 @@ import { randomBytes } from 'node:crypto';
 /** Crockford base32: URL-safe, case-insensitive, no ambiguous letters. */
 const ALPHABET = '0123456789abcdefghjkmnpqrstvwxyz';
 
-export type IdPrefix = 'ins' | 'whk' | 'evt' | 'dlv' | 'msg' | 'med' | 'key' | 'lnk';
+export type IdPrefix = 'ins' | 'whk' | 'evt' | 'dlv' | 'msg' | 'med' | 'key' | 'lnk' | 'src';
 
 /**
  * `prefix_` + 10 time characters + 16 random characters (80 bits), ULID-style:

@@ -16,6 +16,7 @@ import type { Decision } from '../domain/retry-policy.ts';
 import type { AttemptOutcome } from '../domain/types.ts';
 import type { QueueStats } from '../store/records.ts';
 import { registerHealthGauges } from './health-gauges.ts';
+import { type SourceObserver, sourceMetrics } from './source-metrics.ts';
 
 export interface DeliveryObserver {
   attemptFinished(outcome: AttemptOutcome, decision: Decision): void;
@@ -66,6 +67,8 @@ const ATTEMPT_ERRORS: readonly string[] = [
 
 export class HeraldMetrics implements DeliveryObserver, IngestObserver, MediaObserver {
   readonly registry = new Registry();
+  /** The sources' series (source-metrics.ts). */
+  readonly sources: SourceObserver = sourceMetrics(this.registry);
   readonly #ingested: Counter<'event'>;
   readonly #mediaFailures: Counter<'reason'>;
   readonly #engineTooLarge: Counter;

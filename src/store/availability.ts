@@ -113,6 +113,7 @@ export function guardStore(
     engineRepeats: guard(store.engineRepeats),
     lidPhones: guard(store.lidPhones),
     portalLinks: guard(store.portalLinks),
+    sources: guard(store.sources),
     listenForWork: call(store.listenForWork, store),
     ping: call(store.ping, store),
     close: () => store.close(),

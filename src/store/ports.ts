@@ -18,12 +18,17 @@ import type {
   InstanceCounts,
   MediaJob,
   OperatorDestination,
+  ParkedMessage,
   PortalLink,
   PurgeResult,
   QueueStats,
   RedeliverRange,
   RedeliverResult,
   Router,
+  Source,
+  SourceConfig,
+  SourceCounts,
+  SourceState,
   WebhookConfig,
   Work,
 } from './records.ts';
@@ -257,6 +262,29 @@ export interface PortalLinks {
   forgetExpiredPortalLinks(now: number): Promise<number>;
 }
 
+/** Queues Herald consumes events from, shared by every process on the database, and what they parked. */
+export interface Sources {
+  createSource(source: Source): Promise<void>;
+  /** Every source, oldest first. */
+  listSources(): Promise<Source[]>;
+  getSource(sourceId: string): Promise<Source | null>;
+  /** Replaces the configuration; the state goes back to connecting. Null when there is no such source. */
+  updateSource(sourceId: string, config: SourceConfig, now: number): Promise<Source | null>;
+  /** Removes the source with what it parked. */
+  deleteSource(sourceId: string): Promise<boolean>;
+  setSourceState(sourceId: string, state: SourceState, lastError: string | null, now: number): Promise<void>;
+  /** Adds to the counters (each process adds what it counted). */
+  addSourceCounts(sourceId: string, counts: SourceCounts): Promise<void>;
+  /** Keeps a message that can never be ingested, committed before the call returns (it is acked after). */
+  parkMessage(sourceId: string, parked: ParkedMessage): Promise<void>;
+  /** Parked messages, oldest first, after `cursor` (the last one's position, from the previous page). */
+  listParked(
+    sourceId: string,
+    limit: number,
+    cursor: number | null,
+  ): Promise<{ parked: (ParkedMessage & { seq: number })[]; more: boolean }>;
+}
+
 /** Everything Herald keeps, part by part, on one database. */
 export interface Store {
   catalog: Catalog;
@@ -271,6 +299,7 @@ export interface Store {
   engineRepeats: EngineRepeats;
   lidPhones: LidPhones;
   portalLinks: PortalLinks;
+  sources: Sources;
   /**
    * Calls `wake` whenever work is queued on this database (ingest, redelivery, released leases) once it is
    * committed: by any process on a shared database (PostgreSQL NOTIFY), by this one on the embedded store. The

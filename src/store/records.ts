@@ -210,3 +210,38 @@ export interface PurgeResult {
 
 /** The kinds of queued work a wake-up may name. */
 export type Work = 'deliveries' | 'media';
+
+/** The formats a source's messages may be in (domain/source-message.ts reads them). */
+export type SourceFormat = 'herald' | 'waha' | 'evolution';
+/** What the consumers of a source last reported: `failed` while the broker refuses its configuration. */
+export type SourceState = 'connecting' | 'consuming' | 'reconnecting' | 'failed';
+
+/** A queue Herald consumes events from; `url` shows its password as ****, `url_sealed` holds the real one. */
+export interface Source {
+  source_id: string;
+  url: string;
+  url_sealed: string | null;
+  format: SourceFormat;
+  instance_id: string | null;
+  state: SourceState;
+  last_error: string | null;
+  received: number;
+  ingested: number;
+  duplicates: number;
+  parked: number;
+  created_at: number;
+  updated_at: number;
+}
+
+/** What a PATCH of a source changes: its whole configuration. */
+export type SourceConfig = Pick<Source, 'url' | 'url_sealed' | 'format' | 'instance_id'>;
+
+/** Counts to add to a source's counters, from any process. */
+export type SourceCounts = Pick<Source, 'received' | 'ingested' | 'duplicates' | 'parked'>;
+
+/** A message that can never be ingested: why, and the first 4 KiB of its body as text. */
+export interface ParkedMessage {
+  parked_at: number;
+  reason: string;
+  body: string;
+}

@@ -57,6 +57,7 @@ const UNKNOWN = {
   delivery_id: 'dlv_doesnotexist',
   key_id: 'key_doesnotexist',
   link_id: 'lnk_doesnotexist',
+  source_id: 'src_doesnotexist',
 };
 
 before(async () => {
@@ -120,6 +121,11 @@ before(async () => {
     media_id: mediaId,
     link_id: writing.link_id,
     event: 'messages-upsert',
+    source_id: (
+      await h.request('POST', '/sources', {
+        body: { url: 'amqp://127.0.0.1:1/%2F?queue=nothing-here', format: 'herald', instance_id: a },
+      })
+    ).body.source.source_id,
   };
 });
 after(async () => {
@@ -180,7 +186,23 @@ const ANY: Record<string, Provoke> = {
   invalid_key: (o) => call(o, { body: { scope: 'everything' } }),
   portal_link_not_found: (o) => call(o, { ids: { link_id: UNKNOWN.link_id } }),
   invalid_portal_link: (o) => call(o, { body: { ttl_s: 59 } }),
-  invalid_path: (o) => call(o, { ids: { instance_id: 'nope' } }),
+  invalid_path: (o) => call(o, { ids: { instance_id: 'nope', source_id: 'nope' } }),
+  source_not_found: (o) => call(o, { ids: { source_id: UNKNOWN.source_id } }),
+  invalid_source: (o) => call(o, { body: { url: 'amqp://rabbit:5672/%2F', format: 'herald' } }),
+  instance_name_in_use: async (o) => {
+    // A source that finds instances by name; an instance named A exists.
+    const made = await h.request('POST', '/sources', {
+      body: { url: 'redis://127.0.0.1:1/0?stream=s&group=g', format: 'waha' },
+    });
+    try {
+      return await call(o, {
+        ids: { instance_id: await h.createInstance(`other-${Math.random()}`) },
+        body: { name: 'A' },
+      });
+    } finally {
+      await h.request('DELETE', `/sources/${made.body.source.source_id}`);
+    }
+  },
   malformed_json: (o) => call(o, { rawBody: '{"name": ' }),
   not_json: (o) => call(o, { rawBody: 'name=x', contentType: 'text/plain' }),
   other_instance: (o) => call(o, { key: keyOfB }),

@@ -52,6 +52,13 @@ const SPEC_ROUTES = [
   'GET /instances/{instance_id}/portal-links',
   'DELETE /instances/{instance_id}/portal-links/{link_id}',
   'GET /portal-link',
+  // sources: queues Herald consumes events from
+  'POST /sources',
+  'GET /sources',
+  'GET /sources/{source_id}',
+  'PATCH /sources/{source_id}',
+  'DELETE /sources/{source_id}',
+  'GET /sources/{source_id}/parked',
 ];
 
 /** Endpoints beyond the SPEC's tables: the test delivery and /metrics (issue 7). */
@@ -274,11 +281,18 @@ test('every request body example is accepted by a real Herald (2xx)', async () =
       const webhook_id = await h.createWebhook(instance_id, { destination_url: receiver.url, events: ['*'] });
       const example = op.requestBody.content['application/json'].example;
       assert.ok(example, `${name}: an example`);
+      const source = path.includes('{source_id}')
+        ? await h.request('POST', '/sources', { body: example })
+        : null;
+      const source_id = source?.body.source.source_id;
       const r = await h.request(
         method,
-        fillPath(path, { instance_id, webhook_id, event: 'messages-upsert' }),
-        { body: example },
+        fillPath(path, { instance_id, webhook_id, source_id, event: 'messages-upsert' }),
+        {
+          body: example,
+        },
       );
+      if (source_id) await h.request('DELETE', `/sources/${source_id}`);
       assert.ok(r.status >= 200 && r.status < 300, `${name}: ${r.status} ${JSON.stringify(r.body)}`);
     }
   } finally {

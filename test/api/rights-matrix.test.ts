@@ -124,8 +124,17 @@ before(async () => {
     key_id: key.body.key_id,
     link_id: link.link_id,
     event: 'messages-upsert',
+    source_id: await sourceOf(instanceA),
   };
 });
+
+/** A source of the instance's, on a broker address nothing listens on (its consumer only retries). */
+const sourceOf = async (instanceId: string): Promise<string> =>
+  (
+    await h.request('POST', '/sources', {
+      body: { url: 'amqp://127.0.0.1:1/%2F?queue=nothing-here', format: 'herald', instance_id: instanceId },
+    })
+  ).body.source.source_id;
 after(async () => {
   await receiver?.close();
   await h?.close();
@@ -143,6 +152,7 @@ async function idsFor(o: Operation, principal: Principal): Promise<Record<string
   if (o.path.endsWith('/{key_id}'))
     fresh.key_id = (await h.request('POST', `/instances/${instanceA}/keys`)).body.key_id;
   if (o.path.endsWith('/{link_id}')) fresh.link_id = (await linkOf(instanceA)).link_id;
+  if (o.path.endsWith('/{source_id}')) fresh.source_id = await sourceOf(instanceA);
   if (o.path.endsWith('/{webhook_id}'))
     fresh.webhook_id = await h.createWebhook(
       instanceA,

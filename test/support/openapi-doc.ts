@@ -60,5 +60,5 @@ export const fillPath = (path: string, ids: Record<string, string>) =>
 /** Ids and times in a text made alike: "webhook whk_x does not exist" and "webhook whk_y does not exist" are equal. */
 export const withoutIds = (text: string) =>
   text
-    .replace(/\b(ins|whk|dlv|evt|key|med|lnk)_[A-Za-z0-9_-]+/g, '$1_…')
+    .replace(/\b(ins|whk|dlv|evt|key|med|lnk|src)_[A-Za-z0-9_-]+/g, '$1_…')
     .replace(/\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d(\.\d+)?Z/g, '<time>');

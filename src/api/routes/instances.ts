@@ -13,6 +13,7 @@ import { instanceMediaPrefix } from '../instance-media-prefix.ts';
 import { rightsErrors } from '../refusals.ts';
 import { roleOf } from '../rights.ts';
 import { Answer, IdParam, InstanceParams, Ok } from '../schemas.ts';
+import { checkInstanceName } from '../source-names.ts';
 import { instanceView } from '../views.ts';
 
 const CreateInstance = Type.Object(
@@ -84,13 +85,14 @@ export function instanceRoutes(app: FastifyInstance, ctx: ApiContext): void {
         tags,
         body: CreateInstance,
         response: { 201: Ok({ instance_id: Type.String() }, { description: 'The new instance’s id' }) },
-        errors: ['invalid_instance'],
+        errors: ['invalid_instance', 'instance_name_in_use'],
       },
     },
     async (request, reply) => {
       const body = request.body as Static<typeof CreateInstance>;
       const now = ctx.clock();
       const instance_id = newId('ins', now);
+      await checkInstanceName(ctx, body.name, null);
       await ctx.store.catalog.createInstance({
         instance_id,
         name: body.name ?? '',
@@ -150,7 +152,7 @@ export function instanceRoutes(app: FastifyInstance, ctx: ApiContext): void {
         params: InstanceParams,
         body: PatchInstance,
         response: { 200: Answer('InstanceResponse', 'The instance as changed') },
-        errors: [...INSTANCE_ERRORS, 'invalid_instance', 'admin_only_field'],
+        errors: [...INSTANCE_ERRORS, 'invalid_instance', 'admin_only_field', 'instance_name_in_use'],
       },
     },
     async (request) => {
@@ -160,6 +162,7 @@ export function instanceRoutes(app: FastifyInstance, ctx: ApiContext): void {
       const refused = refusedInstanceField(role, request.body as object);
       if (refused !== null) throw rightsErrors.field(role, refused);
       const { name, engine_hmac_key: key } = request.body as Static<typeof PatchInstance>;
+      await checkInstanceName(ctx, name, (request.params as Params).instance_id);
       const change: InstanceChange = { name };
       if (key !== undefined) change.engine_hmac_sealed = key === null ? null : ctx.secretBox.seal(key);
       const { engine_media_prefix: prefix } = request.body as Static<typeof PatchInstance>;

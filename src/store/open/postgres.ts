@@ -18,6 +18,7 @@ import type { Store } from '../ports.ts';
 import { PostgresDatabase } from '../postgres/database.ts';
 import { PostgresQueue } from '../queue/postgres.ts';
 import { PostgresRetention } from '../retention/postgres.ts';
+import { PostgresSources } from '../sources/postgres.ts';
 import { PostgresWebhooks } from '../webhooks/postgres.ts';
 
 export { postgresUnavailable } from '../postgres/connection.ts';
@@ -41,6 +42,7 @@ export async function openPostgresStore(
     log: new PostgresDeliveryLog(queue),
     engineRepeats: new PostgresEngineRepeats(db),
     portalLinks: new PostgresPortalLinks(db),
+    sources: new PostgresSources(db),
     lidPhones: new PostgresLidPhones(db),
     listenForWork: (wake) => db.listen(wake),
     close: () => db.close(),

@@ -18,6 +18,7 @@ import { SqlitePortalLinks } from '../portal-links/sqlite.ts';
 import type { Store } from '../ports.ts';
 import { SqliteQueue } from '../queue/sqlite.ts';
 import { SqliteRetention } from '../retention/sqlite.ts';
+import { SqliteSources } from '../sources/sqlite.ts';
 import { SqliteDatabase } from '../sqlite/database.ts';
 import { Leases } from '../sqlite/leases.ts';
 import { SqliteWebhooks } from '../webhooks/sqlite.ts';
@@ -40,6 +41,7 @@ export function openSqliteStore(file: string, failing: FailingPolicy = DEFAULT_F
     log: new SqliteDeliveryLog(queue),
     engineRepeats: new SqliteEngineRepeats(db),
     portalLinks: new SqlitePortalLinks(db),
+    sources: new SqliteSources(db),
     lidPhones: new SqliteLidPhones(db),
     listenForWork: async (wake) => db.listen(wake),
     close: () => db.close(),

@@ -257,6 +257,33 @@ export const MIGRATIONS: string[] = [
   `
   ALTER TABLE events ADD COLUMN trace_context text;
   `,
+  // Sources: queues Herald consumes events from (the url shown with ****, the real one sealed), the state the last
+  // process to report saw, their counters shared by every process, and the messages parked as never ingestible.
+  `
+  CREATE TABLE sources (
+    source_id text PRIMARY KEY,
+    url text NOT NULL,
+    url_sealed text,
+    format text NOT NULL,
+    instance_id text REFERENCES instances(instance_id) ON DELETE CASCADE,
+    state text NOT NULL DEFAULT 'connecting',
+    last_error text,
+    received bigint NOT NULL DEFAULT 0,
+    ingested bigint NOT NULL DEFAULT 0,
+    duplicates bigint NOT NULL DEFAULT 0,
+    parked bigint NOT NULL DEFAULT 0,
+    created_at bigint NOT NULL,
+    updated_at bigint NOT NULL
+  );
+  CREATE TABLE source_parked (
+    seq bigserial PRIMARY KEY,
+    source_id text NOT NULL REFERENCES sources(source_id) ON DELETE CASCADE,
+    parked_at bigint NOT NULL,
+    reason text NOT NULL,
+    body text NOT NULL
+  );
+  CREATE INDEX source_parked_source ON source_parked(source_id, seq);
+  `,
 ];
 
 /** Brings the connection's schema up to date; safe when many processes start at once. */

@@ -242,4 +242,31 @@ export const MIGRATIONS: string[] = [
   `
   ALTER TABLE events ADD COLUMN trace_context TEXT;
   `,
+  // Sources: queues Herald consumes events from (the url shown with ****, the real one sealed), the state the last
+  // process to report saw, their counters shared by every process, and the messages parked as never ingestible.
+  `
+  CREATE TABLE sources (
+    source_id TEXT PRIMARY KEY,
+    url TEXT NOT NULL,
+    url_sealed TEXT,
+    format TEXT NOT NULL,
+    instance_id TEXT REFERENCES instances(instance_id) ON DELETE CASCADE,
+    state TEXT NOT NULL DEFAULT 'connecting',
+    last_error TEXT,
+    received INTEGER NOT NULL DEFAULT 0,
+    ingested INTEGER NOT NULL DEFAULT 0,
+    duplicates INTEGER NOT NULL DEFAULT 0,
+    parked INTEGER NOT NULL DEFAULT 0,
+    created_at INTEGER NOT NULL,
+    updated_at INTEGER NOT NULL
+  );
+  CREATE TABLE source_parked (
+    seq INTEGER PRIMARY KEY AUTOINCREMENT,
+    source_id TEXT NOT NULL REFERENCES sources(source_id) ON DELETE CASCADE,
+    parked_at INTEGER NOT NULL,
+    reason TEXT NOT NULL,
+    body TEXT NOT NULL
+  );
+  CREATE INDEX source_parked_source ON source_parked(source_id, seq);
+  `,
 ];

@@ -1,0 +1,114 @@
+/**
+ * Sources against the HTTP batch ingest, in the same run and the same Herald: for each broker (RabbitMQ, NATS
+ * JetStream, Redis Streams), first N events through POST …/events/batch (W1's way: batches of 500, 4 in flight), timed
+ * until the last 202; then N messages waiting in a queue of the broker's, consumed by a source created for them,
+ * timed from its creation until Herald's metrics count all N ingested. Neither instance has webhooks: only ingest is
+ * measured. Reported: events/s of each, and the source's rate over the HTTP rate (target ≥ 0.8).
+ * Every queue, stream and group is the run's own (test/sources/rig.ts) and is removed; the brokers are never stopped.
+ *
+ * Usage: npm run bench:sources -- [--events 20000] [--runs 1] [--brokers amqp,nats,redis] [--prefetch N]
+ *                                 [--database-url postgres://…]
+ */
+import { setTimeout as sleep } from 'node:timers/promises';
+import { parseArgs } from 'node:util';
+import { request } from 'undici';
+import { KINDS, type Kind, natsConsumerFirst, testQueue } from '../test/sources/rig.ts';
+import { ADMIN_KEY } from './herald-process.ts';
+import { wallNow } from './payloads.ts';
+import { messageEvents } from './publisher.ts';
+import { median } from './stats.ts';
+import { openHerald } from './systems.ts';
+
+const { values } = parseArgs({
+  options: {
+    events: { type: 'string', default: '20000' },
+    runs: { type: 'string', default: '1' },
+    brokers: { type: 'string', default: KINDS.join(',') },
+    'database-url': { type: 'string' },
+    prefetch: { type: 'string' },
+  },
+});
+const N = Number(values.events);
+const RUNS = Number(values.runs);
+const brokers = values.brokers.split(',') as Kind[];
+const databaseUrl = values['database-url'] ?? process.env.DATABASE_URL ?? null;
+
+async function api(
+  base: string,
+  method: string,
+  path: string,
+  body?: unknown,
+): Promise<{ source?: { source_id: string }; text?: string }> {
+  const res = await request(base + path, {
+    method: method as 'GET',
+    headers: { authorization: `Bearer ${ADMIN_KEY}`, 'content-type': 'application/json' },
+    body: body === undefined ? undefined : JSON.stringify(body),
+  });
+  const text = await res.body.text();
+  return text.startsWith('{') ? JSON.parse(text) : { text };
+}
+
+async function ingestedBySource(base: string, id: string): Promise<number> {
+  const text = (await api(base, 'GET', '/metrics')).text ?? '';
+  const m = new RegExp(`herald_source_messages_total\\{source_id="${id}",result="ingested"\\} (\\d+)`).exec(
+    text,
+  );
+  return m ? Number(m[1]) : 0;
+}
+
+const results: Record<string, { http: number[]; source: number[] }> = {};
+for (let run = 0; run < RUNS; run++) {
+  for (const kind of brokers) {
+    const system = await openHerald({
+      databaseUrl,
+      env: values.prefetch ? { SOURCE_PREFETCH: values.prefetch } : undefined,
+    });
+    const base = system.herald.url;
+    const q = await testQueue(kind);
+    try {
+      // HTTP: W1's batches.
+      const httpInstance = await system.publisher.createInstance('bench-http');
+      const http = await system.publisher.publishBatches(httpInstance, messageEvents(N), {
+        batch: 500,
+        inFlight: 4,
+      });
+      const httpRate = N / ((http.ackedAt - http.startedAt) / 1000);
+      // Source: N waiting, then consumed.
+      if (kind === 'nats') await natsConsumerFirst(q);
+      for (const e of messageEvents(N)) await q.publish(JSON.stringify(e), e.event_id);
+      const instance = await system.publisher.createInstance('bench-source');
+      const startedAt = wallNow();
+      const made = await api(base, 'POST', '/sources', {
+        url: q.url(),
+        format: 'herald',
+        instance_id: instance,
+      });
+      const id = made.source?.source_id ?? '';
+      while ((await ingestedBySource(base, id)) < N) await sleep(50);
+      const sourceRate = N / ((wallNow() - startedAt) / 1000);
+      results[kind] ??= { http: [], source: [] };
+      results[kind].http.push(httpRate);
+      results[kind].source.push(sourceRate);
+      console.log(
+        `${kind}: HTTP batch ${Math.round(httpRate)} events/s, source ${Math.round(sourceRate)} events/s, ` +
+          `ratio ${(sourceRate / httpRate).toFixed(2)}`,
+      );
+      await api(base, 'DELETE', `/sources/${id}`);
+    } finally {
+      await q.remove();
+      await system.stop();
+    }
+  }
+}
+console.log(
+  `\n${N} events per leg, ${RUNS} run(s), store ${databaseUrl ? 'PostgreSQL' : 'SQLite'}, ` +
+    `SOURCE_PREFETCH ${values.prefetch ?? '256 (default)'}; medians:`,
+);
+for (const [kind, r] of Object.entries(results)) {
+  const h = median(r.http);
+  const s = median(r.source);
+  console.log(
+    `  ${kind.padEnd(6)} HTTP ${Math.round(h)} ev/s  source ${Math.round(s)} ev/s  ratio ${(s / h).toFixed(2)}`,
+  );
+}
+process.exit(0);

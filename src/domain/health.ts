@@ -1,9 +1,14 @@
 /**
  * A webhook's health as its outcomes make it: the last delivery and the last failure, the failures in a row, and
- * attempts and deliveries per hour (the view sums the last 24). Pure: the outcome writer hands each batch here, and
- * the store adds what comes back to what it holds, so no read of the delivery log is ever needed.
+ * per hour the attempts (in the hour they started), the failed ones Herald tried again, and the deliveries that
+ * ended delivered or failed (in the hour their last attempt ended); the view sums the last 24. Pure: the outcome
+ * writer hands each batch here, and the store adds what comes back to what it holds, so no read of the delivery
+ * log is ever needed. The hours count as webhook-stats.ts counts the log, so the health line and the charts agree.
  */
 import type { AttemptOutcome } from './types.ts';
+
+/** What an attempt's decision made of its delivery: delivered, failed for good, or to be tried again. */
+export type AttemptEnd = 'delivered' | 'failed' | 'retry';
 
 export const HOUR_MS = 3_600_000;
 
@@ -12,13 +17,27 @@ export interface WebhookHealth {
   last_failed_at: number | null;
   consecutive_failures: number;
   attempts_24h: number;
+  /** Deliveries that ended delivered in those hours. */
   delivered_24h: number;
+  /** Deliveries that ended failed in those hours. */
+  failed_24h: number;
+  /** Failed attempts of those hours that Herald tried again. */
+  retried_24h: number;
+}
+
+/** One hour's counts, as webhook_hours keeps them. */
+export interface HealthHour {
+  hour: number;
+  attempts: number;
+  delivered: number;
+  failed: number;
+  retried: number;
 }
 
 /** One batch's change to a webhook: per hour, and to its running figures. */
 export interface HealthChange {
   webhook_id: string;
-  hours: { hour: number; attempts: number; delivered: number }[];
+  hours: HealthHour[];
   /** Set when the batch has a delivery: the failures in a row then start over from `failures`. */
   last_delivered_at: number | null;
   last_failed_at: number | null;
@@ -31,11 +50,11 @@ export interface HealthChange {
 }
 
 export function healthChanges(
-  attempts: readonly { webhook_id: string; outcome: AttemptOutcome; delivered: boolean }[],
+  attempts: readonly { webhook_id: string; outcome: AttemptOutcome; end: AttemptEnd }[],
 ): HealthChange[] {
   const byWebhook = new Map<string, HealthChange>();
   const ordered = [...attempts].sort((a, b) => endOf(a.outcome) - endOf(b.outcome));
-  for (const { webhook_id, outcome, delivered } of ordered) {
+  for (const { webhook_id, outcome, end } of ordered) {
     let c = byWebhook.get(webhook_id);
     if (!c) {
       c = {
@@ -50,15 +69,11 @@ export function healthChanges(
       byWebhook.set(webhook_id, c);
     }
     const at = endOf(outcome);
-    const hour = Math.floor(at / HOUR_MS) * HOUR_MS;
-    let bucket = c.hours.find((h) => h.hour === hour);
-    if (!bucket) {
-      bucket = { hour, attempts: 0, delivered: 0 };
-      c.hours.push(bucket);
-    }
-    bucket.attempts++;
-    if (delivered) {
-      bucket.delivered++;
+    const started = hourOf(c.hours, outcome.started_at);
+    started.attempts++;
+    if (end === 'retry') started.retried++;
+    else hourOf(c.hours, at)[end]++;
+    if (end === 'delivered') {
       if (c.last_delivered_at === null) c.leading_failures = c.failures;
       c.last_delivered_at = at;
       c.failures = 0;
@@ -73,6 +88,19 @@ export function healthChanges(
 }
 
 /** The first hour the 24-hour figures count, at `now`: the current hour and the 23 before it. */
-export const firstCountedHour = (now: number): number => Math.floor(now / HOUR_MS) * HOUR_MS - 23 * HOUR_MS;
+export const firstCountedHour = (now: number): number => hourStart(now) - 23 * HOUR_MS;
+
+/** The UTC hour `at` falls in. */
+export const hourStart = (at: number): number => Math.floor(at / HOUR_MS) * HOUR_MS;
+
+function hourOf(hours: HealthHour[], at: number): HealthHour {
+  const hour = hourStart(at);
+  let bucket = hours.find((h) => h.hour === hour);
+  if (!bucket) {
+    bucket = { hour, attempts: 0, delivered: 0, failed: 0, retried: 0 };
+    hours.push(bucket);
+  }
+  return bucket;
+}
 
 const endOf = (o: AttemptOutcome) => o.started_at + o.duration_ms;

@@ -54,7 +54,7 @@ export const secretInGrace = (
     ? (w.previous_secret_sealed ?? null)
     : null;
 
-/** An attempt as the webhook's health counts it: delivered, or a failure. */
+/** An attempt as the webhook's health counts it: what its decision made of its delivery. */
 export const healthInput = (r: {
   claim: { webhook_id: string };
   outcome: AttemptOutcome;
@@ -62,7 +62,7 @@ export const healthInput = (r: {
 }) => ({
   webhook_id: r.claim.webhook_id,
   outcome: r.outcome,
-  delivered: r.decision.kind === 'delivered',
+  end: r.decision.kind,
 });
 
 /** Whether the decision disables the webhook (it answered 410). */

@@ -19,6 +19,7 @@ import { mediaRoutes } from './routes/media.ts';
 import { metricsRoutes } from './routes/metrics.ts';
 import { portalLinkRoutes } from './routes/portal-links.ts';
 import { testDeliveryRoutes } from './routes/test-delivery.ts';
+import { webhookStatsRoutes } from './routes/webhook-stats.ts';
 import { webhookRoutes } from './routes/webhooks.ts';
 import { SHARED_SCHEMAS } from './schemas.ts';
 import { installUnreadBodyClose } from './unread-body.ts';
@@ -71,6 +72,7 @@ export async function buildServer(
   healthRoutes(app, ctx);
   instanceRoutes(app, ctx);
   webhookRoutes(app, ctx);
+  webhookStatsRoutes(app, ctx);
   eventRoutes(app, ctx);
   engineRoutes(app, ctx);
   deliveryRoutes(app, ctx);

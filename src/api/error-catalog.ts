@@ -286,7 +286,7 @@ export const ERROR_CAUSES = {
   invalid_stats_hours: {
     status: 400,
     when: 'hours is not an integer from 1 to 168',
-    example: () => invalid('hours', 'must be an integer from 1 to 168; default 24'),
+    example: () => invalid('hours', 'must be an integer from 1 to 168'),
   },
 
   // Deliveries.

@@ -255,6 +255,8 @@ const FOR: Record<string, Provoke> = {
     await h.request('PATCH', `/instances/${signed}`, { body: { engine_hmac_key: 'waha-hmac-key' } });
     return call(o, { ids: { instance_id: signed } });
   },
+  'GET /instances/{instance_id}/webhooks/{webhook_id}/stats invalid_stats_hours': (o) =>
+    h.request('GET', `${fillPath(o.path, ids)}?hours=169`),
   'GET /instances/{instance_id}/deliveries invalid_delivery_filter': (o) =>
     h.request('GET', `${fillPath(o.path, ids)}?status=bogus`),
   'POST /instances/{instance_id}/deliveries/{delivery_id}/redeliver not_redeliverable': (o) => call(o),

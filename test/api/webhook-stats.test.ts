@@ -7,20 +7,17 @@
 import assert from 'node:assert/strict';
 import { after, before, test } from 'node:test';
 import { HOUR_MS } from '../../src/domain/health.ts';
+import type { StatsBucket } from '../../src/ui/assets/api.ts';
 import { eventually, messagePayload, startTestHerald, type TestHerald } from '../support/herald.ts';
+import { HourClock, hourFromNow } from '../support/hour-clock.ts';
 import { TestReceiver } from '../support/receiver.ts';
 
 let h: TestHerald;
 let receiver: TestReceiver;
-let skew = 0;
-const clock = () => Date.now() + skew;
-/** Hour A of the test: five hours A…E end with the present one of Herald's clock. */
-const A = Math.floor(Date.now() / HOUR_MS) * HOUR_MS + 10 * HOUR_MS;
-/** Herald's clock to `minutes` into hour A + `hour`. */
-const moveTo = (hour: number, minutes = 10) => {
-  skew = A + hour * HOUR_MS + minutes * 60_000 - Date.now();
-  h?.herald.dispatcher.wake();
-};
+/** Hours A…E of the test (A = 0), ahead of the real clock: the last one Herald's present hour. */
+const clock = new HourClock(hourFromNow(10));
+const A = clock.first;
+const moveTo = (hour: number) => clock.at(hour, () => h?.herald.dispatcher.wake());
 
 let ins = '';
 let whk = '';
@@ -28,7 +25,7 @@ let whk = '';
 before(async () => {
   moveTo(0);
   // Three attempts at most; a retry falls due only when the test moves the clock on (ten minutes after a failure).
-  h = await startTestHerald({ RETRY_SCHEDULE: '600,600' }, { clock });
+  h = await startTestHerald({ RETRY_SCHEDULE: '600,600' }, { clock: clock.now });
   receiver = await TestReceiver.start();
   ins = await h.createInstance('stats');
   whk = await h.createWebhook(ins, { destination_url: receiver.url, events: ['message'] });
@@ -41,14 +38,7 @@ after(async () => {
 const stats = async (query = '') => {
   const r = await h.request('GET', `/instances/${ins}/webhooks/${whk}/stats${query}`);
   assert.equal(r.status, 200, JSON.stringify(r.body));
-  return r.body.buckets as {
-    start: string;
-    delivered: number;
-    failed: number;
-    retried_attempts: number;
-    p50_ms: number | null;
-    p95_ms: number | null;
-  }[];
+  return r.body.buckets as StatsBucket[];
 };
 
 /** Waits until the receiver has had `n` requests and their attempts are in the log. */

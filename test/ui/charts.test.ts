@@ -9,7 +9,6 @@ import assert from 'node:assert/strict';
 import { join, resolve } from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import type { Browser, Locator, Page } from 'playwright-core';
-import { HOUR_MS } from '../../src/domain/health.ts';
 import {
   ADMIN_KEY,
   eventually,
@@ -17,13 +16,12 @@ import {
   startTestHerald,
   type TestHerald,
 } from '../support/herald.ts';
+import { HourClock, hourFromNow } from '../support/hour-clock.ts';
 import { TestReceiver } from '../support/receiver.ts';
 import { assertNoSidewaysScroll, launch, missingChromium, openPage, screenshot, signIn } from './browser.ts';
 
-let skew = 0;
-const clock = () => Date.now() + skew;
-/** Four hours A…D, D the present one. */
-const A = Math.floor(Date.now() / HOUR_MS) * HOUR_MS - 3 * HOUR_MS;
+/** Four hours A…D (A = 0), D the present one. */
+const clock = new HourClock(hourFromNow(-3));
 
 const SCREENSHOTS = resolve(import.meta.dirname, '../../test-output/screenshots');
 
@@ -39,11 +37,9 @@ describe('webhook charts', { skip: missingChromium() ?? false }, () => {
   let ins = '';
   let steady = '';
   let failing = '';
+  let quiet = '';
 
-  const moveTo = (hour: number) => {
-    skew = A + hour * HOUR_MS + 10 * 60_000 - Date.now();
-    h?.herald.dispatcher.wake();
-  };
+  const moveTo = (hour: number) => clock.at(hour, () => h?.herald.dispatcher.wake());
   /** Waits until the instance's log holds `n` attempts in all. */
   const logged = (n: number) =>
     eventually(async () => {
@@ -55,7 +51,7 @@ describe('webhook charts', { skip: missingChromium() ?? false }, () => {
 
   before(async () => {
     moveTo(0);
-    h = await startTestHerald({ RETRY_SCHEDULE: '600,600' }, { clock });
+    h = await startTestHerald({ RETRY_SCHEDULE: '600,600' }, { clock: clock.now });
     [good, bad] = await Promise.all([TestReceiver.start(), TestReceiver.start()]);
     const tries = new Map<string, number>();
     good.answer = (req) => {
@@ -67,6 +63,7 @@ describe('webhook charts', { skip: missingChromium() ?? false }, () => {
     ins = await h.createInstance('Charts line');
     steady = await h.createWebhook(ins, { destination_url: good.url, events: ['message'] });
     failing = await h.createWebhook(ins, { destination_url: bad.url, events: ['message'] });
+    quiet = await h.createWebhook(ins, { destination_url: good.url, events: ['message.ack'] });
     await publish('first'); // A: delivered; failing #1
     await logged(2);
     moveTo(1);
@@ -180,6 +177,10 @@ describe('webhook charts', { skip: missingChromium() ?? false }, () => {
         // The cards alone, at full size, for a person to look at the charts closely.
         await s.card.screenshot({ path: join(SCREENSHOTS, `${name}-card.png`) });
         await f.card.screenshot({ path: join(SCREENSHOTS, `${name}-failing-card.png`) });
+        // A webhook with nothing in 24 hours draws no empty charts: its health line says it in words.
+        const still = page.locator(`article.webhook[data-webhook-id="${quiet}"]`);
+        await still.getByLabel('Health').getByText('No deliveries ended in the last 24 h').waitFor();
+        await still.locator('.webhook-charts[data-drawn="empty"]').waitFor({ state: 'hidden' });
         // What the endpoint says of the four hours, hour by hour: [delivered, failed, retried].
         const hours = (stats: any[]) =>
           stats.slice(-4).map((b) => [b.delivered, b.failed, b.retried_attempts]);

@@ -19,7 +19,7 @@ const loadUPlot = (): Promise<UPlot> => {
 };
 
 /** Stats are read again when the health changed, but at most this often, and at least once a minute. */
-const MIN_REFRESH_MS = 15_000;
+const MIN_REFRESH_MS = 10_000;
 const MAX_AGE_MS = 60_000;
 const HEIGHT = 150;
 
@@ -46,17 +46,12 @@ export function webhookCharts(instanceId: string, webhookId: string): WebhookCha
     ['p50', 'accent line'],
     ['p95', 'accent dash'],
   ]);
-  const empty = h(
-    'p',
-    { class: 'muted small chart-empty', hidden: true },
-    'Nothing ended in the last 24 hours.',
-  );
   const table = h('table', {});
+  // Hidden until there is something to draw: for a quiet webhook the health line says so, in words.
   const el = h(
     'section',
-    { class: 'webhook-charts', 'aria-label': 'Last 24 hours' },
+    { class: 'webhook-charts', 'aria-label': 'Last 24 hours', hidden: true },
     h('div', { class: 'chart-grid', 'aria-hidden': 'true' }, deliveries.el, times.el),
-    empty,
     // A table is never narrower than its text: hidden in a box of its own, or a phone would zoom out to fit it.
     h('div', { class: 'visually-hidden' }, table),
   );
@@ -75,8 +70,7 @@ export function webhookCharts(instanceId: string, webhookId: string): WebhookCha
         (b) => b.delivered + b.failed + b.retried_attempts === 0 && b.p50_ms === null,
       );
       el.dataset.drawn = quiet ? 'empty' : 'charts';
-      empty.hidden = !quiet;
-      (el.firstElementChild as HTMLElement).hidden = quiet;
+      el.hidden = quiet;
       if (!quiet) await draw(buckets);
     } catch {
       // The card's health line still tells; the next poll tries again.
@@ -122,10 +116,14 @@ export function webhookCharts(instanceId: string, webhookId: string): WebhookCha
     el,
     update(w) {
       const now = Date.now();
-      const moved = JSON.stringify(w.health) !== health;
-      health = JSON.stringify(w.health);
-      if (reading) return;
-      if ((moved && now - readAt >= MIN_REFRESH_MS) || now - readAt >= MAX_AGE_MS) void read();
+      const seen = JSON.stringify(w.health);
+      // A move held back by the interval stays a move until it is read: the charts catch up with the health line.
+      const moved = seen !== health;
+      // A webhook's first activity is drawn at once: its card showed no charts until then.
+      const due = el.hidden ? 0 : MIN_REFRESH_MS;
+      if (reading || !((moved && now - readAt >= due) || now - readAt >= MAX_AGE_MS)) return;
+      health = seen;
+      void read();
     },
   };
 }

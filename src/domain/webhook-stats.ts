@@ -1,9 +1,9 @@
 /**
  * A webhook's delivery health per UTC hour, from its attempt log: deliveries that ended delivered or failed (in the
- * hour their last attempt ended), failed attempts Herald tried again (in the hour they started), and the answer
- * time's p50 and p95 over the attempts that were answered (an HTTP status or a broker's acknowledgement). Pure: the
- * store reads the attempts of the window, this counts them. Counted as health.ts counts outcomes as they are written,
- * so the health line and the charts agree.
+ * hour their last attempt ended, when that attempt's decision ended them), failed attempts followed by another (in
+ * the hour they started), and the answer time's p50 and p95 over the attempts that were answered (an HTTP status or
+ * a broker's acknowledgement). Pure: the store reads the attempts of the window, this counts them. Counted as
+ * health.ts counts outcomes as they are written, so the health line and the charts agree.
  */
 import { type AttemptEnd, HOUR_MS, hourStart } from './health.ts';
 
@@ -19,6 +19,8 @@ export interface LoggedAttempt {
   error: string | null;
   /** Its decision scheduled another attempt (the log's next_attempt_at). */
   retried: boolean;
+  /** Its delivery's latest attempt: none followed it (yet). */
+  last: boolean;
 }
 
 export interface StatsBucket {
@@ -64,9 +66,10 @@ export function webhookStats(attempts: readonly LoggedAttempt[], hours: number, 
   for (const a of attempts) {
     const started = at(a.started_at);
     const end = attemptEnd(a);
-    if (end === 'retry') {
+    // A failure another attempt followed (a retry, or a redelivery of a failed delivery, which had not ended then).
+    if (end !== 'delivered' && !a.last) {
       if (started) started.retried_attempts++;
-    } else {
+    } else if (end !== 'retry' && a.last) {
       const ended = at(a.started_at + a.duration_ms);
       if (ended) ended[end]++;
     }

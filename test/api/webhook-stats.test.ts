@@ -57,9 +57,8 @@ test('each hour says what ended in it and what was retried; the health line agre
   receiver.answer = (req) => {
     const body = req.body.payload.body as string;
     tries.set(body, (tries.get(body) ?? 0) + 1);
-    return body === 'slow' && tries.get(body) === 3
-      ? { status: 200, delayMs: 60 }
-      : { status: 503, delayMs: 20 };
+    const ok = (body === 'slow' && tries.get(body) === 3) || tries.get(body) === 4;
+    return ok ? { status: 200, delayMs: 60 } : { status: 503, delayMs: 20 };
   };
   await h.publish(ins, { event: 'message', payload: messagePayload({ body: 'slow' }) });
   await attempted(1); // A: slow #1 fails
@@ -108,14 +107,40 @@ test('each hour says what ended in it and what was retried; the health line agre
     p95_ms: null,
   });
 
-  const view = await h.request('GET', `/instances/${ins}/webhooks/${whk}`);
-  const { attempts_24h, delivered_24h, failed_24h, retried_24h } = view.body.webhook.health;
+  assert.deepEqual(await health(), { attempts_24h: 6, delivered_24h: 1, failed_24h: 1, retried_24h: 4 });
+
+  // "down" redelivered in hour E, and delivered: its failure had not ended it after all, and was followed.
+  const failed = await h.request('GET', `/instances/${ins}/deliveries?status=failed`);
+  const again = await h.request(
+    'POST',
+    `/instances/${ins}/deliveries/${failed.body.deliveries[0].delivery_id}/redeliver`,
+  );
+  assert.equal(again.status, 202, JSON.stringify(again.body));
+  await attempted(7);
+  const after = await stats('?hours=5');
   assert.deepEqual(
-    { attempts_24h, delivered_24h, failed_24h, retried_24h },
-    { attempts_24h: 6, delivered_24h: 1, failed_24h: 1, retried_24h: 4 },
-    'the health line counts as the stats do',
+    after.map(({ delivered, failed, retried_attempts }) => [delivered, failed, retried_attempts]),
+    [
+      [0, 0, 1],
+      [0, 0, 1],
+      [1, 0, 1],
+      [0, 0, 1],
+      [1, 0, 1],
+    ],
+  );
+  assert.deepEqual(
+    await health(),
+    { attempts_24h: 7, delivered_24h: 2, failed_24h: 0, retried_24h: 5 },
+    'the health line counts as the stats do: 2 of 2 delivered',
   );
 });
+
+/** The 24-hour figures of the webhook's health, as its view gives them. */
+async function health() {
+  const view = await h.request('GET', `/instances/${ins}/webhooks/${whk}`);
+  const { attempts_24h, delivered_24h, failed_24h, retried_24h } = view.body.webhook.health;
+  return { attempts_24h, delivered_24h, failed_24h, retried_24h };
+}
 
 test('hours outside 1…168 is a 400 that names the field and the rule', async () => {
   for (const hours of ['0', '169', '2.5', 'x', '-1', '024']) {

@@ -25,8 +25,8 @@ test('per webhook: attempts and deliveries per hour, the last of each, and the f
     {
       webhook_id: 'whk_a',
       hours: [
-        { hour: H, attempts: 2, delivered: 1, failed: 0, retried: 1 },
-        { hour: H + HOUR_MS, attempts: 1, delivered: 0, failed: 0, retried: 1 },
+        { hour: H, attempts: 2, delivered: 1, failed: 0, retried: 0 },
+        { hour: H + HOUR_MS, attempts: 1, delivered: 0, failed: 0, retried: 0 },
       ],
       last_delivered_at: H + 110,
       last_failed_at: H + HOUR_MS + 15,
@@ -37,7 +37,7 @@ test('per webhook: attempts and deliveries per hour, the last of each, and the f
     },
     {
       webhook_id: 'whk_b',
-      hours: [{ hour: H, attempts: 1, delivered: 0, failed: 0, retried: 1 }],
+      hours: [{ hour: H, attempts: 1, delivered: 0, failed: 0, retried: 0 }],
       last_delivered_at: null,
       last_failed_at: H + 60,
       failures: 1,
@@ -64,7 +64,7 @@ test('a delivery ends the failures before it in the batch, and the streak starts
   assert.equal(c.failing_since, null, 'no failure after the last delivery');
 });
 
-test('an attempt counts in the hour it started, its delivery in the hour it ended: delivered, failed, or retried', () => {
+test('an attempt counts in the hour it started, its delivery in the hour it ended; a retry only once it is made', () => {
   const long = (started_at: number, status_code: number): AttemptOutcome => ({
     ...at(started_at, status_code),
     duration_ms: 2_000,
@@ -78,8 +78,27 @@ test('an attempt counts in the hour it started, its delivery in the hour it ende
   assert.deepEqual(
     c.hours.sort((a, b) => a.hour - b.hour),
     [
-      { hour: H, attempts: 3, delivered: 0, failed: 0, retried: 1 },
+      { hour: H, attempts: 3, delivered: 0, failed: 0, retried: 0 },
       { hour: H + HOUR_MS, attempts: 0, delivered: 1, failed: 1, retried: 0 },
+    ],
+  );
+});
+
+test('a redelivered failure had not ended: taken back from its hour, and counted as followed by another', () => {
+  const [c] = healthChanges([
+    {
+      webhook_id: 'whk_a',
+      outcome: at(H + HOUR_MS + 5, 200),
+      end: 'delivered',
+      // The attempt before failed the delivery in hour H; a redelivery brought it back.
+      previous: { started_at: H + 100, duration_ms: 10, ended: true },
+    },
+  ]);
+  assert.deepEqual(
+    c.hours.sort((a, b) => a.hour - b.hour),
+    [
+      { hour: H, attempts: 0, delivered: 0, failed: -1, retried: 1 },
+      { hour: H + HOUR_MS, attempts: 1, delivered: 1, failed: 0, retried: 0 },
     ],
   );
 });

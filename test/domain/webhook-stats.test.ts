@@ -11,6 +11,7 @@ const attempt = (started_at: number, status_code: number | null, more: Partial<L
   status_code,
   error: status_code === null ? 'timeout' : null,
   retried: false,
+  last: true,
   ...more,
 });
 
@@ -36,9 +37,12 @@ test('a delivery counts in the hour its last attempt ended, an attempt in the ho
   const buckets = webhookStats(
     [
       // Two failures retried, then delivered across the hour's end.
-      attempt(H - HOUR_MS + 1_000, 503, { retried: true }),
-      attempt(H - HOUR_MS + 2_000, null, { retried: true }),
+      attempt(H - HOUR_MS + 1_000, 503, { retried: true, last: false }),
+      attempt(H - HOUR_MS + 2_000, null, { retried: true, last: false }),
       attempt(H - 50, 200),
+      // Failed for good, then redelivered: it had not ended; its retry is not yet made, so nothing more counts.
+      attempt(H - HOUR_MS + 3_000, 500, { last: false }),
+      attempt(H - HOUR_MS + 4_000, 500, { retried: true }),
       // Failed for good in hour H; a broker's acknowledgement (no status, no error) delivers.
       attempt(H + 1_000, 500),
       attempt(H + 2_000, null, { error: null, duration_ms: 7 }),
@@ -51,7 +55,7 @@ test('a delivery counts in the hour its last attempt ended, an attempt in the ho
   assert.deepEqual(
     buckets.map(({ delivered, failed, retried_attempts }) => ({ delivered, failed, retried_attempts })),
     [
-      { delivered: 0, failed: 0, retried_attempts: 2 },
+      { delivered: 0, failed: 0, retried_attempts: 3 },
       { delivered: 2, failed: 1, retried_attempts: 0 },
     ],
   );

@@ -169,7 +169,7 @@ describe('webhook charts', { skip: missingChromium() ?? false }, () => {
         const f = await checkCard(
           page,
           failing,
-          '0 of 2 delivered in 24 h; 5 of 7 attempts failed and were retried',
+          '0 of 2 delivered in 24 h; 4 of 7 attempts failed and were retried',
         );
         await s.card.scrollIntoViewIfNeeded();
         const name = `charts-${where.replace(' ', '-')}-${width}`;
@@ -194,7 +194,8 @@ describe('webhook charts', { skip: missingChromium() ?? false }, () => {
           [0, 0, 1],
           [0, 0, 2],
           [0, 1, 1],
-          [0, 1, 1],
+          // "last" failed at its first attempt, whose retry is not made yet.
+          [0, 1, 0],
         ]);
         assert.ok(s.colours.good > 50, `delivered bars drawn: ${JSON.stringify(s.colours)}`);
         assert.equal(s.colours.bad, 0, 'nothing failed, so no red');

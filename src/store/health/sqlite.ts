@@ -20,7 +20,7 @@ export class SqliteHealth implements Health {
         `SELECT h.webhook_id, h.last_delivered_at, h.last_failed_at, h.consecutive_failures,
            COALESCE((SELECT SUM(attempts) FROM webhook_hours x WHERE x.webhook_id = h.webhook_id AND x.hour >= ?1), 0) AS attempts_24h,
            COALESCE((SELECT SUM(delivered) FROM webhook_hours x WHERE x.webhook_id = h.webhook_id AND x.hour >= ?1), 0) AS delivered_24h,
-           COALESCE((SELECT SUM(failed) FROM webhook_hours x WHERE x.webhook_id = h.webhook_id AND x.hour >= ?1), 0) AS failed_24h,
+           COALESCE((SELECT SUM(MAX(failed, 0)) FROM webhook_hours x WHERE x.webhook_id = h.webhook_id AND x.hour >= ?1), 0) AS failed_24h,
            COALESCE((SELECT SUM(retried) FROM webhook_hours x WHERE x.webhook_id = h.webhook_id AND x.hour >= ?1), 0) AS retried_24h
          FROM webhook_health h JOIN webhooks w ON w.webhook_id = h.webhook_id
          WHERE ?2 IS NULL OR w.instance_id = ?2`,
@@ -46,7 +46,8 @@ export class SqliteHealth implements Health {
     // The webhook's deliveries attempted since `from` (deliveries_webhook_attempted), then their attempts.
     const rows = this.#db
       .q(
-        `SELECT a.started_at, a.duration_ms, a.status_code, a.error, a.next_attempt_at IS NOT NULL AS retried
+        `SELECT a.started_at, a.duration_ms, a.status_code, a.error, a.next_attempt_at IS NOT NULL AS retried,
+           a.started_at >= d.last_attempt_at AS last
          FROM deliveries d JOIN attempts a ON a.delivery_id = d.delivery_id
          WHERE d.webhook_id = ?1 AND d.last_attempt_at >= ?2 AND a.started_at >= ?2`,
       )
@@ -57,6 +58,7 @@ export class SqliteHealth implements Health {
       status_code: r.status_code === null ? null : Number(r.status_code),
       error: r.error as string | null,
       retried: Number(r.retried) === 1,
+      last: Number(r.last) === 1,
     }));
   }
 }

@@ -105,9 +105,12 @@ export function webhookCharts(instanceId: string, webhookId: string): WebhookCha
   }
 
   // Each plot follows its box's width: two side by side on a wide card, one above the other on a phone.
+  // Redrawn only when its width really changed: a resize that leaves it as it was (a taller window) costs nothing.
   const resized = new ResizeObserver(() => {
-    for (const p of plots)
-      p.setSize({ width: (p.root.parentElement as HTMLElement).clientWidth, height: HEIGHT });
+    for (const p of plots) {
+      const width = (p.root.parentElement as HTMLElement).clientWidth;
+      if (width !== p.width) p.setSize({ width, height: HEIGHT });
+    }
   });
   resized.observe(deliveries.plot);
   resized.observe(times.plot);

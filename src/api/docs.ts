@@ -39,6 +39,7 @@ const SUMMARIES: Record<string, string> = {
   'GET /instances/{instance_id}/webhooks': 'List the webhooks of an instance',
   'POST /instances/{instance_id}/webhooks': 'Create a webhook; it starts disabled',
   'GET /instances/{instance_id}/webhooks/{webhook_id}': 'Get a webhook',
+  'GET /instances/{instance_id}/webhooks/{webhook_id}/stats': 'A webhook’s deliveries per hour',
   'PATCH /instances/{instance_id}/webhooks/{webhook_id}': 'Replace the configuration of a webhook',
   'DELETE /instances/{instance_id}/webhooks/{webhook_id}': 'Delete a webhook, cancelling its pending deliveries',
   'POST /instances/{instance_id}/webhooks/{webhook_id}/enabled': 'Enable or disable a webhook',

@@ -326,6 +326,12 @@ export const ERROR_CAUSES = {
     example: () => conflict(repeatConflict(ID.event, 'ins_another', ID.instance)),
   },
 
+  invalid_stats_hours: {
+    status: 400,
+    when: 'hours is not an integer from 1 to 168',
+    example: () => invalid('hours', 'must be an integer from 1 to 168'),
+  },
+
   // Deliveries.
   invalid_delivery_filter: {
     status: 400,

@@ -23,6 +23,7 @@ import { metricsRoutes } from './routes/metrics.ts';
 import { portalLinkRoutes } from './routes/portal-links.ts';
 import { sourceRoutes } from './routes/sources.ts';
 import { testDeliveryRoutes } from './routes/test-delivery.ts';
+import { webhookStatsRoutes } from './routes/webhook-stats.ts';
 import { webhookRoutes } from './routes/webhooks.ts';
 import { SHARED_SCHEMAS } from './schemas.ts';
 import { installUnreadBodyClose } from './unread-body.ts';
@@ -79,6 +80,7 @@ export async function buildServer(
   healthRoutes(app, ctx);
   instanceRoutes(app, ctx);
   webhookRoutes(app, ctx);
+  webhookStatsRoutes(app, ctx);
   eventRoutes(app, ctx);
   engineRoutes(app, ctx);
   evolutionRoutes(app, ctx);

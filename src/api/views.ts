@@ -27,6 +27,8 @@ const NO_HEALTH: WebhookHealth = {
   consecutive_failures: 0,
   attempts_24h: 0,
   delivered_24h: 0,
+  failed_24h: 0,
+  retried_24h: 0,
 };
 
 /** What a webhook view needs beyond the record: its health, and its headers opened (the view shows names only). */

@@ -3,6 +3,7 @@
  * does to its instance (which one is the newest: session-status.ts), who may be redelivered, what a repeated
  * event_id means, and how long a rotated-out secret still signs. Pure: the adapters only persist what these return.
  */
+import type { PreviousAttempt } from './health.ts';
 import type { Decision } from './retry-policy.ts';
 import { isNewerStatus, type StatusMark } from './session-status.ts';
 import type { AttemptOutcome, DeliveryStatus, EventDraft, FailureReason } from './types.ts';
@@ -54,15 +55,15 @@ export const secretInGrace = (
     ? (w.previous_secret_sealed ?? null)
     : null;
 
-/** An attempt as the webhook's health counts it: delivered, or a failure. */
-export const healthInput = (r: {
-  claim: { webhook_id: string };
-  outcome: AttemptOutcome;
-  decision: Decision;
-}) => ({
+/** An attempt as the webhook's health counts it: what its decision made of its delivery, and the attempt before. */
+export const healthInput = (
+  r: { claim: { webhook_id: string }; outcome: AttemptOutcome; decision: Decision },
+  previous: PreviousAttempt | null = null,
+) => ({
   webhook_id: r.claim.webhook_id,
   outcome: r.outcome,
-  delivered: r.decision.kind === 'delivered',
+  end: r.decision.kind,
+  previous,
 });
 
 /** Whether the decision disables the webhook (it answered 410). */

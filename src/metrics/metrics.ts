@@ -3,10 +3,10 @@
  * (DeliveryObserver for the dispatcher, IngestObserver for the API, MediaObserver for the media jobs) and never
  * touches prom-client. Queue depth and in-flight counts are read when scraped, so they cost nothing between scrapes.
  * Label values are bounded, whatever a client sends: event kinds are the catalog's (an engine's kind outside it is
- * counted as "other"), attempt results status classes or the sender's fixed error codes (a broker's refusal in
- * words is "other"), media failures a fixed list of reasons, and in-flight per webhook names only the busiest few
- * webhooks (the rest summed as "other"), so neither made-up kinds nor thousands of webhooks can blow up the series
- * count, and with it the memory and the size of /metrics.
+ * counted as "other"), attempt results status classes, "ack" for a broker's acknowledgement, or the sender's fixed
+ * error codes (a broker's refusal in words is "other"), media failures a fixed list of reasons; and no series is
+ * per webhook (health-gauges.ts says why), so neither made-up kinds nor thousands of webhooks can blow up the
+ * series count, and with it the memory and the size of /metrics.
  */
 import { Counter, collectDefaultMetrics, Gauge, Histogram, Registry } from 'prom-client';
 import { isEventKind } from '../domain/events.ts';
@@ -43,11 +43,10 @@ export interface MetricsSources {
   now: () => number;
 }
 
-/** Webhooks named in herald_in_flight_attempts_by_webhook; the rest are summed under webhook_id="other". */
-export const TOP_WEBHOOKS = 10;
-
 /** The label of any value outside a label's fixed list. */
 export const OTHER = 'other';
+/** The result of an attempt a broker acknowledged. */
+export const ACK = 'ack';
 
 /**
  * The error codes an attempt without an answer ends with (src/net/destinations/http.ts, the thread's
@@ -106,7 +105,7 @@ export class HeraldMetrics implements DeliveryObserver, IngestObserver, MediaObs
     });
     this.#attempts = new Counter({
       name: 'herald_attempts_total',
-      help: `Attempts made, by result: the status class (2xx, 4xx, 5xx…), 410, 429, an error code (${ATTEMPT_ERRORS.join(', ')}), or other`,
+      help: `Attempts made, by result: the status class (2xx, 4xx, 5xx…), 410, 429, ack (a broker acknowledged it: delivered), an error code (${ATTEMPT_ERRORS.join(', ')}), or other`,
       labelNames: ['result'],
       registers,
     });
@@ -160,19 +159,14 @@ export class HeraldMetrics implements DeliveryObserver, IngestObserver, MediaObs
       },
     });
     new Gauge({
-      name: 'herald_in_flight_attempts_by_webhook',
-      help: `Attempts in flight for the ${TOP_WEBHOOKS} busiest webhooks; the others summed as webhook_id="other"`,
-      labelNames: ['webhook_id'],
+      name: 'herald_in_flight_attempts_busiest_webhook',
+      help: 'Attempts in flight in this process for the one webhook with the most (each webhook has a cap of its own)',
       registers,
       collect() {
-        this.reset();
-        const busiest = [...sources.inFlight().entries()].sort((a, b) => b[1] - a[1]);
-        for (const [id, n] of busiest.slice(0, TOP_WEBHOOKS)) this.set({ webhook_id: id }, n);
-        const rest = busiest.slice(TOP_WEBHOOKS).reduce((sum, [, n]) => sum + n, 0);
-        if (rest > 0) this.set({ webhook_id: 'other' }, rest);
+        this.set(Math.max(0, ...sources.inFlight().values()));
       },
     });
-    registerHealthGauges(this.registry, sources.webhookHealth, TOP_WEBHOOKS);
+    registerHealthGauges(this.registry, sources.webhookHealth);
   }
 
   engineBodyTooLarge(): void {
@@ -206,6 +200,8 @@ export class HeraldMetrics implements DeliveryObserver, IngestObserver, MediaObs
 }
 
 function attemptResult(o: AttemptOutcome): string {
+  // A broker's acknowledgement has no status: it is a delivery, never an error.
+  if (o.acknowledged === true) return ACK;
   if (o.status_code === null) return o.error !== null && ATTEMPT_ERRORS.includes(o.error) ? o.error : OTHER;
   if (o.status_code === 410 || o.status_code === 429) return String(o.status_code);
   // A status is three digits (undici refuses any other answer), so its class is one of 1xx…9xx.

@@ -6,6 +6,7 @@
  */
 import type { WebhookHealth } from '../domain/health.ts';
 import type { Delivery, EventDraft, Instance, Webhook } from '../domain/types.ts';
+import type { LoggedAttempt } from '../domain/webhook-stats.ts';
 import type {
   ApiKey,
   AttemptResult,
@@ -108,6 +109,8 @@ export interface Webhooks {
 export interface Health {
   /** Health of the instance's webhooks (of all, for null) at `now`, by webhook; one with no outcome yet is absent. */
   webhookHealth(instanceId: string | null, now: number): Promise<Map<string, WebhookHealth>>;
+  /** The webhook's attempts that started at or after `from`, for its stats (webhook-stats.ts). */
+  attemptsSince(webhookId: string, from: number): Promise<LoggedAttempt[]>;
 }
 
 /** Events in: each stored with its deliveries, in one transaction. */

@@ -2,20 +2,28 @@
  * The session page's files, read from src/ and served under the same path (/src/ui/assets/main.ts), so a reader
  * finds in the browser exactly the file of the repository. TypeScript is type-stripped by Node's own
  * stripTypeScriptTypes (no bundler, no build step) once per file; `tsc --noEmit` checks the browser code with
- * the rest. Only the page's own folder and the pure event catalog it shares with the server are served.
+ * the rest. Only the page's own folder, the pure event catalog it shares with the server, and the charting
+ * library's two files (from its npm package, under /src/vendor/) are served.
  */
 import { createHash } from 'node:crypto';
 import { readdirSync, readFileSync } from 'node:fs';
-import { stripTypeScriptTypes } from 'node:module';
-import { extname, join } from 'node:path';
+import { createRequire, stripTypeScriptTypes } from 'node:module';
+import { dirname, extname, join } from 'node:path';
 
 const SRC = join(import.meta.dirname, '..');
 const ASSETS = 'ui/assets';
 /** Browser code imports the server's event catalog, so the page can never offer a kind the API refuses. */
 const SHARED = ['domain/event-kinds.ts'];
+/** uPlot draws the webhooks' charts (webhook-charts.ts): its module and styles, as the package ships them. */
+const UPLOT = join(dirname(createRequire(import.meta.url).resolve('uplot/package.json')), 'dist');
+const VENDOR: Record<string, string> = {
+  'vendor/uplot/uPlot.esm.js': join(UPLOT, 'uPlot.esm.js'),
+  'vendor/uplot/uPlot.min.css': join(UPLOT, 'uPlot.min.css'),
+};
 
 const TYPES: Record<string, string> = {
   '.ts': 'text/javascript; charset=utf-8',
+  '.js': 'text/javascript; charset=utf-8',
   '.css': 'text/css; charset=utf-8',
   '.html': 'text/html; charset=utf-8',
   '.svg': 'image/svg+xml',
@@ -41,7 +49,7 @@ export class AssetFiles {
     const own = readdirSync(join(SRC, ASSETS))
       .filter((f) => TYPES[extname(f)])
       .map((f) => `${ASSETS}/${f}`);
-    this.#allowed = new Set([...own, ...SHARED]);
+    this.#allowed = new Set([...own, ...SHARED, ...Object.keys(VENDOR)]);
   }
 
   /** The file at `path` (relative to src/), ready to send; null for anything not on the list. */
@@ -49,7 +57,7 @@ export class AssetFiles {
     if (!this.#allowed.has(path)) return null;
     let asset = this.#cache.get(path);
     if (!asset) {
-      const text = readFileSync(join(SRC, path), 'utf8');
+      const text = readFileSync(VENDOR[path] ?? join(SRC, path), 'utf8');
       const ext = extname(path);
       const body =
         ext === '.ts'

@@ -71,6 +71,7 @@ const ENDPOINTS: {
   { method: 'PATCH', path: '/instances/{ins}/webhooks/{whk}', body: HOOK },
   { method: 'DELETE', path: '/instances/{ins}/webhooks/{whk}' },
   { method: 'POST', path: '/instances/{ins}/webhooks/{whk}/enabled', body: { enabled: false } },
+  { method: 'GET', path: '/instances/{ins}/webhooks/{whk}/stats' },
   { method: 'POST', path: '/instances/{ins}/events', body: EVENT, limit: 257 * 1024 },
   {
     method: 'POST',
@@ -449,6 +450,15 @@ function fieldCases(): Case[] {
     list('event_id=nope'),
     list('unknown=1'),
     list(`event=${big(10_000)}`),
+    ...['0', '169', '2.5', 'abc', '024', `${big(100)}`].map(
+      (hours): Case => ({
+        what: `stats hours=${hours.slice(0, 20)}`,
+        method: 'GET',
+        path: `/instances/{ins}/webhooks/{whk}/stats?hours=${hours}`,
+        status: 400,
+        code: 'invalid_request',
+      }),
+    ),
     {
       what: 'redeliver a delivery that is not failed',
       method: 'POST',

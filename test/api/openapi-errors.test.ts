@@ -299,6 +299,8 @@ const FOR: Record<string, Provoke> = {
     const expired = evolutionJwt('evolution-jwt-key', Date.now() - 3600_000);
     return call(o, { ids: { instance_id: signed }, key: expired });
   },
+  'GET /instances/{instance_id}/webhooks/{webhook_id}/stats invalid_stats_hours': (o) =>
+    h.request('GET', `${fillPath(o.path, ids)}?hours=169`),
   'GET /instances/{instance_id}/deliveries invalid_delivery_filter': (o) =>
     h.request('GET', `${fillPath(o.path, ids)}?status=bogus`),
   'POST /instances/{instance_id}/deliveries/{delivery_id}/redeliver not_redeliverable': (o) => call(o),

@@ -66,6 +66,8 @@ const MORE_ROUTES = [
   'POST /instances/{instance_id}/webhooks/{webhook_id}/test',
   'POST /instances/{instance_id}/webhooks/{webhook_id}/rotate-secret',
   'GET /metrics',
+  // a webhook's deliveries per hour, for the session page's charts
+  'GET /instances/{instance_id}/webhooks/{webhook_id}/stats',
 ];
 /** Registered but not API operations: the document itself, its page, and the session page with its files. */
 const HIDDEN_ROUTES = [

@@ -358,6 +358,7 @@ describe('health', () => {
       return w.health.attempts_24h >= 5 ? w.health : undefined;
     });
     assert.equal(health.delivered_24h, 1);
+    assert.ok(health.retried_24h >= 3, `${health.retried_24h} failed attempts followed by another`);
     assert.ok(health.consecutive_failures >= 2, `${health.consecutive_failures} failures in a row`);
     assert.ok(Date.parse(health.last_failed_at) > Date.parse(health.last_delivered_at));
     assert.equal(r.received[2].body.payload.id, 'first');
@@ -372,6 +373,8 @@ describe('health', () => {
       consecutive_failures: 0,
       attempts_24h: 0,
       delivered_24h: 0,
+      failed_24h: 0,
+      retried_24h: 0,
     });
   });
 });

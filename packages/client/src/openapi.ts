@@ -334,6 +334,26 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/instances/{instance_id}/webhooks/{webhook_id}/stats": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * A webhook’s deliveries per hour
+         * @description The last `hours` hours (default 24), oldest first, each starting on a UTC hour, the last the present one. A delivery counts in the hour its last attempt ended; an attempt in the hour it started. Answer times are over the attempts that were answered (an HTTP status or a broker’s acknowledgement).
+         */
+        get: operations["getWebhookStats"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/instances/{instance_id}/webhooks/{webhook_id}/test": {
         parameters: {
             query?: never;
@@ -4693,7 +4713,9 @@ export interface components {
          *         "last_failed_at": "2026-11-21T08:40:02.000Z",
          *         "consecutive_failures": 0,
          *         "attempts_24h": 1290,
-         *         "delivered_24h": 1287
+         *         "delivered_24h": 1286,
+         *         "failed_24h": 1,
+         *         "retried_24h": 3
          *       },
          *       "disabled_reason": null,
          *       "disabled_at": null,
@@ -4718,13 +4740,18 @@ export interface components {
             } | null;
             /** @description kept current by the outcomes of its attempts */
             health: {
-                /** @description attempts in the current hour and the 23 before it */
+                /** @description attempts that started in the current hour and the 23 before it */
                 attempts_24h: number;
                 /** @description failed attempts since the last delivery */
                 consecutive_failures: number;
+                /** @description deliveries that ended delivered in the same hours */
                 delivered_24h: number;
+                /** @description deliveries that ended failed in the same hours (after their last attempt) */
+                failed_24h: number;
                 last_delivered_at: string | null;
                 last_failed_at: string | null;
+                /** @description attempts of the same hours that failed and were retried */
+                retried_24h: number;
             };
             /** @description Skip stories: true (the default) delivers no message from status@broadcast (WhatsApp "status" posts); false delivers them with the message events. Not about session.status, which is delivered whenever subscribed. */
             ignore_status: boolean;
@@ -7581,7 +7608,9 @@ export interface operations {
                      *             "last_failed_at": "2026-11-21T08:40:02.000Z",
                      *             "consecutive_failures": 0,
                      *             "attempts_24h": 1290,
-                     *             "delivered_24h": 1287
+                     *             "delivered_24h": 1286,
+                     *             "failed_24h": 1,
+                     *             "retried_24h": 3
                      *           },
                      *           "disabled_reason": null,
                      *           "disabled_at": null,
@@ -7948,7 +7977,9 @@ export interface operations {
                      *           "last_failed_at": "2026-11-21T08:40:02.000Z",
                      *           "consecutive_failures": 0,
                      *           "attempts_24h": 1290,
-                     *           "delivered_24h": 1287
+                     *           "delivered_24h": 1286,
+                     *           "failed_24h": 1,
+                     *           "retried_24h": 3
                      *         },
                      *         "disabled_reason": null,
                      *         "disabled_at": null,
@@ -8273,7 +8304,9 @@ export interface operations {
                      *           "last_failed_at": "2026-11-21T08:40:02.000Z",
                      *           "consecutive_failures": 0,
                      *           "attempts_24h": 1290,
-                     *           "delivered_24h": 1287
+                     *           "delivered_24h": 1286,
+                     *           "failed_24h": 1,
+                     *           "retried_24h": 3
                      *         },
                      *         "disabled_reason": null,
                      *         "disabled_at": null,
@@ -8462,7 +8495,9 @@ export interface operations {
                      *           "last_failed_at": "2026-11-21T08:40:02.000Z",
                      *           "consecutive_failures": 0,
                      *           "attempts_24h": 1290,
-                     *           "delivered_24h": 1287
+                     *           "delivered_24h": 1286,
+                     *           "failed_24h": 1,
+                     *           "retried_24h": 3
                      *         },
                      *         "disabled_reason": null,
                      *         "disabled_at": null,
@@ -8645,7 +8680,9 @@ export interface operations {
                      *           "last_failed_at": "2026-11-21T08:40:02.000Z",
                      *           "consecutive_failures": 0,
                      *           "attempts_24h": 1290,
-                     *           "delivered_24h": 1287
+                     *           "delivered_24h": 1286,
+                     *           "failed_24h": 1,
+                     *           "retried_24h": 3
                      *         },
                      *         "disabled_reason": null,
                      *         "disabled_at": null,
@@ -8726,6 +8763,152 @@ export interface operations {
             };
             /** @description The body is not sent as Content-Type: application/json. */
             415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /**
+             * @description - This client address failed to authenticate more than AUTH_FAILURES_PER_MIN times within a minute: every request from it is refused for the rest of that minute, whatever its key.
+             *     - This key made more management requests per second than RATE_LIMIT_MANAGEMENT allows.
+             */
+            429: {
+                headers: {
+                    /** @description seconds to wait before retrying */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description A fault of Herald’s; the details are in its log, never in the answer. */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The database is unavailable (its connections lost or refused, its disk full); nothing was stored, send it again after Retry-After. */
+            503: {
+                headers: {
+                    /** @description seconds to wait before retrying */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    getWebhookStats: {
+        parameters: {
+            query?: {
+                /** @description an integer from 1 to 168; default 24 */
+                hours?: string;
+            };
+            header?: never;
+            path: {
+                /** @description ins_ followed by 1 to 100 letters, digits, _ or -; the instance id */
+                instance_id: string;
+                /** @description whk_ followed by 1 to 100 letters, digits, _ or -; the webhook id */
+                webhook_id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description One bucket per hour, oldest first, the last the present hour */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "success": true,
+                     *       "buckets": [
+                     *         {
+                     *           "start": "2026-11-21T10:00:00.000Z",
+                     *           "delivered": 41,
+                     *           "failed": 1,
+                     *           "retried_attempts": 3,
+                     *           "p50_ms": 84,
+                     *           "p95_ms": 310
+                     *         }
+                     *       ]
+                     *     }
+                     */
+                    "application/json": {
+                        buckets: {
+                            /** @description deliveries whose last attempt ended in the hour, delivered */
+                            delivered: number;
+                            /** @description deliveries whose last attempt ended in the hour, failed */
+                            failed: number;
+                            /** @description milliseconds; null when no attempt of the hour was answered */
+                            p50_ms: number | null;
+                            /** @description milliseconds; null when no attempt of the hour was answered */
+                            p95_ms: number | null;
+                            /** @description attempts started in the hour that failed and were retried */
+                            retried_attempts: number;
+                            /**
+                             * Format: date-time
+                             * @description the hour’s start (UTC)
+                             */
+                            start: string;
+                        }[];
+                        /** @enum {boolean} */
+                        success: true;
+                    };
+                };
+            };
+            /**
+             * @description - An id in the path is not in its form (ins_…, whk_…, dlv_…, key_…).
+             *     - Hours is not an integer from 1 to 168.
+             */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /**
+             * @description - No Authorization: Bearer key.
+             *     - A key or portal link Herald does not know (unknown or revoked).
+             *     - A portal link past its expires_at.
+             */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /**
+             * @description - A publish key cannot read webhooks: it may only publish events and read its instance.
+             *     - An instance key or portal link of another instance.
+             */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /**
+             * @description - The instance does not exist.
+             *     - The webhook does not exist on this instance.
+             */
+            404: {
                 headers: {
                     [name: string]: unknown;
                 };

@@ -12,7 +12,7 @@ import { webhookView } from '../views.ts';
 import { STANDARD_SECRET_RULE, WebhookBody, type WebhookBodyType, webhookConfig } from '../webhook-config.ts';
 import { INSTANCE_ERRORS, loadInstance } from './instances.ts';
 
-const WebhookParams = Type.Object({
+export const WebhookParams = Type.Object({
   instance_id: IdParam('instance id', 'ins'),
   webhook_id: IdParam('webhook id', 'whk'),
 });
@@ -41,21 +41,24 @@ const RotateBody = Type.Object(
   { additionalProperties: false, examples: [{ grace_s: 3600 }] },
 );
 /** What loadWebhook answers besides the webhook. */
-const WEBHOOK_ERRORS: ErrorName[] = [...INSTANCE_ERRORS, 'webhook_not_found'];
+export const WEBHOOK_ERRORS: ErrorName[] = [...INSTANCE_ERRORS, 'webhook_not_found'];
 /** What webhookConfig refuses. */
 const CONFIG_ERRORS: ErrorName[] = ['invalid_webhook', 'destination_not_allowed'];
+
+/** The webhook of the path, of an instance the principal may reach (loadInstance), or a 404. */
+export async function loadInstanceWebhook(ctx: ApiContext, request: FastifyRequest): Promise<Webhook> {
+  const instance = await loadInstance(ctx, request);
+  const { webhook_id } = request.params as Static<typeof WebhookParams>;
+  const webhook = await ctx.store.webhooks.getWebhook(instance.instance_id, webhook_id);
+  if (!webhook) throw HttpError.notFound('webhook', webhook_id);
+  return webhook;
+}
 
 export function webhookRoutes(app: FastifyInstance, ctx: ApiContext): void {
   const tags = ['webhooks'];
   const params = WebhookParams;
 
-  async function loadWebhook(request: FastifyRequest): Promise<Webhook> {
-    const instance = await loadInstance(ctx, request);
-    const { webhook_id } = request.params as Static<typeof WebhookParams>;
-    const webhook = await ctx.store.webhooks.getWebhook(instance.instance_id, webhook_id);
-    if (!webhook) throw HttpError.notFound('webhook', webhook_id);
-    return webhook;
-  }
+  const loadWebhook = (request: FastifyRequest) => loadInstanceWebhook(ctx, request);
 
   /** Views of webhooks of one instance, with their health and their headers opened. */
   async function views(instanceId: string, webhooks: Webhook[]) {

@@ -24,15 +24,17 @@ export async function applyHealth(
   if (changes.length === 0) return none;
   const hours = changes.flatMap((c) => c.hours.map((h) => ({ webhook_id: c.webhook_id, ...h })));
   await sql`
-    INSERT INTO webhook_hours (webhook_id, hour, attempts, delivered)
-    SELECT h.webhook_id, h.hour, h.attempts, h.delivered
+    INSERT INTO webhook_hours (webhook_id, hour, attempts, delivered, failed, retried)
+    SELECT h.webhook_id, h.hour, h.attempts, h.delivered, h.failed, h.retried
     FROM unnest(${hours.map((h) => h.webhook_id)}::text[], ${hours.map((h) => h.hour)}::bigint[],
-                ${hours.map((h) => h.attempts)}::integer[], ${hours.map((h) => h.delivered)}::integer[])
-         AS h(webhook_id, hour, attempts, delivered)
+                ${hours.map((h) => h.attempts)}::integer[], ${hours.map((h) => h.delivered)}::integer[],
+                ${hours.map((h) => h.failed)}::integer[], ${hours.map((h) => h.retried)}::integer[])
+         AS h(webhook_id, hour, attempts, delivered, failed, retried)
     WHERE EXISTS (SELECT 1 FROM webhooks w WHERE w.webhook_id = h.webhook_id)
     ORDER BY h.webhook_id, h.hour
     ON CONFLICT (webhook_id, hour) DO UPDATE SET attempts = webhook_hours.attempts + excluded.attempts,
-      delivered = webhook_hours.delivered + excluded.delivered`;
+      delivered = webhook_hours.delivered + excluded.delivered, failed = webhook_hours.failed + excluded.failed,
+      retried = webhook_hours.retried + excluded.retried`;
   const sorted = [...changes].sort((a, b) => (a.webhook_id < b.webhook_id ? -1 : 1));
   const ids = sorted.map((c) => c.webhook_id);
   const before = await sql<(Streak & { webhook_id: string })[]>`

@@ -4,7 +4,7 @@
  * its pending work, health kept, what they did announced (operational events), and claims that never started given
  * back. Each call is one transaction.
  */
-import { type HealthChange, healthChanges } from '../../domain/health.ts';
+import { type HealthChange, healthChanges, previousAttempt } from '../../domain/health.ts';
 import {
   deliveryFailed,
   type FailedDelivery,
@@ -33,17 +33,19 @@ export class PostgresOutcomes extends QueueOperation<PostgresQueue> implements O
   async recordAttempts(results: AttemptResult[], now: number): Promise<void> {
     if (results.length === 0) return;
     const gone = new Set(results.filter((r) => disablesWebhook(r.decision)).map((r) => r.claim.webhook_id));
-    const changes = healthChanges(results.map(healthInput));
+    // The streaks need no attempt before; the hours do, read in the transaction before this batch is logged.
+    const streaks = healthChanges(results.map((r) => healthInput(r)));
     await this.db.tx(
       async (sql) => {
         // Webhooks to disable are locked first, so that two workers recording 410s of one webhook queue up
         // instead of deadlocking over each other's deliveries.
-        const disabling = [...new Set([...gone, ...(await this.#failingTooLong(sql, changes, now))])].sort();
+        const disabling = [...new Set([...gone, ...(await this.#failingTooLong(sql, streaks, now))])].sort();
         if (disabling.length > 0) {
           await sql`SELECT 1 FROM webhooks WHERE webhook_id = ANY(${disabling}::text[]) ORDER BY webhook_id
                   FOR NO KEY UPDATE`;
         }
         const failed = await this.#failedByLease(sql, results);
+        const changes = await this.#withPrevious(sql, results);
         const rows = results.map(({ claim, outcome, decision }): FinishRow => {
           const { attempt: a, delivery: d } = planOutcome(outcome, decision);
           return {
@@ -72,6 +74,20 @@ export class PostgresOutcomes extends QueueOperation<PostgresQueue> implements O
         await this.#announce(sql, failed, turns, now);
       },
       { durable: false },
+    );
+  }
+
+  /** The batch's health, with each delivery's attempt before this one (read before this one is logged). */
+  async #withPrevious(sql: Tx, results: AttemptResult[]): Promise<HealthChange[]> {
+    const ids = [...new Set(results.map((r) => r.claim.delivery_id))];
+    const rows = await sql<
+      { delivery_id: string; started_at: number; duration_ms: number; next_attempt_at: number | null }[]
+    >`
+      SELECT DISTINCT ON (delivery_id) delivery_id, started_at, duration_ms, next_attempt_at FROM attempts
+      WHERE delivery_id = ANY(${ids}::text[]) ORDER BY delivery_id, started_at DESC`;
+    const before = new Map(rows.map((r) => [r.delivery_id, r]));
+    return healthChanges(
+      results.map((r) => healthInput(r, previousAttempt(before.get(r.claim.delivery_id)))),
     );
   }
 

@@ -28,10 +28,11 @@ export function applyHealth(
     if (row) before.set(c.webhook_id, row as unknown as Streak);
   }
   const hour = db.q(
-    `INSERT INTO webhook_hours (webhook_id, hour, attempts, delivered) SELECT ?1, ?2, ?3, ?4
+    `INSERT INTO webhook_hours (webhook_id, hour, attempts, delivered, failed, retried) SELECT ?1, ?2, ?3, ?4, ?5, ?6
      WHERE EXISTS (SELECT 1 FROM webhooks WHERE webhook_id = ?1)
      ON CONFLICT (webhook_id, hour) DO UPDATE SET attempts = attempts + excluded.attempts,
-       delivered = delivered + excluded.delivered`,
+       delivered = delivered + excluded.delivered, failed = failed + excluded.failed,
+       retried = retried + excluded.retried`,
   );
   const health = db.q(
     `INSERT INTO webhook_health (webhook_id, last_delivered_at, last_failed_at, consecutive_failures, failing_since)
@@ -46,7 +47,7 @@ export function applyHealth(
   const old = db.q('DELETE FROM webhook_hours WHERE webhook_id = ? AND hour < ?');
   const after = new Map<string, Streak>();
   for (const c of changes) {
-    for (const h of c.hours) hour.run(c.webhook_id, h.hour, h.attempts, h.delivered);
+    for (const h of c.hours) hour.run(c.webhook_id, h.hour, h.attempts, h.delivered, h.failed, h.retried);
     const row = health.get(c.webhook_id, c.last_delivered_at, c.last_failed_at, c.failures, c.failing_since);
     if (row) after.set(c.webhook_id, row as unknown as Streak);
     old.run(c.webhook_id, firstCountedHour(Math.max(...c.hours.map((h) => h.hour))));

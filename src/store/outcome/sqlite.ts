@@ -3,7 +3,7 @@
  * (its lease ended by a disable or run out) only counted; a 410 disabling its webhook; health kept; what they did
  * announced (operational events); and claims that never started given back.
  */
-import { healthChanges } from '../../domain/health.ts';
+import { healthChanges, type PreviousAttempt, previousAttempt } from '../../domain/health.ts';
 import {
   deliveryFailed,
   type FailedDelivery,
@@ -43,10 +43,16 @@ export class SqliteOutcomes extends QueueOperation<SqliteQueue> implements Outco
            ${lastResult(isLatest('?1'), { started_at: '?1', status_code: '?2', error: '?3' })}
          WHERE delivery_id = ?4`,
       );
+      // The delivery's attempt before this one, read before this one is logged: the health counts it as retried.
+      const before = this.db.q(
+        'SELECT started_at, duration_ms, next_attempt_at FROM attempts WHERE delivery_id = ? ORDER BY started_at DESC LIMIT 1',
+      );
+      const previous: (PreviousAttempt | null)[] = [];
       const failed: number[] = [];
       const finished: number[] = [];
       for (const { claim, outcome, decision } of results) {
         const { attempt: a, delivery: d } = planOutcome(outcome, decision);
+        previous.push(previousAttempt(before.get(claim.delivery_id) as never));
         log.run(
           claim.delivery_id,
           claim.attempt,
@@ -72,7 +78,8 @@ export class SqliteOutcomes extends QueueOperation<SqliteQueue> implements Outco
       // A finished delivery in a chat's queue lets the next one go: nothing else would wake the dispatcher for it
       // until its next round (a lone chat went at one delivery a second without it).
       this.queue.advanceFinished(finished, now);
-      const turns = applyHealth(this.db, healthChanges(results.map(healthInput)), this.#failing, now);
+      const changes = healthChanges(results.map((r, i) => healthInput(r, previous[i])));
+      const turns = applyHealth(this.db, changes, this.#failing, now);
       this.#announce(failed, turns, now);
     }, 'lazy');
   }

@@ -269,4 +269,12 @@ export const MIGRATIONS: string[] = [
   );
   CREATE INDEX source_parked_source ON source_parked(source_id, seq);
   `,
+  // Delivery health that speaks of deliveries: per hour, those that ended failed and the failed attempts tried
+  // again (webhook_hours; delivered already counted deliveries); and a webhook's attempts of a window found from its
+  // deliveries by their last attempt, for the stats' hours without reading the whole log.
+  `
+  ALTER TABLE webhook_hours ADD COLUMN failed INTEGER NOT NULL DEFAULT 0;
+  ALTER TABLE webhook_hours ADD COLUMN retried INTEGER NOT NULL DEFAULT 0;
+  CREATE INDEX deliveries_webhook_attempted ON deliveries(webhook_id, last_attempt_at) WHERE last_attempt_at IS NOT NULL;
+  `,
 ];

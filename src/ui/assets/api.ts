@@ -43,6 +43,18 @@ export interface WebhookHealth {
   consecutive_failures: number;
   attempts_24h: number;
   delivered_24h: number;
+  failed_24h: number;
+  retried_24h: number;
+}
+
+/** One UTC hour of a webhook's stats: deliveries that ended in it, failed attempts retried, answer times. */
+export interface StatsBucket {
+  start: string;
+  delivered: number;
+  failed: number;
+  retried_attempts: number;
+  p50_ms: number | null;
+  p95_ms: number | null;
 }
 
 export type Ordering = 'none' | 'chat';
@@ -189,6 +201,10 @@ export const api = {
   deleteInstance: (id: string) => call('DELETE', ins(id)),
   listWebhooks: (id: string) =>
     call<{ webhooks: Webhook[] }>('GET', `${ins(id)}/webhooks`).then((r) => r.webhooks),
+  webhookStats: (id: string, webhookId: string, hours = 24) =>
+    call<{ buckets: StatsBucket[] }>('GET', `${ins(id)}/webhooks/${webhookId}/stats?hours=${hours}`).then(
+      (r) => r.buckets,
+    ),
   createWebhook: (id: string, body: Record<string, unknown>) =>
     call<{ webhook_id: string }>('POST', `${ins(id)}/webhooks`, body),
   updateWebhook: (id: string, webhookId: string, body: Record<string, unknown>) =>

@@ -1,6 +1,8 @@
 /**
- * How a webhook is doing, on its card: the share of attempts of the last 24 hours that delivered, the last
- * delivery, and failures in a row when there are any (the first sign of a receiver in trouble).
+ * How a webhook is doing, on its card: the deliveries that ended in the last 24 hours and how many were delivered,
+ * the attempts that failed and were retried, the last delivery, and failures in a row when there are any (the
+ * first sign of a receiver in trouble). Deliveries, not attempts: three retries before a delivery are one delivery
+ * delivered, not 25%.
  */
 import type { Webhook } from './api.ts';
 import { h } from './dom.ts';
@@ -11,15 +13,17 @@ import { formatShortTime, formatTime, plural } from './format.ts';
  * would go stale on a quiet webhook.
  */
 export function webhookHealth(w: Webhook): (HTMLElement | string | null)[] {
-  const { attempts_24h: attempts, delivered_24h: delivered, consecutive_failures: failing } = w.health;
+  const { delivered_24h: delivered, failed_24h: failed, consecutive_failures: failing } = w.health;
+  const ended = delivered + failed;
   const rate =
-    attempts === 0
-      ? h('span', {}, 'No attempts in the last 24 h')
+    ended === 0
+      ? h('span', {}, 'No deliveries ended in the last 24 h')
       : h(
           'span',
-          { class: delivered === attempts ? 'good' : failing > 0 ? 'bad' : 'warn' },
-          `${Math.floor((delivered / attempts) * 100)}% delivered in 24 h (${delivered} of ${plural(attempts, 'attempt')})`,
+          { class: failed === 0 ? 'good' : failing > 0 ? 'bad' : 'warn' },
+          `${delivered} of ${ended} delivered in 24 h`,
         );
+  const retried = retriedNote(w.health.retried_24h, w.health.attempts_24h);
   const last = w.health.last_delivered_at
     ? h(
         'span',
@@ -35,7 +39,14 @@ export function webhookHealth(w: Webhook): (HTMLElement | string | null)[] {
           `${plural(failing, 'failed attempt')} in a row, the last ${formatShortTime(w.health.last_failed_at)}`,
         )
       : null;
-  return [rate, ' · ', last, streak ? ' · ' : null, streak];
+  return [rate, retried ? '; ' : null, retried, ' · ', last, streak ? ' · ' : null, streak];
+}
+
+/** "6 of 8 attempts failed and were retried", when any was. */
+function retriedNote(retried: number, attempts: number): HTMLElement | null {
+  if (retried === 0) return null;
+  const were = retried === 1 ? 'failed and was retried' : 'failed and were retried';
+  return h('span', { class: 'warn' }, `${retried} of ${plural(attempts, 'attempt')} ${were}`);
 }
 
 /** The controls a webhook has beyond its kinds, in a few words for its card. */

@@ -9,6 +9,7 @@ import { formatTime, shortUrl } from './format.ts';
 import { KeyedList, type Row } from './keyed-list.ts';
 import { notify } from './notices.ts';
 import { openSendTest } from './send-test.ts';
+import { webhookCharts } from './webhook-charts.ts';
 import { openWebhookForm } from './webhook-form.ts';
 import { controlsSummary, webhookHealth } from './webhook-health.ts';
 
@@ -74,11 +75,14 @@ export function webhooksPanel(instanceId: string, refresh: () => Promise<void>):
     // Health changes with every outcome: it is redrawn alone, the rest of the card only when its settings change
     // (a redraw of the whole card above the reader would move the page under them).
     const health = h('p', { class: 'health small', 'aria-label': 'Health' });
+    // The charts keep their plots across redraws of the card: they read their stats when the health moves.
+    const charts = webhookCharts(instanceId, first.webhook_id);
     let current = first;
     let drawn = '';
     const render = (w: Webhook) => {
       current = w;
       fill(health, webhookHealth(w));
+      charts.update(w);
       const { health: _, ...settings } = w;
       if (JSON.stringify(settings) === drawn) return;
       drawn = JSON.stringify(settings);
@@ -100,6 +104,7 @@ export function webhooksPanel(instanceId: string, refresh: () => Promise<void>):
             w.events.map((e) => h('li', { class: 'chip mono' }, e === '*' ? 'every event (*)' : e)),
           ),
           health,
+          charts.el,
           h(
             'p',
             { class: 'meta muted small' },

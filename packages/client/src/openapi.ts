@@ -125,6 +125,40 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/instances/{instance_id}/engine/evolution": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /** Publish an event from Evolution API's webhook */
+        post: operations["receiveEvolutionEvent"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/instances/{instance_id}/engine/evolution/{event}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /** Publish an event from Evolution API's webhook, by event (byEvents) */
+        post: operations["receiveEvolutionEventByPath"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/instances/{instance_id}/engine/waha": {
         parameters: {
             query?: never;
@@ -437,6 +471,60 @@ export interface paths {
          * @description Ready when the database answers. After a write failed for a reason of the database (connection lost, disk full), not ready (503) until no call has failed for 2 seconds and the database takes a write again, which this probe tries itself.
          */
         get: operations["checkReadiness"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/sources": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** List the sources, with their state and counters (admin) */
+        get: operations["listSources"];
+        put?: never;
+        /** Create a source: a queue Herald consumes events from (admin) */
+        post: operations["createSource"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/sources/{source_id}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** Get a source: its state, last error and counters (admin) */
+        get: operations["getSource"];
+        put?: never;
+        post?: never;
+        /** Delete a source; every process stops consuming it (admin) */
+        delete: operations["deleteSource"];
+        options?: never;
+        head?: never;
+        /** Replace the configuration of a source; **** keeps its password (admin) */
+        patch: operations["updateSource"];
+        trace?: never;
+    };
+    "/sources/{source_id}/parked": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** Messages of a source that can never be ingested, with the reason (admin) */
+        get: operations["listParkedMessages"];
         put?: never;
         post?: never;
         delete?: never;
@@ -4992,6 +5080,15 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
+            /** @description Another instance has this name, and a source without an instance_id names its instances by name. */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
             /** @description The body is over this endpoint’s limit. */
             413: {
                 headers: {
@@ -5368,6 +5465,15 @@ export interface operations {
             };
             /** @description The instance does not exist. */
             404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Another instance has this name, and a source without an instance_id names its instances by name. */
+            409: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -6017,6 +6123,442 @@ export interface operations {
             /**
              * @description - This client address failed to authenticate more than AUTH_FAILURES_PER_MIN times within a minute: every request from it is refused for the rest of that minute, whatever its key.
              *     - This key made more management requests per second than RATE_LIMIT_MANAGEMENT allows.
+             */
+            429: {
+                headers: {
+                    /** @description seconds to wait before retrying */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description A fault of Herald’s; the details are in its log, never in the answer. */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The database is unavailable (its connections lost or refused, its disk full); nothing was stored, send it again after Retry-After. */
+            503: {
+                headers: {
+                    /** @description seconds to wait before retrying */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    receiveEvolutionEvent: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description ins_ followed by 1 to 100 letters, digits, _ or -; the instance id */
+                instance_id: string;
+            };
+            cookie?: never;
+        };
+        /** @description Evolution API's webhook body, as Evolution sends it */
+        requestBody: {
+            content: {
+                /**
+                 * @example {
+                 *       "event": "messages.upsert",
+                 *       "instance": "sales",
+                 *       "data": {
+                 *         "key": {
+                 *           "remoteJid": "5511988887777@s.whatsapp.net",
+                 *           "fromMe": false,
+                 *           "id": "3EB0C767D26A1D8F4A2B"
+                 *         },
+                 *         "pushName": "Ana",
+                 *         "message": {
+                 *           "conversation": "Oi! Meu pedido já saiu?"
+                 *         },
+                 *         "messageType": "conversation",
+                 *         "messageTimestamp": 1795341600
+                 *       },
+                 *       "destination": "https://herald.example.com/instances/ins_01jd5q7kq4r8s2t6v0w4x8y2z6/engine/evolution",
+                 *       "date_time": "2026-11-20T09:00:00.123Z",
+                 *       "sender": "5511955554444@s.whatsapp.net",
+                 *       "server_url": "https://evolution.example.com",
+                 *       "apikey": null
+                 *     }
+                 */
+                "application/json": {
+                    /** @description Evolution’s own credential: never delivered */
+                    apikey?: unknown;
+                    /** @description the event’s data, turned into the delivery format; delivered as the payload’s _evolution */
+                    data?: unknown;
+                    /** @description orders the session.status events of an instance; not delivered */
+                    date_time?: unknown;
+                    /** @description not delivered */
+                    destination?: unknown;
+                    /** @description Evolution’s event, e.g. messages.upsert: it decides the Herald kind (message and message.any, message.ack, session.status…); an event Herald has no kind for keeps its name and goes only to webhooks subscribed to * */
+                    event?: unknown;
+                    /** @description not delivered */
+                    instance?: unknown;
+                    /** @description the session’s own id: the `to` of messages it gets, the `from` of those it sends */
+                    sender?: unknown;
+                    /** @description not delivered */
+                    server_url?: unknown;
+                } & {
+                    [key: string]: unknown;
+                };
+            };
+        };
+        responses: {
+            /** @description Stored with their deliveries; Evolution posting the same body again gets the same answer. event_id and deliveries are the first event’s. */
+            202: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "success": true,
+                     *       "event_id": "evt_01jd5q7h2k9x4m8n3p6r0t1v2w",
+                     *       "deliveries": 1,
+                     *       "duplicate": true,
+                     *       "events": [
+                     *         {
+                     *           "event": "message",
+                     *           "event_id": "evt_01jd5q7h2k9x4m8n3p6r0t1v2w",
+                     *           "deliveries": 1,
+                     *           "duplicate": true
+                     *         }
+                     *       ]
+                     *     }
+                     */
+                    "application/json": {
+                        /** @description deliveries queued: one per subscribed, enabled webhook */
+                        deliveries: number;
+                        /**
+                         * @description Evolution reported this again within ENGINE_DEDUPE_S; not stored
+                         * @enum {boolean}
+                         */
+                        duplicate?: true;
+                        /** @description derived from the instance and what the event reports */
+                        event_id: string;
+                        /** @description every event the body made, in order (a message before its message.any); the first is the answer’s */
+                        events: {
+                            /** @description deliveries queued: one per subscribed, enabled webhook */
+                            deliveries: number;
+                            /**
+                             * @description Evolution reported this again within ENGINE_DEDUPE_S; not stored
+                             * @enum {boolean}
+                             */
+                            duplicate?: true;
+                            /** @description the Herald kind */
+                            event: string;
+                            /** @description derived from the instance and what the event reports */
+                            event_id: string;
+                        }[];
+                        /** @enum {boolean} */
+                        success: true;
+                    };
+                };
+            };
+            /**
+             * @description - An id in the path is not in its form (ins_…, whk_…, dlv_…, key_…).
+             *     - The body is not valid JSON.
+             *     - The body is not an Evolution API event body (no event, no data), or an event Herald maps lacks what it reads (a message without key.id or key.fromMe, an ack without keyId).
+             */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /**
+             * @description - No Authorization: Bearer key.
+             *     - A key or portal link Herald does not know (unknown or revoked).
+             *     - A portal link past its expires_at.
+             *     - A bearer JWT (Evolution API’s jwt_key) is not HS256, not signed with the instance’s engine HMAC key, or has expired; or the instance has no engine HMAC key.
+             */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /**
+             * @description - A portal link cannot publish events: it manages its instance's webhooks and reads its delivery log.
+             *     - A read-only portal link cannot publish events: it is read-only and may only read.
+             *     - An instance key or portal link of another instance.
+             */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The instance does not exist. */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /**
+             * @description - The body is over this endpoint’s limit.
+             *     - The engine’s body is larger than ENGINE_MAX_BODY_BYTES (4 MiB by default); logged with its kind and id, and counted.
+             */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The body is not sent as Content-Type: application/json. */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /**
+             * @description - This client address failed to authenticate more than AUTH_FAILURES_PER_MIN times within a minute: every request from it is refused for the rest of that minute, whatever its key.
+             *     - This key published more often per second than RATE_LIMIT_INGEST allows.
+             */
+            429: {
+                headers: {
+                    /** @description seconds to wait before retrying */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description A fault of Herald’s; the details are in its log, never in the answer. */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The database is unavailable (its connections lost or refused, its disk full); nothing was stored, send it again after Retry-After. */
+            503: {
+                headers: {
+                    /** @description seconds to wait before retrying */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    receiveEvolutionEventByPath: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description Evolution’s event in its url form, e.g. messages-upsert; not read */
+                event: string;
+                /** @description ins_ followed by 1 to 100 letters, digits, _ or -; the instance id */
+                instance_id: string;
+            };
+            cookie?: never;
+        };
+        /** @description Evolution API's webhook body, as Evolution sends it */
+        requestBody: {
+            content: {
+                /**
+                 * @example {
+                 *       "event": "messages.upsert",
+                 *       "instance": "sales",
+                 *       "data": {
+                 *         "key": {
+                 *           "remoteJid": "5511988887777@s.whatsapp.net",
+                 *           "fromMe": false,
+                 *           "id": "3EB0C767D26A1D8F4A2B"
+                 *         },
+                 *         "pushName": "Ana",
+                 *         "message": {
+                 *           "conversation": "Oi! Meu pedido já saiu?"
+                 *         },
+                 *         "messageType": "conversation",
+                 *         "messageTimestamp": 1795341600
+                 *       },
+                 *       "destination": "https://herald.example.com/instances/ins_01jd5q7kq4r8s2t6v0w4x8y2z6/engine/evolution",
+                 *       "date_time": "2026-11-20T09:00:00.123Z",
+                 *       "sender": "5511955554444@s.whatsapp.net",
+                 *       "server_url": "https://evolution.example.com",
+                 *       "apikey": null
+                 *     }
+                 */
+                "application/json": {
+                    /** @description Evolution’s own credential: never delivered */
+                    apikey?: unknown;
+                    /** @description the event’s data, turned into the delivery format; delivered as the payload’s _evolution */
+                    data?: unknown;
+                    /** @description orders the session.status events of an instance; not delivered */
+                    date_time?: unknown;
+                    /** @description not delivered */
+                    destination?: unknown;
+                    /** @description Evolution’s event, e.g. messages.upsert: it decides the Herald kind (message and message.any, message.ack, session.status…); an event Herald has no kind for keeps its name and goes only to webhooks subscribed to * */
+                    event?: unknown;
+                    /** @description not delivered */
+                    instance?: unknown;
+                    /** @description the session’s own id: the `to` of messages it gets, the `from` of those it sends */
+                    sender?: unknown;
+                    /** @description not delivered */
+                    server_url?: unknown;
+                } & {
+                    [key: string]: unknown;
+                };
+            };
+        };
+        responses: {
+            /** @description Stored with their deliveries; Evolution posting the same body again gets the same answer. event_id and deliveries are the first event’s. */
+            202: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "success": true,
+                     *       "event_id": "evt_01jd5q7h2k9x4m8n3p6r0t1v2w",
+                     *       "deliveries": 1,
+                     *       "duplicate": true,
+                     *       "events": [
+                     *         {
+                     *           "event": "message",
+                     *           "event_id": "evt_01jd5q7h2k9x4m8n3p6r0t1v2w",
+                     *           "deliveries": 1,
+                     *           "duplicate": true
+                     *         }
+                     *       ]
+                     *     }
+                     */
+                    "application/json": {
+                        /** @description deliveries queued: one per subscribed, enabled webhook */
+                        deliveries: number;
+                        /**
+                         * @description Evolution reported this again within ENGINE_DEDUPE_S; not stored
+                         * @enum {boolean}
+                         */
+                        duplicate?: true;
+                        /** @description derived from the instance and what the event reports */
+                        event_id: string;
+                        /** @description every event the body made, in order (a message before its message.any); the first is the answer’s */
+                        events: {
+                            /** @description deliveries queued: one per subscribed, enabled webhook */
+                            deliveries: number;
+                            /**
+                             * @description Evolution reported this again within ENGINE_DEDUPE_S; not stored
+                             * @enum {boolean}
+                             */
+                            duplicate?: true;
+                            /** @description the Herald kind */
+                            event: string;
+                            /** @description derived from the instance and what the event reports */
+                            event_id: string;
+                        }[];
+                        /** @enum {boolean} */
+                        success: true;
+                    };
+                };
+            };
+            /**
+             * @description - An id in the path is not in its form (ins_…, whk_…, dlv_…, key_…).
+             *     - The body is not valid JSON.
+             *     - The body is not an Evolution API event body (no event, no data), or an event Herald maps lacks what it reads (a message without key.id or key.fromMe, an ack without keyId).
+             */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /**
+             * @description - No Authorization: Bearer key.
+             *     - A key or portal link Herald does not know (unknown or revoked).
+             *     - A portal link past its expires_at.
+             *     - A bearer JWT (Evolution API’s jwt_key) is not HS256, not signed with the instance’s engine HMAC key, or has expired; or the instance has no engine HMAC key.
+             */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /**
+             * @description - A portal link cannot publish events: it manages its instance's webhooks and reads its delivery log.
+             *     - A read-only portal link cannot publish events: it is read-only and may only read.
+             *     - An instance key or portal link of another instance.
+             */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The instance does not exist. */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /**
+             * @description - The body is over this endpoint’s limit.
+             *     - The engine’s body is larger than ENGINE_MAX_BODY_BYTES (4 MiB by default); logged with its kind and id, and counted.
+             */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The body is not sent as Content-Type: application/json. */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /**
+             * @description - This client address failed to authenticate more than AUTH_FAILURES_PER_MIN times within a minute: every request from it is refused for the rest of that minute, whatever its key.
+             *     - This key published more often per second than RATE_LIMIT_INGEST allows.
              */
             429: {
                 headers: {
@@ -9412,6 +9954,841 @@ export interface operations {
                         /** @enum {boolean} */
                         success: true;
                     };
+                };
+            };
+            /** @description A fault of Herald’s; the details are in its log, never in the answer. */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The database is unavailable (its connections lost or refused, its disk full); nothing was stored, send it again after Retry-After. */
+            503: {
+                headers: {
+                    /** @description seconds to wait before retrying */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    listSources: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Every source, oldest first */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "success": true,
+                     *       "sources": [
+                     *         {
+                     *           "source_id": "string",
+                     *           "url": "https://hooks.example.com/media/med_01jd5q7h3m5n7p9q1r3s5t7v9w?expires=1795341600&sig=…",
+                     *           "format": "string",
+                     *           "instance_id": "ins_01jd5q7h2k9x4m8n3p6r0t1v2a",
+                     *           "state": "string",
+                     *           "last_error": "string",
+                     *           "received": 1,
+                     *           "ingested": 1,
+                     *           "duplicates": 1,
+                     *           "parked": 1,
+                     *           "created_at": "2026-11-21T10:00:00.000Z",
+                     *           "updated_at": "2026-11-21T10:00:00.000Z"
+                     *         }
+                     *       ]
+                     *     }
+                     */
+                    "application/json": {
+                        sources: {
+                            /** Format: date-time */
+                            created_at: string;
+                            /** @description messages whose event was stored before (a redelivery) or an engine repeat */
+                            duplicates: number;
+                            format: string;
+                            ingested: number;
+                            instance_id: string | null;
+                            /** @description why it is not consuming, in words */
+                            last_error: string | null;
+                            /** @description messages that can never be ingested, kept in …/parked */
+                            parked: number;
+                            received: number;
+                            source_id: string;
+                            /** @description connecting, consuming, reconnecting or failed (still retried) */
+                            state: string;
+                            /** Format: date-time */
+                            updated_at: string;
+                            /** @description with its password as **** */
+                            url: string;
+                        }[];
+                        /** @enum {boolean} */
+                        success: true;
+                    };
+                };
+            };
+            /**
+             * @description - No Authorization: Bearer key.
+             *     - A key or portal link Herald does not know (unknown or revoked).
+             *     - A portal link past its expires_at.
+             */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /**
+             * @description - A manage key cannot manage sources: this needs the admin key.
+             *     - A publish key cannot manage sources: this needs the admin key.
+             *     - A portal link cannot manage sources: this needs the admin key.
+             *     - A read-only portal link cannot manage sources: this needs the admin key.
+             */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /**
+             * @description - This client address failed to authenticate more than AUTH_FAILURES_PER_MIN times within a minute: every request from it is refused for the rest of that minute, whatever its key.
+             *     - This key made more management requests per second than RATE_LIMIT_MANAGEMENT allows.
+             */
+            429: {
+                headers: {
+                    /** @description seconds to wait before retrying */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description A fault of Herald’s; the details are in its log, never in the answer. */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The database is unavailable (its connections lost or refused, its disk full); nothing was stored, send it again after Retry-After. */
+            503: {
+                headers: {
+                    /** @description seconds to wait before retrying */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    createSource: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                /**
+                 * @example {
+                 *       "url": "amqp://rabbit.internal:5672/%2F?queue=herald-events",
+                 *       "format": "herald"
+                 *     }
+                 */
+                "application/json": {
+                    /** @description how each message's body is read: herald, waha */
+                    format: string;
+                    /** @description the instance every event goes to; without one, the body names it (herald's instance_id, WAHA's session) */
+                    instance_id?: string | null;
+                    /** @description amqp(s)://user:pass@host/vhost?queue=Q[&exchange=E&binding=K], nats://host/STREAM?consumer=C[&subject=S] or redis(s)://:pass@host/db?stream=S&group=G; the password is sealed and shown as **** */
+                    url: string;
+                };
+            };
+        };
+        responses: {
+            /** @description The source */
+            201: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "success": true,
+                     *       "source": {
+                     *         "source_id": "string",
+                     *         "url": "https://hooks.example.com/media/med_01jd5q7h3m5n7p9q1r3s5t7v9w?expires=1795341600&sig=…",
+                     *         "format": "string",
+                     *         "instance_id": "ins_01jd5q7h2k9x4m8n3p6r0t1v2a",
+                     *         "state": "string",
+                     *         "last_error": "string",
+                     *         "received": 1,
+                     *         "ingested": 1,
+                     *         "duplicates": 1,
+                     *         "parked": 1,
+                     *         "created_at": "2026-11-21T10:00:00.000Z",
+                     *         "updated_at": "2026-11-21T10:00:00.000Z"
+                     *       }
+                     *     }
+                     */
+                    "application/json": {
+                        source: {
+                            /** Format: date-time */
+                            created_at: string;
+                            /** @description messages whose event was stored before (a redelivery) or an engine repeat */
+                            duplicates: number;
+                            format: string;
+                            ingested: number;
+                            instance_id: string | null;
+                            /** @description why it is not consuming, in words */
+                            last_error: string | null;
+                            /** @description messages that can never be ingested, kept in …/parked */
+                            parked: number;
+                            received: number;
+                            source_id: string;
+                            /** @description connecting, consuming, reconnecting or failed (still retried) */
+                            state: string;
+                            /** Format: date-time */
+                            updated_at: string;
+                            /** @description with its password as **** */
+                            url: string;
+                        };
+                        /** @enum {boolean} */
+                        success: true;
+                    };
+                };
+            };
+            /**
+             * @description - The body is not valid JSON.
+             *     - A field breaks its rule: the url (scheme, host, port, path and parameters, the message names the part), a format Herald does not read, an instance_id of no instance, or **** for a password the source does not have.
+             */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /**
+             * @description - No Authorization: Bearer key.
+             *     - A key or portal link Herald does not know (unknown or revoked).
+             *     - A portal link past its expires_at.
+             */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /**
+             * @description - A manage key cannot manage sources: this needs the admin key.
+             *     - A publish key cannot manage sources: this needs the admin key.
+             *     - A portal link cannot manage sources: this needs the admin key.
+             *     - A read-only portal link cannot manage sources: this needs the admin key.
+             */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The body is over this endpoint’s limit. */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The body is not sent as Content-Type: application/json. */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /**
+             * @description - This client address failed to authenticate more than AUTH_FAILURES_PER_MIN times within a minute: every request from it is refused for the rest of that minute, whatever its key.
+             *     - This key made more management requests per second than RATE_LIMIT_MANAGEMENT allows.
+             */
+            429: {
+                headers: {
+                    /** @description seconds to wait before retrying */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description A fault of Herald’s; the details are in its log, never in the answer. */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The database is unavailable (its connections lost or refused, its disk full); nothing was stored, send it again after Retry-After. */
+            503: {
+                headers: {
+                    /** @description seconds to wait before retrying */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    getSource: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                source_id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The source */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "success": true,
+                     *       "source": {
+                     *         "source_id": "string",
+                     *         "url": "https://hooks.example.com/media/med_01jd5q7h3m5n7p9q1r3s5t7v9w?expires=1795341600&sig=…",
+                     *         "format": "string",
+                     *         "instance_id": "ins_01jd5q7h2k9x4m8n3p6r0t1v2a",
+                     *         "state": "string",
+                     *         "last_error": "string",
+                     *         "received": 1,
+                     *         "ingested": 1,
+                     *         "duplicates": 1,
+                     *         "parked": 1,
+                     *         "created_at": "2026-11-21T10:00:00.000Z",
+                     *         "updated_at": "2026-11-21T10:00:00.000Z"
+                     *       }
+                     *     }
+                     */
+                    "application/json": {
+                        source: {
+                            /** Format: date-time */
+                            created_at: string;
+                            /** @description messages whose event was stored before (a redelivery) or an engine repeat */
+                            duplicates: number;
+                            format: string;
+                            ingested: number;
+                            instance_id: string | null;
+                            /** @description why it is not consuming, in words */
+                            last_error: string | null;
+                            /** @description messages that can never be ingested, kept in …/parked */
+                            parked: number;
+                            received: number;
+                            source_id: string;
+                            /** @description connecting, consuming, reconnecting or failed (still retried) */
+                            state: string;
+                            /** Format: date-time */
+                            updated_at: string;
+                            /** @description with its password as **** */
+                            url: string;
+                        };
+                        /** @enum {boolean} */
+                        success: true;
+                    };
+                };
+            };
+            /**
+             * @description - No Authorization: Bearer key.
+             *     - A key or portal link Herald does not know (unknown or revoked).
+             *     - A portal link past its expires_at.
+             */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /**
+             * @description - A manage key cannot manage sources: this needs the admin key.
+             *     - A publish key cannot manage sources: this needs the admin key.
+             *     - A portal link cannot manage sources: this needs the admin key.
+             *     - A read-only portal link cannot manage sources: this needs the admin key.
+             */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The source does not exist (or was deleted). */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /**
+             * @description - This client address failed to authenticate more than AUTH_FAILURES_PER_MIN times within a minute: every request from it is refused for the rest of that minute, whatever its key.
+             *     - This key made more management requests per second than RATE_LIMIT_MANAGEMENT allows.
+             */
+            429: {
+                headers: {
+                    /** @description seconds to wait before retrying */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description A fault of Herald’s; the details are in its log, never in the answer. */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The database is unavailable (its connections lost or refused, its disk full); nothing was stored, send it again after Retry-After. */
+            503: {
+                headers: {
+                    /** @description seconds to wait before retrying */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    deleteSource: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                source_id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Deleted; every process stops consuming it within a second */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "success": true
+                     *     }
+                     */
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: true;
+                    };
+                };
+            };
+            /**
+             * @description - No Authorization: Bearer key.
+             *     - A key or portal link Herald does not know (unknown or revoked).
+             *     - A portal link past its expires_at.
+             */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /**
+             * @description - A manage key cannot manage sources: this needs the admin key.
+             *     - A publish key cannot manage sources: this needs the admin key.
+             *     - A portal link cannot manage sources: this needs the admin key.
+             *     - A read-only portal link cannot manage sources: this needs the admin key.
+             */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The source does not exist (or was deleted). */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /**
+             * @description - This client address failed to authenticate more than AUTH_FAILURES_PER_MIN times within a minute: every request from it is refused for the rest of that minute, whatever its key.
+             *     - This key made more management requests per second than RATE_LIMIT_MANAGEMENT allows.
+             */
+            429: {
+                headers: {
+                    /** @description seconds to wait before retrying */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description A fault of Herald’s; the details are in its log, never in the answer. */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The database is unavailable (its connections lost or refused, its disk full); nothing was stored, send it again after Retry-After. */
+            503: {
+                headers: {
+                    /** @description seconds to wait before retrying */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    updateSource: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                source_id: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                /**
+                 * @example {
+                 *       "url": "amqp://rabbit.internal:5672/%2F?queue=herald-events",
+                 *       "format": "herald"
+                 *     }
+                 */
+                "application/json": {
+                    /** @description how each message's body is read: herald, waha */
+                    format: string;
+                    /** @description the instance every event goes to; without one, the body names it (herald's instance_id, WAHA's session) */
+                    instance_id?: string | null;
+                    /** @description amqp(s)://user:pass@host/vhost?queue=Q[&exchange=E&binding=K], nats://host/STREAM?consumer=C[&subject=S] or redis(s)://:pass@host/db?stream=S&group=G; the password is sealed and shown as **** */
+                    url: string;
+                };
+            };
+        };
+        responses: {
+            /** @description The source */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "success": true,
+                     *       "source": {
+                     *         "source_id": "string",
+                     *         "url": "https://hooks.example.com/media/med_01jd5q7h3m5n7p9q1r3s5t7v9w?expires=1795341600&sig=…",
+                     *         "format": "string",
+                     *         "instance_id": "ins_01jd5q7h2k9x4m8n3p6r0t1v2a",
+                     *         "state": "string",
+                     *         "last_error": "string",
+                     *         "received": 1,
+                     *         "ingested": 1,
+                     *         "duplicates": 1,
+                     *         "parked": 1,
+                     *         "created_at": "2026-11-21T10:00:00.000Z",
+                     *         "updated_at": "2026-11-21T10:00:00.000Z"
+                     *       }
+                     *     }
+                     */
+                    "application/json": {
+                        source: {
+                            /** Format: date-time */
+                            created_at: string;
+                            /** @description messages whose event was stored before (a redelivery) or an engine repeat */
+                            duplicates: number;
+                            format: string;
+                            ingested: number;
+                            instance_id: string | null;
+                            /** @description why it is not consuming, in words */
+                            last_error: string | null;
+                            /** @description messages that can never be ingested, kept in …/parked */
+                            parked: number;
+                            received: number;
+                            source_id: string;
+                            /** @description connecting, consuming, reconnecting or failed (still retried) */
+                            state: string;
+                            /** Format: date-time */
+                            updated_at: string;
+                            /** @description with its password as **** */
+                            url: string;
+                        };
+                        /** @enum {boolean} */
+                        success: true;
+                    };
+                };
+            };
+            /**
+             * @description - The body is not valid JSON.
+             *     - A field breaks its rule: the url (scheme, host, port, path and parameters, the message names the part), a format Herald does not read, an instance_id of no instance, or **** for a password the source does not have.
+             */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /**
+             * @description - No Authorization: Bearer key.
+             *     - A key or portal link Herald does not know (unknown or revoked).
+             *     - A portal link past its expires_at.
+             */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /**
+             * @description - A manage key cannot manage sources: this needs the admin key.
+             *     - A publish key cannot manage sources: this needs the admin key.
+             *     - A portal link cannot manage sources: this needs the admin key.
+             *     - A read-only portal link cannot manage sources: this needs the admin key.
+             */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The source does not exist (or was deleted). */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The body is over this endpoint’s limit. */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The body is not sent as Content-Type: application/json. */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /**
+             * @description - This client address failed to authenticate more than AUTH_FAILURES_PER_MIN times within a minute: every request from it is refused for the rest of that minute, whatever its key.
+             *     - This key made more management requests per second than RATE_LIMIT_MANAGEMENT allows.
+             */
+            429: {
+                headers: {
+                    /** @description seconds to wait before retrying */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description A fault of Herald’s; the details are in its log, never in the answer. */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The database is unavailable (its connections lost or refused, its disk full); nothing was stored, send it again after Retry-After. */
+            503: {
+                headers: {
+                    /** @description seconds to wait before retrying */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    listParkedMessages: {
+        parameters: {
+            query?: {
+                /** @description next_cursor of the page before */
+                cursor?: string;
+                /** @description at most this many (default 100) */
+                limit?: number;
+            };
+            header?: never;
+            path: {
+                source_id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Messages that can never be ingested, oldest first */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "success": true,
+                     *       "parked": [
+                     *         {
+                     *           "parked_at": "2026-11-21T10:00:00.000Z",
+                     *           "reason": "string",
+                     *           "body": "string"
+                     *         }
+                     *       ],
+                     *       "next_cursor": null
+                     *     }
+                     */
+                    "application/json": {
+                        next_cursor: string | null;
+                        parked: {
+                            /** @description the first 4 KiB of the message, as text */
+                            body: string;
+                            /** Format: date-time */
+                            parked_at: string;
+                            reason: string;
+                        }[];
+                        /** @enum {boolean} */
+                        success: true;
+                    };
+                };
+            };
+            /**
+             * @description - No Authorization: Bearer key.
+             *     - A key or portal link Herald does not know (unknown or revoked).
+             *     - A portal link past its expires_at.
+             */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /**
+             * @description - A manage key cannot manage sources: this needs the admin key.
+             *     - A publish key cannot manage sources: this needs the admin key.
+             *     - A portal link cannot manage sources: this needs the admin key.
+             *     - A read-only portal link cannot manage sources: this needs the admin key.
+             */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The source does not exist (or was deleted). */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /**
+             * @description - This client address failed to authenticate more than AUTH_FAILURES_PER_MIN times within a minute: every request from it is refused for the rest of that minute, whatever its key.
+             *     - This key made more management requests per second than RATE_LIMIT_MANAGEMENT allows.
+             */
+            429: {
+                headers: {
+                    /** @description seconds to wait before retrying */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
                 };
             };
             /** @description A fault of Herald’s; the details are in its log, never in the answer. */

@@ -17,7 +17,8 @@ export interface RouteKind {
   /** No key needed (health, media links): no 401, no rate limit. */
   public: boolean;
   ingest: boolean;
-  pathIds: boolean;
+  /** Which ids the path has: the instance's (and others under it), the source's alone, or none. */
+  pathIds: 'instance' | 'source' | null;
   jsonBody: boolean;
 }
 
@@ -28,7 +29,7 @@ export function sharedCauses(kind: RouteKind): ErrorName[] {
     causes.push('missing_key', 'unauthorized', 'portal_link_expired', 'auth_failures_limited');
     causes.push(kind.ingest ? 'ingest_rate_limited' : 'rate_limited');
   }
-  if (kind.pathIds) causes.push('invalid_path');
+  if (kind.pathIds) causes.push(kind.pathIds === 'source' ? 'invalid_source_path' : 'invalid_path');
   if (kind.jsonBody) causes.push('malformed_json', 'payload_too_large', 'not_json');
   // The key is looked up in the database, so every route with one can find it unavailable.
   if (!kind.public) causes.push('database_unavailable');

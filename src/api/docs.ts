@@ -103,7 +103,8 @@ export async function installApiDocs(
         ...sharedCauses({
           public: publicRoute,
           ingest: isIngestRoute(route.url),
-          pathIds: schema.params !== undefined,
+          pathIds:
+            schema.params === undefined ? null : route.url.startsWith('/sources/') ? 'source' : 'instance',
           // The media upload takes raw bytes (its own parser); every other body is JSON.
           jsonBody: schema.body !== undefined,
         }),

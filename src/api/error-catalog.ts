@@ -116,6 +116,12 @@ export const ERROR_CAUSES = {
     when: 'an id in the path is not in its form (ins_…, whk_…, dlv_…, key_…)',
     example: () => invalid('instance_id', 'must be ins_ followed by 1 to 100 letters, digits, _ or -'),
   },
+  // The routes of /sources, whose only path id is the source's.
+  invalid_source_path: {
+    status: 400,
+    when: 'the source id in the path is not in its form (src_…)',
+    example: () => invalid('source_id', 'must be src_ followed by 1 to 100 letters, digits, _ or -'),
+  },
   malformed_json: {
     status: 400,
     when: 'the body is not valid JSON',

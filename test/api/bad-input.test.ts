@@ -38,6 +38,20 @@ const WAHA = {
   engine: 'NOWEB',
   ...EVENT,
 };
+/** Evolution API's webhook body around a message (as its Baileys channel posts messages.upsert). */
+const EVOLUTION = {
+  event: 'messages.upsert',
+  instance: 'sweep',
+  data: {
+    key: { id: '3EB0C767D26A1D8F4A2B', remoteJid: '15557654321@s.whatsapp.net', fromMe: false },
+    message: { conversation: 'Hi' },
+    messageTimestamp: 1763719200,
+  },
+  date_time: '2025-11-21T10:00:00.000Z',
+  sender: '15550001111@s.whatsapp.net',
+};
+/** A source on a broker address nothing listens on: valid, and its consumer only ever retries. */
+const SOURCE = { url: 'amqp://127.0.0.1:1/%2F?queue=sweep', format: 'herald' };
 const big = (n: number) => 'x'.repeat(n);
 const nested = (depth: number) => `{"a":${'['.repeat(depth)}${']'.repeat(depth)}}`;
 const INVALID_UTF8 = new Uint8Array([
@@ -81,6 +95,27 @@ const ENDPOINTS: {
   },
   // ENGINE_MAX_BODY_BYTES: an engine's body is delivered whole, engine data included.
   { method: 'POST', path: '/instances/{ins}/engine/waha', body: WAHA, limit: 4 * 1024 * 1024, open: true },
+  {
+    method: 'POST',
+    path: '/instances/{ins}/engine/evolution',
+    body: EVOLUTION,
+    limit: 4 * 1024 * 1024,
+    open: true,
+  },
+  // Evolution's byEvents form: the path's event is any name (the body's event decides), so it has no id cases.
+  {
+    method: 'POST',
+    path: '/instances/{ins}/engine/evolution/{event}',
+    body: EVOLUTION,
+    limit: 4 * 1024 * 1024,
+    open: true,
+  },
+  { method: 'GET', path: '/sources' },
+  { method: 'POST', path: '/sources', body: SOURCE },
+  { method: 'GET', path: '/sources/{source}' },
+  { method: 'PATCH', path: '/sources/{source}', body: SOURCE },
+  { method: 'DELETE', path: '/sources/{source}' },
+  { method: 'GET', path: '/sources/{source}/parked' },
   { method: 'GET', path: '/instances/{ins}/deliveries' },
   { method: 'GET', path: '/instances/{ins}/deliveries/{dlv}' },
   { method: 'POST', path: '/instances/{ins}/deliveries/{dlv}/redeliver' },
@@ -104,7 +139,14 @@ const ENDPOINTS: {
 /** The media limit of the Herald under test, small so that a body beyond it is cheap to send. */
 const MEDIA_MAX_BYTES = 1024;
 
-const ID_PREFIX: Record<string, string> = { ins: 'ins', whk: 'whk', dlv: 'dlv', key: 'key', link: 'lnk' };
+const ID_PREFIX: Record<string, string> = {
+  ins: 'ins',
+  whk: 'whk',
+  dlv: 'dlv',
+  key: 'key',
+  link: 'lnk',
+  source: 'src',
+};
 
 /** The cases every endpoint gets: authentication, ids, and (with a body) the transport of the body. */
 function genericCases(e: (typeof ENDPOINTS)[number]): Case[] {
@@ -122,7 +164,7 @@ function genericCases(e: (typeof ENDPOINTS)[number]): Case[] {
       code: 'unauthorized',
     },
   ];
-  const params = [...path.matchAll(/\{(\w+)\}/g)].map((m) => m[1]);
+  const params = [...path.matchAll(/\{(\w+)\}/g)].map((m) => m[1]).filter((p) => p in ID_PREFIX);
   for (const p of params) {
     const prefix = ID_PREFIX[p];
     const swap = (to: string) => path.replace(`{${p}}`, to);
@@ -168,7 +210,7 @@ function genericCases(e: (typeof ENDPOINTS)[number]): Case[] {
         code: 'not_found',
       },
     );
-    if (p !== 'ins') {
+    if (p !== 'ins' && p !== 'source') {
       // A's instance with B's webhook / delivery / key: as if it did not exist.
       cases.push({
         what: `${p} of another instance`,
@@ -334,6 +376,9 @@ function fieldCases(): Case[] {
   };
   const events = post('/instances/{ins}/events');
   const engine = post('/instances/{ins}/engine/waha');
+  const evolution = post('/instances/{ins}/engine/evolution');
+  const source = post('/sources');
+  const patchSource = post('/sources/{source}', 'PATCH');
   const patchInstance = post('/instances/{ins}', 'PATCH');
   const batch = post('/instances/{ins}/events/batch');
   const enabled = post('/instances/{ins}/webhooks/{whk}/enabled');
@@ -356,6 +401,47 @@ function fieldCases(): Case[] {
     patchInstance('engine_hmac_key empty', { engine_hmac_key: '' }),
     patchInstance('engine_hmac_key of 1025 characters', { engine_hmac_key: big(1025) }),
     engine('event missing', { ...WAHA, event: undefined }),
+    evolution('event missing', { ...EVOLUTION, event: undefined }),
+    evolution('event empty', { ...EVOLUTION, event: '' }),
+    evolution('data missing', { ...EVOLUTION, data: undefined }),
+    evolution('a message without key.id', {
+      ...EVOLUTION,
+      data: { ...EVOLUTION.data, key: { fromMe: false } },
+    }),
+    evolution('key.fromMe a string', {
+      ...EVOLUTION,
+      data: { ...EVOLUTION.data, key: { ...EVOLUTION.data.key, fromMe: 'no' } },
+    }),
+    evolution('an ack without keyId', { ...EVOLUTION, event: 'messages.update', data: { status: 'READ' } }),
+    source('url missing', { format: 'herald' }),
+    source('format missing', { url: SOURCE.url }),
+    source('format unknown', { ...SOURCE, format: 'kafka' }),
+    source('url ftp', { ...SOURCE, url: 'ftp://127.0.0.1/x' }),
+    source('url of RabbitMQ without queue', { ...SOURCE, url: 'amqp://127.0.0.1:1/%2F' }),
+    source('url of JetStream without consumer', { ...SOURCE, url: 'nats://127.0.0.1:1/STREAM' }),
+    source('url of Redis without group', { ...SOURCE, url: 'redis://127.0.0.1:1/0?stream=s' }),
+    source('url of 200 000 characters', { ...SOURCE, url: `amqp://127.0.0.1/${big(200_000)}?queue=q` }),
+    source('instance_id malformed', { ...SOURCE, instance_id: 'nope' }),
+    source('instance_id unknown', { ...SOURCE, instance_id: UNKNOWN.ins }),
+    patchSource('format unknown', { ...SOURCE, format: 'kafka' }),
+    patchSource('url missing', { format: 'herald' }),
+    {
+      what: 'sources with an instance key',
+      method: 'GET',
+      path: '/sources',
+      as: 'instance',
+      status: 403,
+      code: 'forbidden',
+    },
+    {
+      what: 'a source made with an instance key',
+      method: 'POST',
+      path: '/sources',
+      options: { body: SOURCE },
+      as: 'instance',
+      status: 403,
+      code: 'forbidden',
+    },
     engine('payload missing', { ...WAHA, payload: undefined }),
     engine('id with a space', { ...WAHA, id: 'evt_a b' }),
     engine('timestamp a string', { ...WAHA, timestamp: 'now' }),
@@ -546,7 +632,11 @@ async function snapshot(): Promise<unknown> {
     return r.body;
   };
   const { instances } = await get('/instances');
-  const all = [];
+  // A source's state and counters move by themselves (its consumer retries): what it is, not how it is doing.
+  const { sources } = await get('/sources');
+  const all: unknown[] = [
+    sources.map((s: Record<string, unknown>) => [s.source_id, s.url, s.format, s.instance_id]),
+  ];
   for (const i of instances) {
     const base = `/instances/${i.instance_id}`;
     const { deliveries } = await get(`${base}/deliveries?limit=200`);
@@ -595,6 +685,8 @@ before(async () => {
     });
     if (suffix === '') instanceKey = key.key;
   }
+  ids.event = 'messages-upsert';
+  ids.source = (await h.request('POST', '/sources', { body: SOURCE })).body.source.source_id;
 });
 after(async () => {
   await h.close();

@@ -10280,6 +10280,7 @@ export interface operations {
             query?: never;
             header?: never;
             path: {
+                /** @description src_ followed by 1 to 100 letters, digits, _ or -; the source id */
                 source_id: string;
             };
             cookie?: never;
@@ -10336,6 +10337,15 @@ export interface operations {
                         /** @enum {boolean} */
                         success: true;
                     };
+                };
+            };
+            /** @description The source id in the path is not in its form (src_…). */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
                 };
             };
             /**
@@ -10415,6 +10425,7 @@ export interface operations {
             query?: never;
             header?: never;
             path: {
+                /** @description src_ followed by 1 to 100 letters, digits, _ or -; the source id */
                 source_id: string;
             };
             cookie?: never;
@@ -10436,6 +10447,15 @@ export interface operations {
                         /** @enum {boolean} */
                         success: true;
                     };
+                };
+            };
+            /** @description The source id in the path is not in its form (src_…). */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
                 };
             };
             /**
@@ -10515,6 +10535,7 @@ export interface operations {
             query?: never;
             header?: never;
             path: {
+                /** @description src_ followed by 1 to 100 letters, digits, _ or -; the source id */
                 source_id: string;
             };
             cookie?: never;
@@ -10591,7 +10612,8 @@ export interface operations {
                 };
             };
             /**
-             * @description - The body is not valid JSON.
+             * @description - The source id in the path is not in its form (src_…).
+             *     - The body is not valid JSON.
              *     - A field breaks its rule: the url (scheme, host, port, path and parameters, the message names the part), a format Herald does not read, an instance_id of no instance, or **** for a password the source does not have.
              */
             400: {
@@ -10702,6 +10724,7 @@ export interface operations {
             };
             header?: never;
             path: {
+                /** @description src_ followed by 1 to 100 letters, digits, _ or -; the source id */
                 source_id: string;
             };
             cookie?: never;
@@ -10739,6 +10762,15 @@ export interface operations {
                         /** @enum {boolean} */
                         success: true;
                     };
+                };
+            };
+            /** @description The source id in the path is not in its form (src_…). */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
                 };
             };
             /**

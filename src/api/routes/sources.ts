@@ -118,7 +118,7 @@ export function sourceRoutes(app: FastifyInstance, ctx: ApiContext): void {
 
   app.get(
     '/sources/:source_id',
-    { schema: { tags, response: { 200: one }, errors: ['source_not_found'] } },
+    { schema: { tags, params: SourceParams, response: { 200: one }, errors: ['source_not_found'] } },
     async (request) => ({ success: true, source: sourceView(await load(ctx, request.params)) }),
   );
 
@@ -127,7 +127,7 @@ export function sourceRoutes(app: FastifyInstance, ctx: ApiContext): void {
     {
       schema: {
         tags,
-
+        params: SourceParams,
         body: SourceBody,
         response: { 200: one },
         errors: ['source_not_found', 'invalid_source'],
@@ -147,7 +147,7 @@ export function sourceRoutes(app: FastifyInstance, ctx: ApiContext): void {
     {
       schema: {
         tags,
-
+        params: SourceParams,
         response: {
           200: Ok({}, { description: 'Deleted; every process stops consuming it within a second' }),
         },
@@ -166,7 +166,7 @@ export function sourceRoutes(app: FastifyInstance, ctx: ApiContext): void {
     {
       schema: {
         tags,
-
+        params: SourceParams,
         querystring: ParkedQuery,
         response: {
           200: Ok(

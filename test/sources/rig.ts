@@ -100,7 +100,7 @@ async function natsQueue(stream: string): Promise<TestQueue> {
 }
 
 /** Creates the consumer itself, so that messages published before Herald starts are the consumer's too. */
-export async function natsConsumerFirst(q: TestQueue): Promise<void> {
+export async function natsConsumerFirst(q: TestQueue, ackWaitMs?: number): Promise<void> {
   const url = new URL(q.url());
   const nc = await connect({ servers: '127.0.0.1:4222' });
   const jsm = await jetstreamManager(nc);
@@ -108,6 +108,8 @@ export async function natsConsumerFirst(q: TestQueue): Promise<void> {
     durable_name: 'herald',
     ack_policy: AckPolicy.Explicit,
     filter_subject: url.searchParams.get('subject') ?? undefined,
+    // The time JetStream waits for a dead consumer's acks before it delivers those messages again (default 30 s).
+    ...(ackWaitMs === undefined ? {} : { ack_wait: ackWaitMs * 1_000_000 }),
   });
   await nc.close();
 }

@@ -1,5 +1,5 @@
 /**
- * A crash mid-way: 500 messages wait in the queue, the `npm start` child consuming them is SIGKILLed (every process
+ * A crash mid-way: 500 messages for the queue, the `npm start` child consuming them is SIGKILLed (every process
  * of it at once) part-way through, and started again on the same data. Every message ends up stored, as exactly as
  * many distinct events as were published (a message redelivered after the crash is the same event), and nothing is
  * left unacknowledged. Redis: the dead consumer's pending entries are taken over (XAUTOCLAIM), or they would never
@@ -19,6 +19,8 @@ import { messageBody, numberOf } from './messages.ts';
 import { KINDS, natsConsumerFirst, testQueue } from './rig.ts';
 
 const N = 500;
+/** Published before the start; the rest while the consumer is held still, just before the kill. */
+const FIRST = 200;
 // Small batches, so that the kill lands while many messages are taken and not yet acknowledged.
 const ENV = { SOURCE_PREFETCH: '64', SOURCE_RECLAIM_S: '2' };
 
@@ -33,7 +35,7 @@ for (const kind of KINDS) {
       // What the killed process took and never acked comes back after the consumer's ack_wait: short here, as
       // SOURCE_RECLAIM_S is for Redis.
       if (kind === 'nats') await natsConsumerFirst(q, 3000);
-      for (let n = 0; n < N; n++) await q.publish(messageBody('herald', n, run), `${run}-${n}`);
+      for (let n = 0; n < FIRST; n++) await q.publish(messageBody('herald', n, run), `${run}-${n}`);
       herald = await spawnHerald(dataDir, ENV);
       const { instanceId } = await instanceWithWebhook(herald, receiver.url, ['*']);
       const made = await herald.request('POST', '/sources', {
@@ -49,6 +51,10 @@ for (const kind of KINDS) {
         30_000,
         'a first part stored',
       );
+      // Held still on purpose (SIGSTOP) while the rest is published, so that the kill finds messages waiting and
+      // taken, however fast it consumed the first part.
+      for (const pid of herald.processes()) process.kill(pid, 'SIGSTOP');
+      for (let n = FIRST; n < N; n++) await q.publish(messageBody('herald', n, run), `${run}-${n}`);
       await herald.kill('SIGKILL', 'all');
       const atKill = (await q.waiting()) + ((await q.unacked()) ?? 0);
       assert.ok(atKill > 0, 'killed with messages still to consume');

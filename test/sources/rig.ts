@@ -4,11 +4,15 @@
  * run, removed afterwards), messages published into it, and what the broker says is unacknowledged. The brokers
  * themselves are never stopped; a connection cut goes through a TCP proxy of the test's.
  */
+import { execFile } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
+import { promisify } from 'node:util';
 import { AckPolicy, type JetStreamManager, jetstream, jetstreamManager } from '@nats-io/jetstream';
 import { connect, type NatsConnection } from '@nats-io/transport-node';
 import { createClient } from '@redis/client';
 import { Connection } from 'rabbitmq-client';
+
+const runCommand = promisify(execFile);
 
 export type Kind = 'amqp' | 'nats' | 'redis';
 export const KINDS: Kind[] = ['amqp', 'nats', 'redis'];
@@ -22,8 +26,8 @@ export interface TestQueue {
   publish(body: string, id?: string): Promise<void>;
   /**
    * Messages taken from the queue and not acknowledged, as the broker counts them; null where the broker cannot say
-   * (RabbitMQ without its management API: then a test reads `waiting` once nothing consumes, when every unacked
-   * message is back in the queue).
+   * (RabbitMQ with neither its management API nor rabbitmqctl: then a test reads `waiting` once nothing consumes,
+   * when every unacked message is back in the queue).
    */
   unacked(): Promise<number | null>;
   /** Messages not yet taken (ready), as the broker counts them. */
@@ -41,6 +45,26 @@ export async function testQueue(kind: Kind): Promise<TestQueue> {
 const MANAGEMENT = 'http://127.0.0.1:15672/api/queues/%2F/';
 const auth = { authorization: `Basic ${Buffer.from('guest:guest').toString('base64')}` };
 
+/** The broker's own count from `rabbitmqctl` (the server's CLI, beside it on this machine); null without it. */
+async function rabbitmqctlUnacked(queue: string): Promise<number | null> {
+  try {
+    const { stdout } = await runCommand(
+      'rabbitmqctl',
+      ['list_queues', '-q', '--no-table-headers', 'name', 'messages_unacknowledged'],
+      {
+        timeout: 30_000,
+      },
+    );
+    const row = stdout
+      .split('\n')
+      .map((line) => line.trim().split(/\s+/))
+      .find(([name]) => name === queue);
+    return row ? Number(row[1]) : null;
+  } catch {
+    return null;
+  }
+}
+
 async function amqpQueue(queue: string): Promise<TestQueue> {
   const rabbit = new Connection('amqp://guest:guest@127.0.0.1:5672');
   rabbit.on('error', () => {});
@@ -52,7 +76,7 @@ async function amqpQueue(queue: string): Promise<TestQueue> {
       const stats = (await res.json()) as { messages_unacknowledged?: number };
       return stats.messages_unacknowledged ?? null;
     } catch {
-      return null; // no management API on this machine
+      return rabbitmqctlUnacked(queue); // no management API on this machine
     }
   };
   return {

@@ -217,7 +217,7 @@ export async function startHerald(config: Config, options: HeraldOptions = {}): 
   if (role !== 'api') retention.start();
   // Sources are ingest: consumed where the API runs, by every such process.
   const sources = new SourceRunner({
-    ctx: { config, store, clock, media, events, metrics },
+    ctx: { config, store, clock, media, events, metrics, tracing },
     secretBox,
     logger,
     observer: metrics.sources,

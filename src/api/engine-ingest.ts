@@ -4,7 +4,7 @@
  * concerns (authentication, the path, headers) stay with the routes, so that a source's consumer calls the same.
  */
 import { dedupeKey } from '../domain/engine-dedupe.ts';
-import { readEvolutionBody } from '../domain/evolution-body.ts';
+import { type EvolutionEvent, type InlineFile, readEvolutionBody } from '../domain/evolution-body.ts';
 import type { ApiContext } from './context.ts';
 import { HttpError } from './errors.ts';
 import { type Publication, type Published, type PublishOptions, publishEvents } from './publish.ts';
@@ -50,6 +50,25 @@ export async function ingestEvolution(
   const result = readEvolutionBody(instanceId, body);
   if ('errors' in result) throw HttpError.invalid(result.errors);
   const { events, inline } = result.read;
+  const items = await withInlineFile(ctx, instanceId, events, inline);
+  const published = await publishEngineEvents(ctx, instanceId, items, trace);
+  return published.map((p, i) => ({ event: events[i].event, ...p }));
+}
+
+/** An event that may show the file its body sent inline. */
+type WithInline = Omit<EvolutionEvent, 'payload'> &
+  Pick<Publication, 'payload' | 'order_id' | 'sessionPhone'>;
+
+/**
+ * A body's events as published: the file it sent inline stored once, before them, and the same media object in each
+ * event that shows it. A source reads the body the same way (domain/source-message.ts) and calls this too.
+ */
+export async function withInlineFile(
+  ctx: Pick<ApiContext, 'media'>,
+  instanceId: string,
+  events: WithInline[],
+  inline: InlineFile | null,
+): Promise<Publication[]> {
   const media =
     inline &&
     (await ctx.media.storeInline(
@@ -58,15 +77,15 @@ export async function ingestEvolution(
       inline.mimetype,
       inline.filename,
     ));
-  const items = events.map(
+  return events.map(
     (e): Publication => ({
       event: e.event,
-      payload: e.inline_media && media ? { ...e.payload, media } : e.payload,
+      payload: e.inline_media && media ? { ...(e.payload as object), media } : e.payload,
       event_id: e.event_id,
       timestamp: e.timestamp,
       status_at: e.status_at,
+      order_id: e.order_id,
+      sessionPhone: e.sessionPhone,
     }),
   );
-  const published = await publishEngineEvents(ctx, instanceId, items, trace);
-  return published.map((p, i) => ({ event: events[i].event, ...p }));
 }

@@ -31,6 +31,8 @@ export interface Publication {
   sessionPhone?: string | null;
   /** A session.status's place among the instance's, when not its timestamp (EventDraft.status_at). */
   status_at?: number | null;
+  /** This event's own trace context (a source message's span), instead of the options' `trace`. */
+  trace?: string | null;
 }
 
 /** An engine's event: what it reports (domain/engine-dedupe.ts), to drop the engine's repeats of it. */
@@ -141,7 +143,7 @@ export async function ingestPublications(
       status_at,
       body,
       download: download && { ...download, via_engine: viaEngine },
-      trace_context: trace,
+      trace_context: p.trace ?? trace,
     };
   });
   const repeated = repeats

@@ -59,7 +59,11 @@ export async function consumeAmqp(
         : { queueOptions: { queue: t.queue, passive: true } }),
     },
     async (msg: AsyncMessage) => {
-      const verdict = await hooks.take({ brokerId: brokerId(msg), body: bodyOf(msg) });
+      const verdict = await hooks.take({
+        brokerId: brokerId(msg),
+        body: bodyOf(msg),
+        traceparent: text(msg.headers?.traceparent),
+      });
       if (verdict === 'ack') return ConsumerStatus.ACK;
       if (verdict === 'park') return ConsumerStatus.DROP;
       return ConsumerStatus.REQUEUE;
@@ -87,6 +91,8 @@ function brokerId(msg: AsyncMessage): string {
   if (msg.messageId) return `amqp:${msg.messageId}`;
   return `amqp-body:${createHash('sha256').update(bodyOf(msg)).digest('hex')}`;
 }
+
+const text = (v: unknown): string | null => (typeof v === 'string' && v !== '' ? v : null);
 
 function bodyOf(msg: AsyncMessage): Buffer {
   const b = msg.body as unknown;

@@ -11,6 +11,8 @@ export interface TakenMessage {
   body: Buffer;
   /** Why the message cannot be read at all (it is parked with this reason). */
   unreadable?: string;
+  /** The W3C traceparent it carries (an AMQP or NATS header, a Redis entry's field): its span continues it. */
+  traceparent?: string | null;
 }
 
 export type Verdict = 'ack' | 'park' | 'release';

@@ -1,14 +1,16 @@
 /**
  * The formats a source's messages may be in, each a reader (domain/source-message.ts: body → instance, event and
  * its id) and the options its events are published with, as the HTTP route of that format publishes them.
- *
- * The Evolution API format plugs in here, and only here: a reader of Evolution's event body (its `instance` names
- * the instance) as `evolution: { read, engine: true }`. Until then the API refuses format "evolution".
  */
 
 import type { PublishOptions } from '../api/publish.ts';
 import { dedupeKey } from '../domain/engine-dedupe.ts';
-import { readHeraldMessage, readWahaMessage, type SourceReader } from '../domain/source-message.ts';
+import {
+  readEvolutionMessage,
+  readHeraldMessage,
+  readWahaMessage,
+  type SourceReader,
+} from '../domain/source-message.ts';
 
 export interface SourceFormat {
   read: SourceReader;
@@ -19,6 +21,7 @@ export interface SourceFormat {
 export const SOURCE_FORMATS: Record<string, SourceFormat> = {
   herald: { read: readHeraldMessage, engine: false },
   waha: { read: readWahaMessage, engine: true },
+  evolution: { read: readEvolutionMessage, engine: true },
 };
 
 export const isSourceFormat = (f: unknown): f is string =>

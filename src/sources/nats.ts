@@ -90,7 +90,11 @@ export async function consumeNats(
   async function handle(m: JsMsg): Promise<void> {
     const working = setInterval(() => m.working(), WORKING_EVERY_MS);
     try {
-      const verdict = await hooks.take({ brokerId: `nats:${t.stream}:${m.seq}`, body: Buffer.from(m.data) });
+      const verdict = await hooks.take({
+        brokerId: `nats:${t.stream}:${m.seq}`,
+        body: Buffer.from(m.data),
+        traceparent: m.headers?.get('traceparent') || null,
+      });
       if (verdict === 'release') m.nak();
       else m.ack();
     } finally {

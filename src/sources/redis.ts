@@ -74,7 +74,11 @@ export async function consumeRedis(
               body: Buffer.from(JSON.stringify(e.message)),
               unreadable: 'the entry has no body field',
             }
-          : { brokerId: `redis:${e.id}`, body: Buffer.from(body, 'utf8') },
+          : {
+              brokerId: `redis:${e.id}`,
+              body: Buffer.from(body, 'utf8'),
+              traceparent: e.message.traceparent ?? null,
+            },
       );
       if (verdict !== 'release') await ackWithRetry(e.id);
     } finally {

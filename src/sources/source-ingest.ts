@@ -1,24 +1,29 @@
 /**
  * A source's messages into the store, exactly as the HTTP endpoints take events (ingestPublications: the same
  * validation, idempotency by event_id and engine dedupe). Messages waiting are taken in batches, one ingest per
- * instance; each message's promise settles only once its fate is durable: `ack` once its event is stored, `park`
- * once it is stored as parked (it can never be ingested: not JSON, invalid, no such instance). When Herald's own
- * store fails, nothing settles: the batch is tried again with backoff, the messages held unacknowledged, until it
- * succeeds or the source stops (`release`: the broker delivers them again).
+ * instance; each message's promise settles only once its fate is durable: `ack` once all its events are stored (an
+ * Evolution body may be several), `park` once it is stored as parked (it can never be ingested: not JSON, invalid,
+ * no such instance). When Herald's own store fails, nothing settles: the batch is tried again with backoff, the
+ * messages held unacknowledged, until it succeeds or the source stops (`release`: the broker delivers them again).
+ * With tracing on, each message has a CONSUMER span from its taking to its answer, and its events carry that trace.
  */
 import type { Logger } from 'pino';
 import type { ApiContext } from '../api/context.ts';
+import { withInlineFile } from '../api/engine-ingest.ts';
 import { HttpError } from '../api/errors.ts';
 import { ingestPublications, type Publication } from '../api/publish.ts';
-import type { SourceEvent } from '../domain/source-message.ts';
+import type { SourceEvents } from '../domain/source-message.ts';
+import { parseSourceUrl, SourceUrlProblem } from '../domain/source-url.ts';
 import type { Instance } from '../domain/types.ts';
 import type { SourceObserver } from '../metrics/source-metrics.ts';
 import type { Source, SourceCounts } from '../store/records.ts';
+import { type SourceMessage as SpanOf, withSourceSpan } from '../telemetry/source-span.ts';
 import type { TakenMessage, Verdict } from './consumer.ts';
 import { publishOptions, SOURCE_FORMATS } from './formats.ts';
 
 export type IngestContext = Pick<ApiContext, 'clock' | 'store' | 'media' | 'events' | 'config'> & {
   metrics?: ApiContext['metrics'];
+  tracing?: ApiContext['tracing'];
 };
 
 const BATCH = 500;
@@ -29,14 +34,20 @@ const RETRY_MAX_MS = 10_000;
 
 interface Waiting {
   message: TakenMessage;
-  settle: (v: Verdict) => void;
+  /** The trace its events carry: its span's (tracing on), else null. */
+  trace: string | null;
+  settle: (v: Verdict, reason?: string) => void;
 }
 interface Ready {
   w: Waiting;
   instanceId: string;
-  event: SourceEvent;
-  eventId: string;
+  read: SourceEvents;
+  /** Its events, their inline file stored: kept, so that a batch tried again does not store it again. */
+  items: Publication[] | null;
 }
+
+/** How a parked message ends its span: with the reason. */
+class Parked extends Error {}
 
 export class SourceIngest {
   readonly #ctx: IngestContext;
@@ -52,21 +63,35 @@ export class SourceIngest {
   /** Counted since the last flush to the store. */
   counts: SourceCounts = { received: 0, ingested: 0, duplicates: 0, parked: 0 };
 
+  readonly #span: Omit<SpanOf, 'traceparent'>;
+
   constructor(ctx: IngestContext, source: Source, observer: SourceObserver | null, logger: Logger) {
     this.#ctx = ctx;
     this.#source = source;
     this.#observer = observer;
     this.#logger = logger;
+    this.#span = spanOf(source);
   }
 
   take = (message: TakenMessage): Promise<Verdict> => {
     if (this.#stopping.signal.aborted) return Promise.resolve('release');
-    return new Promise((settle) => {
-      this.#waiting.push({ message, settle });
-      if (this.#draining.size < INGESTS_AT_ONCE) {
-        const drain: Promise<void> = this.#drain().finally(() => this.#draining.delete(drain));
-        this.#draining.add(drain);
-      }
+    const span = { ...this.#span, traceparent: message.traceparent ?? null };
+    return withSourceSpan(
+      this.#ctx.tracing,
+      span,
+      (trace) =>
+        new Promise<Verdict>((resolve, reject) => {
+          const settle = (v: Verdict, reason?: string) =>
+            v === 'park' ? reject(new Parked(reason)) : resolve(v);
+          this.#waiting.push({ message, trace, settle });
+          if (this.#draining.size < INGESTS_AT_ONCE) {
+            const drain: Promise<void> = this.#drain().finally(() => this.#draining.delete(drain));
+            this.#draining.add(drain);
+          }
+        }),
+    ).catch((err) => {
+      if (err instanceof Parked) return 'park';
+      throw err;
     });
   };
 
@@ -111,16 +136,20 @@ export class SourceIngest {
       }
       // An event_id twice in one ingest, or in another ingest under way, is left for the next round, where it is
       // the stored one's duplicate.
-      if (seen.has(read.eventId) || this.#inFlight.has(read.eventId)) {
+      const ids = read.read.events.map((e) => e.event_id);
+      if (ids.some((id) => seen.has(id) || this.#inFlight.has(id))) {
         later.push(w);
         continue;
       }
-      seen.add(read.eventId);
-      this.#inFlight.add(read.eventId);
-      mine.push(read.eventId);
+      for (const id of ids) {
+        seen.add(id);
+        this.#inFlight.add(id);
+        mine.push(id);
+      }
+      const ready: Ready = { w, ...read, items: null };
       const group = groups.get(read.instanceId);
-      if (group) group.push({ w, ...read });
-      else groups.set(read.instanceId, [{ w, ...read }]);
+      if (group) group.push(ready);
+      else groups.set(read.instanceId, [ready]);
     }
     this.#waiting.unshift(...later);
     this.counts.received -= later.length;
@@ -138,7 +167,7 @@ export class SourceIngest {
     m: TakenMessage,
     format: (typeof SOURCE_FORMATS)[string],
     instances: Instance[],
-  ): { reason: string } | Omit<Ready, 'w'> {
+  ): { reason: string } | { instanceId: string; read: SourceEvents } {
     if (m.unreadable) return { reason: m.unreadable };
     if (format.engine && m.body.length > this.#ctx.config.engineMaxBodyBytes)
       return { reason: `larger than ENGINE_MAX_BODY_BYTES (${this.#ctx.config.engineMaxBodyBytes} bytes)` };
@@ -150,42 +179,39 @@ export class SourceIngest {
     }
     const read = format.read(body, this.#source.source_id, m.brokerId ?? '');
     if ('errors' in read) return { reason: HttpError.invalid(read.errors).message };
-    const event = read.event;
+    const named = read.message.instance;
     let instance: Instance | undefined;
     if (this.#source.instance_id)
       instance = instances.find((i) => i.instance_id === this.#source.instance_id);
-    else if (event.instance === null)
-      return { reason: 'names no instance (instance_id, or the session), and the source has none' };
-    else if ('id' in event.instance) {
-      const id = event.instance.id;
+    else if (named === null)
+      return {
+        reason: 'names no instance (instance_id, the session or the instance), and the source has none',
+      };
+    else if ('id' in named) {
+      const id = named.id;
       instance = instances.find((i) => i.instance_id === id);
       if (!instance) return { reason: `no instance ${id}` };
     } else {
-      const name = event.instance.name;
-      const named = instances.filter((i) => i.name === name);
-      if (named.length !== 1)
+      const name = named.name;
+      const those = instances.filter((i) => i.name === name);
+      if (those.length !== 1)
         return {
-          reason: named.length ? `several instances are named "${name}"` : `no instance named "${name}"`,
+          reason: those.length ? `several instances are named "${name}"` : `no instance named "${name}"`,
         };
-      instance = named[0];
+      instance = those[0];
     }
     if (!instance) return { reason: `no instance ${this.#source.instance_id}` };
-    return { instanceId: instance.instance_id, event, eventId: event.eventId(instance.instance_id) };
+    const events = read.message.at(instance.instance_id);
+    if ('errors' in events) return { reason: HttpError.invalid(events.errors).message };
+    return { instanceId: instance.instance_id, read: events };
   }
 
   async #ingestGroup(instanceId: string, group: Ready[], engine: boolean): Promise<void> {
     const options = publishOptions(SOURCE_FORMATS[this.#source.format], this.#ctx.config.engineDedupeMs);
-    const items: Publication[] = group.map(({ event: e, eventId }) => ({
-      event: e.event,
-      payload: e.payload,
-      event_id: eventId,
-      timestamp: e.timestamp,
-      order_id: e.order_id ?? undefined,
-      sessionPhone: e.sessionPhone,
-    }));
     const refusal: { err: HttpError | null } = { err: null };
     const results = await this.#retrying(group.length, async () => {
       try {
+        const items = await this.#items(instanceId, group);
         return await ingestPublications(this.#ctx, instanceId, items, options);
       } catch (err) {
         if (err instanceof HttpError && err.status < 500) {
@@ -202,17 +228,31 @@ export class SourceIngest {
       for (const one of group) await this.#ingestGroup(instanceId, [one], engine);
       return;
     }
+    // Counted per message: ingested when any of its events is new, a duplicate when every one was stored before.
     let ingested = 0;
     let duplicates = 0;
-    results.forEach((r, i) => {
-      if (r.duplicate || r.replay) duplicates++;
+    let next = 0;
+    for (const r of group) {
+      const mine = results.slice(next, next + r.read.events.length);
+      next += r.read.events.length;
+      if (mine.every((e) => e.duplicate || e.replay)) duplicates++;
       else ingested++;
-      group[i].w.settle('ack');
-    });
+      r.w.settle('ack');
+    }
     this.counts.ingested += ingested;
     this.counts.duplicates += duplicates;
     this.#observer?.sourceMessages(this.#source.source_id, 'ingested', ingested);
     this.#observer?.sourceMessages(this.#source.source_id, 'duplicate', duplicates);
+  }
+
+  /** The group's events in order, each message's inline file stored (once) and each event with its message's trace. */
+  async #items(instanceId: string, group: Ready[]): Promise<Publication[]> {
+    const out: Publication[] = [];
+    for (const r of group) {
+      r.items ??= await withInlineFile(this.#ctx, instanceId, r.read.events, r.read.inline);
+      for (const item of r.items) out.push({ ...item, trace: r.w.trace });
+    }
+    return out;
   }
 
   async #park(w: Waiting, reason: string): Promise<void> {
@@ -232,7 +272,7 @@ export class SourceIngest {
       { source_id: this.#source.source_id, reason },
       'source message parked: it can never be ingested',
     );
-    w.settle('park');
+    w.settle('park', reason);
   }
 
   /** Left to the broker, to be delivered again (and received again, so not counted now). */
@@ -266,4 +306,13 @@ export class SourceIngest {
       }
     }
   }
+}
+
+/** What a message's span says of where it came from: the broker, and the queue or stream it was read from. */
+function spanOf(source: Source): Omit<SpanOf, 'traceparent'> {
+  const t = parseSourceUrl(source.url);
+  if (t instanceof SourceUrlProblem) return { system: 'rabbitmq', source: source.source_id };
+  if (t.kind === 'amqp') return { system: 'rabbitmq', source: t.queue };
+  if (t.kind === 'nats') return { system: 'nats', source: t.stream };
+  return { system: 'redis', source: t.stream };
 }

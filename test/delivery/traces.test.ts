@@ -6,7 +6,6 @@
  * is sent and no attempt carries a traceparent. Run on SQLite and, in the second pass, PostgreSQL.
  */
 import assert from 'node:assert/strict';
-import { randomBytes } from 'node:crypto';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -26,19 +25,20 @@ import {
   startTestHerald,
   type TestHerald,
 } from '../support/herald.ts';
-import { type CollectedSpan, SPAN_KIND, TestCollector } from '../support/otlp-collector.ts';
+import {
+  attemptsOf,
+  type CollectedSpan,
+  hex,
+  publisherTrace,
+  SPAN_KIND,
+  TestCollector,
+  TRACEPARENT,
+  tracingEnv,
+} from '../support/otlp-collector.ts';
 import { TestReceiver } from '../support/receiver.ts';
 import { spawnHerald } from '../support/spawn.ts';
 
 const SECRET = 'trace-secret-0123456789';
-const hex = (bytes: number) => randomBytes(bytes).toString('hex');
-/** A publisher's own trace: its trace id and the id of its span that made the request. */
-const publisherTrace = () => {
-  const traceId = hex(16);
-  const spanId = hex(8);
-  return { traceId, spanId, traceparent: `00-${traceId}-${spanId}-01` };
-};
-const TRACEPARENT = /^00-([0-9a-f]{32})-([0-9a-f]{16})-01$/;
 
 /** A new instance with one webhook to `url`, and an event published to it with a publisher's traceparent. */
 async function publishTraced(h: TestHerald, url: string, webhook: Record<string, unknown> = {}) {
@@ -52,19 +52,6 @@ async function publishTraced(h: TestHerald, url: string, webhook: Record<string,
   assert.equal(r.status, 202, JSON.stringify(r.body));
   return { ...publisher, eventId: r.body.event_id as string };
 }
-
-const tracingEnv = (collector: TestCollector, extra: Record<string, string> = {}) => ({
-  OTEL_EXPORTER_OTLP_ENDPOINT: collector.url,
-  OTEL_EXPORTER_OTLP_PROTOCOL: 'http/json',
-  // Sent within 50 ms of ending, so the test waits on spans, not on the default 5 s batch.
-  OTEL_BSP_SCHEDULE_DELAY: '50',
-  ...extra,
-});
-
-const attemptsOf = (spans: CollectedSpan[]) =>
-  spans
-    .filter((s) => s.name === 'herald.attempt')
-    .sort((a, b) => Number(a.attributes['herald.attempt']) - Number(b.attributes['herald.attempt']));
 
 const serverSpanOf = (spans: CollectedSpan[]) => spans.find((s) => s.kind === SPAN_KIND.server);
 

@@ -8,7 +8,7 @@ import { execFile } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import { promisify } from 'node:util';
 import { AckPolicy, type JetStreamManager, jetstream, jetstreamManager } from '@nats-io/jetstream';
-import { connect, type NatsConnection } from '@nats-io/transport-node';
+import { connect, headers, type NatsConnection } from '@nats-io/transport-node';
 import { createClient } from '@redis/client';
 import { Connection } from 'rabbitmq-client';
 
@@ -22,8 +22,11 @@ export interface TestQueue {
   kind: Kind;
   /** The source url, straight to the broker or through `port` (a proxy's). */
   url(port?: number): string;
-  /** Publishes one message; `id` is the broker's id for it where the publisher sets one (AMQP message_id). */
-  publish(body: string, id?: string): Promise<void>;
+  /**
+   * Publishes one message; `id` is the broker's id for it where the publisher sets one (AMQP message_id);
+   * `traceparent` goes in a header (AMQP, NATS) or the entry's `traceparent` field (Redis).
+   */
+  publish(body: string, id?: string, traceparent?: string): Promise<void>;
   /**
    * Messages taken from the queue and not acknowledged, as the broker counts them; null where the broker cannot say
    * (RabbitMQ with neither its management API nor rabbitmqctl: then a test reads `waiting` once nothing consumes,
@@ -82,9 +85,15 @@ async function amqpQueue(queue: string): Promise<TestQueue> {
   return {
     kind: 'amqp',
     url: (port = 5672) => `amqp://guest:guest@127.0.0.1:${port}/%2F?queue=${queue}`,
-    async publish(body, id) {
+    async publish(body, id, traceparent) {
       await publisher.send(
-        { routingKey: queue, durable: true, messageId: id, contentType: 'application/json' },
+        {
+          routingKey: queue,
+          durable: true,
+          messageId: id,
+          contentType: 'application/json',
+          ...(traceparent ? { headers: { traceparent } } : {}),
+        },
         Buffer.from(body),
       );
     },
@@ -108,8 +117,10 @@ async function natsQueue(stream: string): Promise<TestQueue> {
   return {
     kind: 'nats',
     url: (port = 4222) => `nats://127.0.0.1:${port}/${stream}?consumer=herald&subject=${subject}`,
-    async publish(body) {
-      await js.publish(subject, body);
+    async publish(body, _id, traceparent) {
+      const h = traceparent ? headers() : undefined;
+      h?.set('traceparent', traceparent as string);
+      await js.publish(subject, body, h ? { headers: h } : undefined);
     },
     unacked: async () => (await info())?.num_ack_pending ?? 0,
     async waiting() {
@@ -146,8 +157,8 @@ async function redisQueue(stream: string): Promise<TestQueue> {
   return {
     kind: 'redis',
     url: (port = 6379) => `redis://127.0.0.1:${port}/0?stream=${stream}&group=herald`,
-    async publish(body) {
-      await redis.xAdd(stream, '*', { body });
+    async publish(body, _id, traceparent) {
+      await redis.xAdd(stream, '*', traceparent ? { body, traceparent } : { body });
     },
     unacked: async () => Number((await redis.xPending(stream, 'herald')).pending),
     async waiting() {

@@ -3,6 +3,7 @@
  * with an empty answer) and keeps what came. OTLP/JSON exports are parsed into spans; any other body (protobuf) is
  * kept raw with its content type.
  */
+import { randomBytes } from 'node:crypto';
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { eventually } from './herald.ts';
@@ -13,7 +14,7 @@ export interface CollectedSpan {
   /** '' for a root span. */
   parentSpanId: string;
   name: string;
-  /** OTLP's SpanKind: 2 server, 3 client, 4 producer. */
+  /** OTLP's SpanKind: 2 server, 3 client, 4 producer, 5 consumer. */
   kind: number;
   startMs: number;
   endMs: number;
@@ -30,7 +31,30 @@ export interface Export {
   body: Buffer;
 }
 
-export const SPAN_KIND = { server: 2, client: 3, producer: 4 } as const;
+export const SPAN_KIND = { server: 2, client: 3, producer: 4, consumer: 5 } as const;
+
+export const hex = (bytes: number) => randomBytes(bytes).toString('hex');
+/** A publisher's own trace: its trace id and the id of its span that made the request. */
+export const publisherTrace = () => {
+  const traceId = hex(16);
+  const spanId = hex(8);
+  return { traceId, spanId, traceparent: `00-${traceId}-${spanId}-01` };
+};
+export const TRACEPARENT = /^00-([0-9a-f]{32})-([0-9a-f]{16})-01$/;
+
+/** The environment of a Herald that traces to `collector`. */
+export const tracingEnv = (collector: TestCollector, extra: Record<string, string> = {}) => ({
+  OTEL_EXPORTER_OTLP_ENDPOINT: collector.url,
+  OTEL_EXPORTER_OTLP_PROTOCOL: 'http/json',
+  // Sent within 50 ms of ending, so the test waits on spans, not on the default 5 s batch.
+  OTEL_BSP_SCHEDULE_DELAY: '50',
+  ...extra,
+});
+
+export const attemptsOf = (spans: CollectedSpan[]) =>
+  spans
+    .filter((s) => s.name === 'herald.attempt')
+    .sort((a, b) => Number(a.attributes['herald.attempt']) - Number(b.attributes['herald.attempt']));
 
 export class TestCollector {
   readonly spans: CollectedSpan[] = [];

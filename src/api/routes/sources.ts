@@ -213,10 +213,8 @@ const invalid = (field: string, message: string) => HttpError.invalid([{ field, 
 export async function configOf(ctx: ApiContext, body: Body, current: Source | null): Promise<SourceConfig> {
   const parsed = parseSourceUrl(body.url);
   if (parsed instanceof SourceUrlProblem) throw invalid('url', parsed.message.replace(/^url: /, ''));
-  if (!isSourceFormat(body.format)) {
-    const also = body.format === 'evolution' ? ' (evolution is not available in this version)' : '';
-    throw invalid('format', `must be one of ${Object.keys(SOURCE_FORMATS).join(', ')}${also}`);
-  }
+  if (!isSourceFormat(body.format))
+    throw invalid('format', `must be one of ${Object.keys(SOURCE_FORMATS).join(', ')}`);
   const instance_id = body.instance_id ?? null;
   if (instance_id !== null && !(await ctx.store.catalog.getInstance(instance_id)))
     throw invalid('instance_id', `no instance ${instance_id}`);

@@ -13,7 +13,7 @@ import { type Publication, type Published, type PublishOptions, publishEvents } 
  * How an engine's events are published: any kind (an engine must never be made to retry an event for ever), bodies
  * as large as the engine's, ENGINE_MEDIA_HEADERS on its downloads, and the engine's repeats dropped.
  */
-export function engineOptions(ctx: ApiContext): PublishOptions {
+export function engineOptions(ctx: { config: Pick<ApiContext['config'], 'engineDedupeMs'> }): PublishOptions {
   return {
     prefix: () => '',
     anyKind: true,

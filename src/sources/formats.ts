@@ -3,8 +3,9 @@
  * its id) and the options its events are published with, as the HTTP route of that format publishes them.
  */
 
+import { engineOptions } from '../api/engine-ingest.ts';
 import type { PublishOptions } from '../api/publish.ts';
-import { dedupeKey } from '../domain/engine-dedupe.ts';
+import type { Config } from '../config.ts';
 import {
   readEvolutionMessage,
   readHeraldMessage,
@@ -27,13 +28,10 @@ export const SOURCE_FORMATS: Record<string, SourceFormat> = {
 export const isSourceFormat = (f: unknown): f is string =>
   typeof f === 'string' && Object.hasOwn(SOURCE_FORMATS, f);
 
-export function publishOptions(format: SourceFormat, engineDedupeMs: number): PublishOptions {
-  if (!format.engine) return { prefix: () => '' };
-  return {
-    prefix: () => '',
-    anyKind: true,
-    largeBodies: true,
-    viaEngine: true,
-    repeats: { key: (p) => dedupeKey(p.event, p.payload), windowMs: engineDedupeMs },
-  };
+/** Herald's own events as its event API takes them; an engine's as the engine's route does (engineOptions). */
+export function publishOptions(
+  format: SourceFormat,
+  ctx: { config: Pick<Config, 'engineDedupeMs'> },
+): PublishOptions {
+  return format.engine ? engineOptions(ctx) : { prefix: () => '' };
 }

@@ -207,7 +207,7 @@ export class SourceIngest {
   }
 
   async #ingestGroup(instanceId: string, group: Ready[], engine: boolean): Promise<void> {
-    const options = publishOptions(SOURCE_FORMATS[this.#source.format], this.#ctx.config.engineDedupeMs);
+    const options = publishOptions(SOURCE_FORMATS[this.#source.format], this.#ctx);
     const refusal: { err: HttpError | null } = { err: null };
     const results = await this.#retrying(group.length, async () => {
       try {

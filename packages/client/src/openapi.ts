@@ -10120,7 +10120,7 @@ export interface operations {
                  *     }
                  */
                 "application/json": {
-                    /** @description how each message's body is read: herald, waha */
+                    /** @description how each message's body is read: herald, waha, evolution */
                     format: string;
                     /** @description the instance every event goes to; without one, the body names it (herald's instance_id, WAHA's session) */
                     instance_id?: string | null;
@@ -10549,7 +10549,7 @@ export interface operations {
                  *     }
                  */
                 "application/json": {
-                    /** @description how each message's body is read: herald, waha */
+                    /** @description how each message's body is read: herald, waha, evolution */
                     format: string;
                     /** @description the instance every event goes to; without one, the body names it (herald's instance_id, WAHA's session) */
                     instance_id?: string | null;

@@ -11,10 +11,12 @@ import { join } from 'node:path';
 import { test } from 'node:test';
 import { eventually, startTestHerald } from '../support/herald.ts';
 import { dropSchema, ensureSchema, onPostgres, schemaFor } from '../support/postgres.ts';
+import { TcpProxy } from '../support/tcp-proxy.ts';
 import { messageBody } from './messages.ts';
 import { KINDS, natsConsumerFirst, testQueue } from './rig.ts';
 
 const N = 600;
+const PREFETCH = 20;
 
 for (const kind of KINDS) {
   test(`${kind}: two processes on one PostgreSQL share a source`, {
@@ -23,9 +25,16 @@ for (const kind of KINDS) {
       : 'several processes share a database on PostgreSQL (HERALD_TEST_STORE=postgres)',
   }, async () => {
     const key = `shared-${randomBytes(4).toString('hex')}`;
-    const DATABASE_URL = await ensureSchema(schemaFor(key));
+    // Both processes reach the database through a proxy of the test's, so that it can hold their stores back.
+    const proxy = await TcpProxy.start({ host: '127.0.0.1', port: 5432 });
+    const url = new URL(await ensureSchema(schemaFor(key)));
+    url.port = String(proxy.port);
     // Every process on one database uses one secret key.
-    const env = { DATABASE_URL, SOURCE_PREFETCH: '20', SECRET_KEY: randomBytes(32).toString('hex') };
+    const env = {
+      DATABASE_URL: url.toString(),
+      SOURCE_PREFETCH: String(PREFETCH),
+      SECRET_KEY: randomBytes(32).toString('hex'),
+    };
     const q = await testQueue(kind);
     const a = await startTestHerald(env, { dataDir: mkdtempSync(join(tmpdir(), 'herald-shared-')) });
     let b: typeof a | null = null;
@@ -48,8 +57,18 @@ for (const kind of KINDS) {
         15_000,
         'both consume',
       );
+      // Held back on purpose: with the store away neither process can store what it takes, so each fills its own
+      // prefetch and holds it; whichever polls faster cannot take it all.
+      await proxy.refuse();
+      proxy.cut();
       const run = randomBytes(4).toString('hex');
       for (let n = 0; n < N; n++) await q.publish(messageBody('herald', n, run), `${run}-${n}`);
+      await eventually(
+        async () => ((await q.waiting()) === N - 2 * PREFETCH ? true : undefined),
+        30_000,
+        'each process holding its prefetch',
+      );
+      await proxy.accept();
       const ingested = async (h: typeof a) => {
         const text = (await h.request('GET', '/metrics')).body as string;
         return Number(
@@ -87,7 +106,9 @@ for (const kind of KINDS) {
       await a.close();
       await b?.close();
       await q.remove();
+      await proxy.accept().catch(() => {}); // already accepting, unless the test failed while it refused
       await dropSchema(schemaFor(key));
+      await proxy.close();
     }
   });
 }

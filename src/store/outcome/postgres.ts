@@ -79,10 +79,14 @@ export class PostgresOutcomes extends QueueOperation<PostgresQueue> implements O
 
   /** The batch's health, with each delivery's attempt before this one (read before this one is logged). */
   async #withPrevious(sql: Tx, results: AttemptResult[]): Promise<HealthChange[]> {
-    const ids = [...new Set(results.map((r) => r.claim.delivery_id))];
-    const rows = await sql<
-      { delivery_id: string; started_at: number; duration_ms: number; next_attempt_at: number | null }[]
-    >`
+    // A delivery's first attempt has none before it: no read for a batch of first attempts, the usual one.
+    const ids = [...new Set(results.filter((r) => r.claim.attempt > 1).map((r) => r.claim.delivery_id))];
+    const rows =
+      ids.length === 0
+        ? []
+        : await sql<
+            { delivery_id: string; started_at: number; duration_ms: number; next_attempt_at: number | null }[]
+          >`
       SELECT DISTINCT ON (delivery_id) delivery_id, started_at, duration_ms, next_attempt_at FROM attempts
       WHERE delivery_id = ANY(${ids}::text[]) ORDER BY delivery_id, started_at DESC`;
     const before = new Map(rows.map((r) => [r.delivery_id, r]));

@@ -52,7 +52,8 @@ export class SqliteOutcomes extends QueueOperation<SqliteQueue> implements Outco
       const finished: number[] = [];
       for (const { claim, outcome, decision } of results) {
         const { attempt: a, delivery: d } = planOutcome(outcome, decision);
-        previous.push(previousAttempt(before.get(claim.delivery_id) as never));
+        // A delivery's first attempt has none before it: no read on the path most attempts take.
+        previous.push(claim.attempt > 1 ? previousAttempt(before.get(claim.delivery_id) as never) : null);
         log.run(
           claim.delivery_id,
           claim.attempt,

@@ -5,7 +5,7 @@
  * route makes it), else one derived from the source, the instance and the broker's id for the message, so that a
  * message the broker delivers again, after a crash, is the same event.
  */
-import { createHash } from 'node:crypto';
+import { derivedEventId } from './engine-event-id.ts';
 import { type InlineFile, readEvolutionBody } from './evolution-body.ts';
 import { isObj } from './payload-rules.ts';
 import type { FieldError } from './types.ts';
@@ -57,15 +57,9 @@ const single = (
 const MAX_TIMESTAMP_MS = 8_640_000_000_000_000;
 const EVENT_ID = /^evt_[A-Za-z0-9_-]{1,100}$/;
 const INSTANCE_ID = /^ins_[A-Za-z0-9_-]{1,100}$/;
-const BASE32 = '0123456789abcdefghjkmnpqrstvwxyz';
-
-/** `evt_` + 26 base32 characters of SHA-256 over the source, the instance and the broker's id for the message. */
-export function sourceEventId(sourceId: string, instanceId: string, brokerId: string): string {
-  const digest = createHash('sha256').update(`source:${sourceId}\n${instanceId}\n${brokerId}`).digest();
-  let out = '';
-  for (let i = 0; i < 26; i++) out += BASE32[digest[i] & 31];
-  return `evt_${out}`;
-}
+/** The event_id of a message without one: derived from the instance, the source and the broker's id for it. */
+export const sourceEventId = (sourceId: string, instanceId: string, brokerId: string): string =>
+  derivedEventId(instanceId, `source:${sourceId}\n${brokerId}`);
 
 /** Herald's own event body: `{ event, payload, event_id?, timestamp?, instance_id? }`. */
 export const readHeraldMessage: SourceReader = (body, sourceId, brokerId) => {

@@ -96,7 +96,9 @@ export async function consumeNats(
         traceparent: m.headers?.get('traceparent') || null,
       });
       if (verdict === 'release') m.nak();
-      else m.ack();
+      // Room is given back once the server has counted the ack, not when it is sent: a fetch asked for meanwhile
+      // would otherwise find the server still counting the answered messages and hold more than the prefetch.
+      else await m.ackAck().catch(() => false);
     } finally {
       clearInterval(working);
       window.done();

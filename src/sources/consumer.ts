@@ -92,3 +92,27 @@ export function pause(ms: number, signal: AbortSignal): Promise<void> {
     signal.addEventListener('abort', done, { once: true });
   });
 }
+
+/**
+ * What is answered within one turn of the event loop, handed to `flush` together: a batch's messages settle at once
+ * when it is stored, and one broker call then acknowledges them all instead of one call (and one write) each.
+ */
+export class Answers<T> {
+  readonly #flush: (items: T[]) => void;
+  #items: T[] = [];
+  #scheduled = false;
+
+  constructor(flush: (items: T[]) => void) {
+    this.#flush = flush;
+  }
+
+  add(item: T): void {
+    this.#items.push(item);
+    if (this.#scheduled) return;
+    this.#scheduled = true;
+    setImmediate(() => {
+      this.#scheduled = false;
+      this.#flush(this.#items.splice(0));
+    });
+  }
+}

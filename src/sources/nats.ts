@@ -16,7 +16,14 @@ import {
 } from '@nats-io/jetstream';
 import { connect, type NatsConnection } from '@nats-io/transport-node';
 import { type NatsSource, sourceAddressKey } from '../domain/source-url.ts';
-import { type ConsumerHooks, type ConsumerOptions, pause, type SourceConsumer, Window } from './consumer.ts';
+import {
+  Answers,
+  type ConsumerHooks,
+  type ConsumerOptions,
+  pause,
+  type SourceConsumer,
+  Window,
+} from './consumer.ts';
 import { SharedLinks } from './links.ts';
 
 const links = new SharedLinks<NatsConnection>((nc) => nc.close());
@@ -87,21 +94,34 @@ export async function consumeNats(
     }
   })();
 
+  // Each answered message is acked; the server's count of them is awaited once per flush, on the last ack sent
+  // (a connection's acks are counted in order): room is given back then, not when an ack is sent, for a fetch asked
+  // for meanwhile would otherwise find the server still counting answered messages and hold more than the prefetch.
+  const answers = new Answers<JsMsg>((ms) => {
+    for (let i = 0; i < ms.length - 1; i++) ms[i].ack();
+    void ms[ms.length - 1]
+      .ackAck()
+      .catch(() => false)
+      .then(() => {
+        for (let i = 0; i < ms.length; i++) window.done();
+      });
+  });
+
   async function handle(m: JsMsg): Promise<void> {
     const working = setInterval(() => m.working(), WORKING_EVERY_MS);
+    let verdict: Awaited<ReturnType<ConsumerHooks['take']>> = 'release';
     try {
-      const verdict = await hooks.take({
+      verdict = await hooks.take({
         brokerId: `nats:${t.stream}:${m.seq}`,
         body: Buffer.from(m.data),
         traceparent: m.headers?.get('traceparent') || null,
       });
-      if (verdict === 'release') m.nak();
-      // Room is given back once the server has counted the ack, not when it is sent: a fetch asked for meanwhile
-      // would otherwise find the server still counting the answered messages and hold more than the prefetch.
-      else await m.ackAck().catch(() => false);
     } finally {
       clearInterval(working);
-      window.done();
+      if (verdict === 'release') {
+        m.nak();
+        window.done();
+      } else answers.add(m);
     }
   }
 

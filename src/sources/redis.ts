@@ -8,7 +8,14 @@
  */
 import { createClient, type RedisClientType } from '@redis/client';
 import { type RedisSource, sourceAddressKey } from '../domain/source-url.ts';
-import { type ConsumerHooks, type ConsumerOptions, pause, type SourceConsumer, Window } from './consumer.ts';
+import {
+  Answers,
+  type ConsumerHooks,
+  type ConsumerOptions,
+  pause,
+  type SourceConsumer,
+  Window,
+} from './consumer.ts';
 import { SharedLinks } from './links.ts';
 
 type Client = RedisClientType<Record<string, never>, Record<string, never>, Record<string, never>, 2>;
@@ -65,9 +72,10 @@ export async function consumeRedis(
   const me = options.consumerName;
 
   const handle = async (e: Entry) => {
+    let verdict: Awaited<ReturnType<ConsumerHooks['take']>> = 'release';
     try {
       const body = e.message.body;
-      const verdict = await hooks.take(
+      verdict = await hooks.take(
         body === undefined
           ? {
               brokerId: `redis:${e.id}`,
@@ -80,15 +88,21 @@ export async function consumeRedis(
               traceparent: e.message.traceparent ?? null,
             },
       );
-      if (verdict !== 'release') await ackWithRetry(e.id);
     } finally {
-      window.done();
+      if (verdict === 'release') window.done();
+      else answers.add(e.id);
     }
   };
-  const ackWithRetry = async (id: string) => {
+  // One XACK for the entries answered together.
+  const answers = new Answers<string>((ids) => {
+    void ackWithRetry(ids).finally(() => {
+      for (let i = 0; i < ids.length; i++) window.done();
+    });
+  });
+  const ackWithRetry = async (ids: string[]) => {
     for (let i = 0; !stopping.signal.aborted || i === 0; i++) {
       try {
-        await client.xAck(t.stream, t.group, id);
+        await client.xAck(t.stream, t.group, ids);
         return;
       } catch {
         await pause(Math.min(5000, 100 * 2 ** i), stopping.signal);

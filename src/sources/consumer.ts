@@ -70,11 +70,13 @@ export class Window {
   }
 
   /**
-   * Resolves when there is room for at least half the limit (at once if there is): a read then takes a batch, not
-   * the one message just acknowledged, so that the store gets batches to write.
+   * Resolves when there is room for at least half the limit (at once if there is), so that a read behind a backlog
+   * takes a batch, not the one message just acknowledged, and the store gets batches to write. With no backlog (the
+   * last read took all there was), any room will do: the window still fills while nothing is answered (the store
+   * is away), one message at a time if they come one at a time.
    */
-  async roomy(): Promise<void> {
-    const least = Math.max(1, Math.floor(this.limit / 2));
+  async roomy(backlog: boolean): Promise<void> {
+    const least = backlog ? Math.max(1, Math.floor(this.limit / 2)) : 1;
     while (this.room < least) await new Promise<void>((r) => this.#waiters.push(r));
   }
 }

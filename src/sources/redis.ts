@@ -116,6 +116,7 @@ export async function consumeRedis(
     let reclaimAt = 0;
     let reclaimFrom = '0-0';
     let grouped = false;
+    let backlog = true;
     while (!stopping.signal.aborted) {
       try {
         if (!grouped) {
@@ -125,11 +126,12 @@ export async function consumeRedis(
           grouped = true;
           hooks.state('consuming', null);
         }
-        await window.roomy();
+        await window.roomy(backlog);
+        const asked = window.room;
         let entries: Entry[] = [];
         if (Date.now() >= reclaimAt) {
           const claimed = await client.xAutoClaim(t.stream, t.group, me, options.reclaimMs, reclaimFrom, {
-            COUNT: window.room,
+            COUNT: asked,
           });
           entries = (claimed.messages.filter(Boolean) as Entry[]).map(plain);
           reclaimFrom = String(claimed.nextId);
@@ -137,14 +139,10 @@ export async function consumeRedis(
           if (reclaimFrom === '0-0') reclaimAt = Date.now() + Math.min(options.reclaimMs, 10_000);
         }
         if (entries.length === 0) {
-          const read = await client.xReadGroup(
-            t.group,
-            me,
-            { key: t.stream, id: '>' },
-            { COUNT: window.room },
-          );
+          const read = await client.xReadGroup(t.group, me, { key: t.stream, id: '>' }, { COUNT: asked });
           entries = entriesOf(read);
         }
+        backlog = entries.length >= asked;
         if (failures > 0) hooks.state('consuming', null);
         failures = 0;
         if (entries.length === 0) {

@@ -54,8 +54,9 @@ export async function consumeNats(
   const nc = await links.acquire(key, () => open(t));
   const stopping = new AbortController();
   const window = new Window(options.prefetch);
-  const watch = (async () => {
-    for await (const s of nc.status()) {
+  const statuses = nc.status();
+  void (async () => {
+    for await (const s of statuses) {
       if (stopping.signal.aborted) return;
       if (s.type === 'disconnect')
         hooks.state('reconnecting', 'the connection to NATS was lost; reconnecting');
@@ -71,16 +72,21 @@ export async function consumeNats(
         const consumer = await jetstream(nc).consumers.get(t.stream, t.consumer);
         hooks.state('consuming', null);
         failures = 0;
+        let backlog = true;
         while (!stopping.signal.aborted) {
-          await window.roomy();
-          const batch = await consumer.fetch({ max_messages: window.room, expires: FETCH_EXPIRES_MS });
+          await window.roomy(backlog);
+          const asked = window.room;
+          const batch = await consumer.fetch({ max_messages: asked, expires: FETCH_EXPIRES_MS });
           // A pull whose request or answer a lost connection took away would wait for ever: it is ended here.
           const lost = setTimeout(() => batch.stop(), FETCH_EXPIRES_MS + 3000);
+          let got = 0;
           try {
             for await (const m of batch) {
               window.add();
+              got++;
               void handle(m);
             }
+            backlog = got >= asked;
           } finally {
             clearTimeout(lost);
           }
@@ -132,7 +138,9 @@ export async function consumeNats(
       // The messages still being stored settle as `release` (the source runner's stop) before the connection goes.
       await window.drained();
       await links.release(key);
-      await watch;
+      // Not awaited: a connection other sources still use sends its next status only at the next ping, and this
+      // source's stop (the runner's, one source at a time) would wait for it. The client's iterator can be ended.
+      (statuses as Partial<{ stop(): void }>).stop?.();
     },
   };
 }

@@ -3,12 +3,17 @@
  * JetStream, Redis Streams), first N events through POST …/events/batch (W1's way: batches of 500, 4 in flight), timed
  * until the last 202; then N messages waiting in a queue of the broker's, consumed by a source created for them,
  * timed from its creation until Herald's metrics count all N ingested. Neither instance has webhooks: only ingest is
- * measured. Reported: events/s of each, and the source's rate over the HTTP rate (target ≥ 0.8).
+ * measured. Then the raw consumer (source-raw.ts): the same messages in a fresh queue, read by the bare client
+ * library, the ceiling of any source. Reported: events/s of each, the source's rate over the HTTP rate (target
+ * ≥ 0.8), over the raw consumer's, and the raw consumer's over the HTTP rate.
  * Every queue, stream and group is the run's own (test/sources/rig.ts) and is removed; the brokers are never stopped.
  *
  * Usage: npm run bench:sources -- [--events 20000] [--runs 1] [--brokers amqp,nats,redis] [--prefetch N]
- *                                 [--database-url postgres://…]
+ *                                 [--database-url postgres://…] [--profile DIR]
+ * With --profile, each Herald writes a CPU profile (node --cpu-prof) into DIR when it stops.
  */
+import { mkdirSync } from 'node:fs';
+import { resolve } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { parseArgs } from 'node:util';
 import { request } from 'undici';
@@ -16,6 +21,7 @@ import { KINDS, type Kind, natsConsumerFirst, testQueue } from '../test/sources/
 import { ADMIN_KEY } from './herald-process.ts';
 import { wallNow } from './payloads.ts';
 import { messageEvents } from './publisher.ts';
+import { fill, rawConsume } from './source-raw.ts';
 import { median } from './stats.ts';
 import { openHerald } from './systems.ts';
 
@@ -26,12 +32,15 @@ const { values } = parseArgs({
     brokers: { type: 'string', default: KINDS.join(',') },
     'database-url': { type: 'string' },
     prefetch: { type: 'string' },
+    profile: { type: 'string' },
   },
 });
 const N = Number(values.events);
 const RUNS = Number(values.runs);
 const brokers = values.brokers.split(',') as Kind[];
 const databaseUrl = values['database-url'] ?? process.env.DATABASE_URL ?? null;
+const profileDir = values.profile ? resolve(values.profile) : undefined;
+if (profileDir) mkdirSync(profileDir, { recursive: true });
 
 async function api(
   base: string,
@@ -56,11 +65,13 @@ async function ingestedBySource(base: string, id: string): Promise<number> {
   return m ? Number(m[1]) : 0;
 }
 
-const results: Record<string, { http: number[]; source: number[] }> = {};
+const results: Record<string, { http: number[]; source: number[]; raw: number[] }> = {};
+const prefetch = Number(values.prefetch ?? 256);
 for (let run = 0; run < RUNS; run++) {
   for (const kind of brokers) {
     const system = await openHerald({
       databaseUrl,
+      profileDir,
       env: values.prefetch ? { SOURCE_PREFETCH: values.prefetch } : undefined,
     });
     const base = system.herald.url;
@@ -75,7 +86,7 @@ for (let run = 0; run < RUNS; run++) {
       const httpRate = N / ((http.ackedAt - http.startedAt) / 1000);
       // Source: N waiting, then consumed.
       if (kind === 'nats') await natsConsumerFirst(q);
-      for (const e of messageEvents(N)) await q.publish(JSON.stringify(e), e.event_id);
+      await fill(q, messageEvents(N));
       const instance = await system.publisher.createInstance('bench-source');
       const made = await api(base, 'POST', '/sources', {
         url: q.url(),
@@ -91,16 +102,27 @@ for (let run = 0; run < RUNS; run++) {
         first = await ingestedBySource(base, id);
       }
       const startedAt = wallNow();
-      while ((await ingestedBySource(base, id)) < N) await sleep(20);
+      while ((await ingestedBySource(base, id)) < N) await sleep(50);
       const sourceRate = (N - first) / ((wallNow() - startedAt) / 1000);
-      results[kind] ??= { http: [], source: [] };
-      results[kind].http.push(httpRate);
-      results[kind].source.push(sourceRate);
-      console.log(
-        `${kind}: HTTP batch ${Math.round(httpRate)} events/s, source ${Math.round(sourceRate)} events/s, ` +
-          `ratio ${(sourceRate / httpRate).toFixed(2)}`,
-      );
       await api(base, 'DELETE', `/sources/${id}`);
+      // The raw consumer: the same messages again, in a queue of their own, read by the bare client library.
+      const rq = await testQueue(kind);
+      try {
+        if (kind === 'nats') await natsConsumerFirst(rq);
+        await fill(rq, messageEvents(N));
+        const rawRate = await rawConsume(rq, N, prefetch);
+        results[kind] ??= { http: [], source: [], raw: [] };
+        results[kind].http.push(httpRate);
+        results[kind].source.push(sourceRate);
+        results[kind].raw.push(rawRate);
+        console.log(
+          `${kind}: HTTP batch ${Math.round(httpRate)} events/s, source ${Math.round(sourceRate)}, ` +
+            `raw consumer ${Math.round(rawRate)}; source/HTTP ${(sourceRate / httpRate).toFixed(2)}, ` +
+            `source/raw ${(sourceRate / rawRate).toFixed(2)}, raw/HTTP ${(rawRate / httpRate).toFixed(2)}`,
+        );
+      } finally {
+        await rq.remove();
+      }
     } finally {
       await q.remove();
       await system.stop();
@@ -114,8 +136,10 @@ console.log(
 for (const [kind, r] of Object.entries(results)) {
   const h = median(r.http);
   const s = median(r.source);
+  const w = median(r.raw);
   console.log(
-    `  ${kind.padEnd(6)} HTTP ${Math.round(h)} ev/s  source ${Math.round(s)} ev/s  ratio ${(s / h).toFixed(2)}`,
+    `  ${kind.padEnd(6)} HTTP ${Math.round(h)} ev/s  source ${Math.round(s)} ev/s  raw consumer ${Math.round(w)} ev/s` +
+      `  source/HTTP ${(s / h).toFixed(2)}  source/raw ${(s / w).toFixed(2)}  raw/HTTP ${(w / h).toFixed(2)}`,
   );
 }
 process.exit(0);

@@ -1,0 +1,135 @@
+/**
+ * The raw consumer of bench:sources: the same client library a source uses, consuming the same waiting messages
+ * with the same prefetch, each body parsed as JSON and acknowledged as Herald's consumers acknowledge (the answers
+ * of one turn together: AMQP basic.ack multiple, JetStream acks with one ackAck, one XACK), and nothing else: no
+ * validation, no store. What the broker and its client allow on this machine, the ceiling of any source.
+ */
+import { jetstream } from '@nats-io/jetstream';
+import { connect } from '@nats-io/transport-node';
+import { createClient } from '@redis/client';
+import { Connection } from 'rabbitmq-client';
+import type { TestQueue } from '../test/sources/rig.ts';
+import { wallNow } from './payloads.ts';
+
+/** Publishes the events into `q`, 8 at a time (their order does not matter here). */
+export async function fill(q: TestQueue, events: { event_id: string }[]): Promise<void> {
+  let next = 0;
+  await Promise.all(
+    Array.from({ length: 8 }, async () => {
+      while (next < events.length) {
+        const e = events[next++];
+        await q.publish(JSON.stringify(e), e.event_id);
+      }
+    }),
+  );
+}
+
+/** Consumes `n` messages waiting in `q`; events/s from the first message taken to the last one acknowledged. */
+export async function rawConsume(q: TestQueue, n: number, prefetch: number): Promise<number> {
+  const url = new URL(q.url());
+  if (q.kind === 'amqp') return amqp(url.searchParams.get('queue') ?? '', n, prefetch);
+  if (q.kind === 'nats')
+    return nats(url.pathname.slice(1), url.searchParams.get('consumer') ?? '', n, prefetch);
+  return redis(url, n, prefetch);
+}
+
+const rate = (n: number, startedAt: number) => n / ((wallNow() - startedAt) / 1000);
+
+async function amqp(queue: string, n: number, prefetch: number): Promise<number> {
+  const connection = new Connection('amqp://guest:guest@127.0.0.1:5672');
+  const ch = await connection.acquire();
+  await ch.basicQos({ prefetchCount: prefetch });
+  let got = 0;
+  let startedAt = 0;
+  let last = 0;
+  let scheduled = false;
+  const all = Promise.withResolvers<number>();
+  await ch.basicConsume({ queue }, (msg) => {
+    if (got === 0) startedAt = wallNow();
+    const body = msg.body as unknown;
+    if (Buffer.isBuffer(body)) JSON.parse(body.toString('utf8')); // else the client parsed it (application/json)
+    last = msg.deliveryTag;
+    got++;
+    if (scheduled) return;
+    scheduled = true;
+    setImmediate(() => {
+      scheduled = false;
+      ch.basicAck({ deliveryTag: last, multiple: true });
+      if (got === n) all.resolve(rate(n, startedAt));
+    });
+  });
+  const r = await all.promise;
+  await ch.close();
+  await connection.close();
+  return r;
+}
+
+async function nats(stream: string, durable: string, n: number, prefetch: number): Promise<number> {
+  const nc = await connect({ servers: '127.0.0.1:4222' });
+  const consumer = await jetstream(nc).consumers.get(stream, durable);
+  let got = 0;
+  let open = 0;
+  let startedAt = 0;
+  const acks: Promise<unknown>[] = [];
+  while (got < n) {
+    // Half the window at a time, as the source reads, the other half's acks under way.
+    while (prefetch - open < Math.max(1, prefetch >> 1)) await Promise.race(acks);
+    const batch = await consumer.fetch({ max_messages: prefetch - open, expires: 2000 });
+    const taken = [];
+    for await (const m of batch) {
+      if (got === 0) startedAt = wallNow();
+      JSON.parse(new TextDecoder().decode(m.data));
+      taken.push(m);
+      got++;
+    }
+    if (taken.length === 0) continue;
+    open += taken.length;
+    for (let i = 0; i < taken.length - 1; i++) taken[i].ack();
+    const ack: Promise<unknown> = taken[taken.length - 1].ackAck().finally(() => {
+      open -= taken.length;
+      acks.splice(acks.indexOf(ack), 1);
+    });
+    acks.push(ack);
+  }
+  await Promise.all(acks);
+  const r = rate(n, startedAt);
+  await nc.close();
+  return r;
+}
+
+async function redis(url: URL, n: number, prefetch: number): Promise<number> {
+  const stream = url.searchParams.get('stream') ?? '';
+  const group = url.searchParams.get('group') ?? '';
+  const client = createClient({ url: `redis://${url.host}`, RESP: 2 });
+  await client.connect();
+  let got = 0;
+  let open = 0;
+  let startedAt = 0;
+  const acks = new Set<Promise<unknown>>();
+  while (got < n) {
+    while (prefetch - open < Math.max(1, prefetch >> 1)) await Promise.race(acks);
+    const read = await client.xReadGroup(group, 'raw', { key: stream, id: '>' }, { COUNT: prefetch - open });
+    const entries =
+      (read as { messages: { id: string; message: Record<string, string> }[] }[] | null)?.[0]?.messages ?? [];
+    if (entries.length === 0) continue;
+    if (got === 0) startedAt = wallNow();
+    for (const e of entries) JSON.parse(e.message.body);
+    got += entries.length;
+    open += entries.length;
+    const ack: Promise<unknown> = client
+      .xAck(
+        stream,
+        group,
+        entries.map((e) => e.id),
+      )
+      .finally(() => {
+        open -= entries.length;
+        acks.delete(ack);
+      });
+    acks.add(ack);
+  }
+  await Promise.all(acks);
+  const r = rate(n, startedAt);
+  await client.close();
+  return r;
+}

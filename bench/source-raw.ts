@@ -4,7 +4,7 @@
  * of one turn together: AMQP basic.ack multiple, JetStream acks with one ackAck, one XACK), and nothing else: no
  * validation, no store. What the broker and its client allow on this machine, the ceiling of any source.
  */
-import { jetstream } from '@nats-io/jetstream';
+import { type JsMsg, jetstream } from '@nats-io/jetstream';
 import { connect } from '@nats-io/transport-node';
 import { createClient } from '@redis/client';
 import { Connection } from 'rabbitmq-client';
@@ -70,29 +70,40 @@ async function nats(stream: string, durable: string, n: number, prefetch: number
   let got = 0;
   let open = 0;
   let startedAt = 0;
-  const acks: Promise<unknown>[] = [];
+  let answered: JsMsg[] = [];
+  let wake = Promise.withResolvers<void>();
+  const all = Promise.withResolvers<number>();
+  // As the source reads: half the window at a time behind a backlog, the messages of one turn acked together,
+  // their room back once the server has counted the last ack.
+  const answer = (m: JsMsg) => {
+    answered.push(m);
+    if (answered.length > 1) return;
+    setImmediate(() => {
+      const ms = answered;
+      answered = [];
+      for (let i = 0; i < ms.length - 1; i++) ms[i].ack();
+      void ms[ms.length - 1].ackAck().finally(() => {
+        open -= ms.length;
+        wake.resolve();
+        if (got === n && open === 0) all.resolve(rate(n, startedAt));
+      });
+    });
+  };
   while (got < n) {
-    // Half the window at a time, as the source reads, the other half's acks under way.
-    while (prefetch - open < Math.max(1, prefetch >> 1)) await Promise.race(acks);
-    const batch = await consumer.fetch({ max_messages: prefetch - open, expires: 2000 });
-    const taken = [];
+    while (prefetch - open < Math.max(1, prefetch >> 1)) {
+      wake = Promise.withResolvers<void>();
+      await wake.promise;
+    }
+    const batch = await consumer.fetch({ max_messages: Math.min(prefetch - open, n - got), expires: 2000 });
     for await (const m of batch) {
       if (got === 0) startedAt = wallNow();
       JSON.parse(new TextDecoder().decode(m.data));
-      taken.push(m);
       got++;
+      open++;
+      answer(m);
     }
-    if (taken.length === 0) continue;
-    open += taken.length;
-    for (let i = 0; i < taken.length - 1; i++) taken[i].ack();
-    const ack: Promise<unknown> = taken[taken.length - 1].ackAck().finally(() => {
-      open -= taken.length;
-      acks.splice(acks.indexOf(ack), 1);
-    });
-    acks.push(ack);
   }
-  await Promise.all(acks);
-  const r = rate(n, startedAt);
+  const r = await all.promise;
   await nc.close();
   return r;
 }
@@ -108,7 +119,12 @@ async function redis(url: URL, n: number, prefetch: number): Promise<number> {
   const acks = new Set<Promise<unknown>>();
   while (got < n) {
     while (prefetch - open < Math.max(1, prefetch >> 1)) await Promise.race(acks);
-    const read = await client.xReadGroup(group, 'raw', { key: stream, id: '>' }, { COUNT: prefetch - open });
+    const read = await client.xReadGroup(
+      group,
+      'raw',
+      { key: stream, id: '>' },
+      { COUNT: Math.min(prefetch - open, n - got) },
+    );
     const entries =
       (read as { messages: { id: string; message: Record<string, string> }[] }[] | null)?.[0]?.messages ?? [];
     if (entries.length === 0) continue;

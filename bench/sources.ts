@@ -18,6 +18,7 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import { parseArgs } from 'node:util';
 import { request } from 'undici';
 import { KINDS, type Kind, natsConsumerFirst, testQueue } from '../test/sources/rig.ts';
+import { treeCpuSeconds } from './cpu.ts';
 import { ADMIN_KEY } from './herald-process.ts';
 import { wallNow } from './payloads.ts';
 import { messageEvents } from './publisher.ts';
@@ -65,7 +66,10 @@ async function ingestedBySource(base: string, id: string): Promise<number> {
   return m ? Number(m[1]) : 0;
 }
 
-const results: Record<string, { http: number[]; source: number[]; raw: number[] }> = {};
+const results: Record<
+  string,
+  { http: number[]; source: number[]; raw: number[]; httpCpu: number[]; sourceCpu: number[] }
+> = {};
 const prefetch = Number(values.prefetch ?? 256);
 for (let run = 0; run < RUNS; run++) {
   for (const kind of brokers) {
@@ -79,11 +83,13 @@ for (let run = 0; run < RUNS; run++) {
     try {
       // HTTP: W1's batches.
       const httpInstance = await system.publisher.createInstance('bench-http');
+      const httpCpu = treeCpuSeconds(system.herald.pid);
       const http = await system.publisher.publishBatches(httpInstance, messageEvents(N), {
         batch: 500,
         inFlight: 4,
       });
       const httpRate = N / ((http.ackedAt - http.startedAt) / 1000);
+      const httpCpuMs = ((treeCpuSeconds(system.herald.pid) - httpCpu) * 1000) / N;
       // Source: N waiting, then consumed.
       if (kind === 'nats') await natsConsumerFirst(q);
       await fill(q, messageEvents(N));
@@ -102,8 +108,10 @@ for (let run = 0; run < RUNS; run++) {
         first = await ingestedBySource(base, id);
       }
       const startedAt = wallNow();
+      const sourceCpu = treeCpuSeconds(system.herald.pid);
       while ((await ingestedBySource(base, id)) < N) await sleep(50);
       const sourceRate = (N - first) / ((wallNow() - startedAt) / 1000);
+      const sourceCpuMs = ((treeCpuSeconds(system.herald.pid) - sourceCpu) * 1000) / (N - first);
       await api(base, 'DELETE', `/sources/${id}`);
       // The raw consumer: the same messages again, in a queue of their own, read by the bare client library.
       const rq = await testQueue(kind);
@@ -111,14 +119,17 @@ for (let run = 0; run < RUNS; run++) {
         if (kind === 'nats') await natsConsumerFirst(rq);
         await fill(rq, messageEvents(N));
         const rawRate = await rawConsume(rq, N, prefetch);
-        results[kind] ??= { http: [], source: [], raw: [] };
+        results[kind] ??= { http: [], source: [], raw: [], httpCpu: [], sourceCpu: [] };
+        results[kind].httpCpu.push(httpCpuMs);
+        results[kind].sourceCpu.push(sourceCpuMs);
         results[kind].http.push(httpRate);
         results[kind].source.push(sourceRate);
         results[kind].raw.push(rawRate);
         console.log(
           `${kind}: HTTP batch ${Math.round(httpRate)} events/s, source ${Math.round(sourceRate)}, ` +
             `raw consumer ${Math.round(rawRate)}; source/HTTP ${(sourceRate / httpRate).toFixed(2)}, ` +
-            `source/raw ${(sourceRate / rawRate).toFixed(2)}, raw/HTTP ${(rawRate / httpRate).toFixed(2)}`,
+            `source/raw ${(sourceRate / rawRate).toFixed(2)}, raw/HTTP ${(rawRate / httpRate).toFixed(2)}; ` +
+            `Herald CPU ms/event HTTP ${httpCpuMs.toFixed(3)}, source ${sourceCpuMs.toFixed(3)}`,
         );
       } finally {
         await rq.remove();
@@ -139,7 +150,8 @@ for (const [kind, r] of Object.entries(results)) {
   const w = median(r.raw);
   console.log(
     `  ${kind.padEnd(6)} HTTP ${Math.round(h)} ev/s  source ${Math.round(s)} ev/s  raw consumer ${Math.round(w)} ev/s` +
-      `  source/HTTP ${(s / h).toFixed(2)}  source/raw ${(s / w).toFixed(2)}  raw/HTTP ${(w / h).toFixed(2)}`,
+      `  source/HTTP ${(s / h).toFixed(2)}  source/raw ${(s / w).toFixed(2)}  raw/HTTP ${(w / h).toFixed(2)}` +
+      `  Herald CPU ms/event HTTP ${median(r.httpCpu).toFixed(3)} source ${median(r.sourceCpu).toFixed(3)}`,
   );
 }
 process.exit(0);

@@ -96,9 +96,16 @@ export async function consumeAmqp(
 
   async function take(msg: AsyncMessage): Promise<Verdict> {
     try {
+      const parsed = !Buffer.isBuffer(msg.body) && typeof msg.body !== 'string';
+      let bytes: Buffer | null = null;
       return await hooks.take({
         brokerId: brokerId(msg),
-        body: bodyOf(msg),
+        // Made only when asked for (a size limit, a parked body): the client has parsed an application/json body.
+        get body() {
+          bytes ??= bodyOf(msg);
+          return bytes;
+        },
+        ...(parsed ? { json: msg.body } : {}),
         traceparent: text(msg.headers?.traceparent),
       });
     } catch {

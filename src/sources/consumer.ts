@@ -9,6 +9,8 @@ export interface TakenMessage {
   /** The broker's id for the message: AMQP message_id, JetStream stream sequence, Redis entry id (null: none). */
   brokerId: string | null;
   body: Buffer;
+  /** The body as the client library already parsed it (rabbitmq-client parses application/json): not parsed again. */
+  json?: unknown;
   /** Why the message cannot be read at all (it is parked with this reason). */
   unreadable?: string;
   /** The W3C traceparent it carries (an AMQP or NATS header, a Redis entry's field): its span continues it. */

@@ -171,12 +171,13 @@ export class SourceIngest {
     if (m.unreadable) return { reason: m.unreadable };
     if (format.engine && m.body.length > this.#ctx.config.engineMaxBodyBytes)
       return { reason: `larger than ENGINE_MAX_BODY_BYTES (${this.#ctx.config.engineMaxBodyBytes} bytes)` };
-    let body: unknown;
-    try {
-      body = JSON.parse(m.body.toString('utf8'));
-    } catch (err) {
-      return { reason: `not JSON: ${(err as Error).message}` };
-    }
+    let body: unknown = m.json;
+    if (body === undefined)
+      try {
+        body = JSON.parse(m.body.toString('utf8'));
+      } catch (err) {
+        return { reason: `not JSON: ${(err as Error).message}` };
+      }
     const read = format.read(body, this.#source.source_id, m.brokerId ?? '');
     if ('errors' in read) return { reason: HttpError.invalid(read.errors).message };
     const named = read.message.instance;

@@ -68,7 +68,14 @@ async function ingestedBySource(base: string, id: string): Promise<number> {
 
 const results: Record<
   string,
-  { http: number[]; source: number[]; raw: number[]; httpCpu: number[]; sourceCpu: number[] }
+  {
+    http: number[];
+    source: number[];
+    raw: number[];
+    httpCpu: number[];
+    sourceCpu: number[];
+    rawCpu: number[];
+  }
 > = {};
 const prefetch = Number(values.prefetch ?? 256);
 for (let run = 0; run < RUNS; run++) {
@@ -118,8 +125,12 @@ for (let run = 0; run < RUNS; run++) {
       try {
         if (kind === 'nats') await natsConsumerFirst(rq);
         await fill(rq, messageEvents(N));
+        const rawCpu = process.cpuUsage();
         const rawRate = await rawConsume(rq, N, prefetch);
-        results[kind] ??= { http: [], source: [], raw: [], httpCpu: [], sourceCpu: [] };
+        const { user, system: sys } = process.cpuUsage(rawCpu);
+        const rawCpuMs = (user + sys) / 1000 / N;
+        results[kind] ??= { http: [], source: [], raw: [], httpCpu: [], sourceCpu: [], rawCpu: [] };
+        results[kind].rawCpu.push(rawCpuMs);
         results[kind].httpCpu.push(httpCpuMs);
         results[kind].sourceCpu.push(sourceCpuMs);
         results[kind].http.push(httpRate);
@@ -129,7 +140,8 @@ for (let run = 0; run < RUNS; run++) {
           `${kind}: HTTP batch ${Math.round(httpRate)} events/s, source ${Math.round(sourceRate)}, ` +
             `raw consumer ${Math.round(rawRate)}; source/HTTP ${(sourceRate / httpRate).toFixed(2)}, ` +
             `source/raw ${(sourceRate / rawRate).toFixed(2)}, raw/HTTP ${(rawRate / httpRate).toFixed(2)}; ` +
-            `Herald CPU ms/event HTTP ${httpCpuMs.toFixed(3)}, source ${sourceCpuMs.toFixed(3)}`,
+            `CPU ms/event: Herald HTTP ${httpCpuMs.toFixed(3)}, Herald source ${sourceCpuMs.toFixed(3)}, ` +
+            `raw consumer ${rawCpuMs.toFixed(3)}`,
         );
       } finally {
         await rq.remove();
@@ -151,7 +163,8 @@ for (const [kind, r] of Object.entries(results)) {
   console.log(
     `  ${kind.padEnd(6)} HTTP ${Math.round(h)} ev/s  source ${Math.round(s)} ev/s  raw consumer ${Math.round(w)} ev/s` +
       `  source/HTTP ${(s / h).toFixed(2)}  source/raw ${(s / w).toFixed(2)}  raw/HTTP ${(w / h).toFixed(2)}` +
-      `  Herald CPU ms/event HTTP ${median(r.httpCpu).toFixed(3)} source ${median(r.sourceCpu).toFixed(3)}`,
+      `  CPU ms/event: Herald HTTP ${median(r.httpCpu).toFixed(3)} Herald source ${median(r.sourceCpu).toFixed(3)}` +
+      ` raw consumer ${median(r.rawCpu).toFixed(3)}`,
   );
 }
 process.exit(0);

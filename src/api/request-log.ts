@@ -43,19 +43,27 @@ export const serverBase = (logger: FastifyBaseLogger, trustProxy: string[]) => (
 export function installRequestLog(app: FastifyInstance, adminKeyHash = ''): void {
   const isAdminKey: SecretTest = (text) => text.length >= 16 && hashKey(text) === adminKeyHash;
   const cleanUrls = new CleanUrls((url) => redactUrl(url, isAdminKey));
-  app.setChildLoggerFactory((logger, bindings, options) =>
-    logger.child(bindings, {
-      ...options,
-      serializers: {
-        ...options.serializers,
-        url: (url: unknown) => (typeof url === 'string' ? cleanUrls.shown(url) : url),
-        headers: (headers: unknown) =>
-          typeof headers === 'object' && headers !== null
-            ? redactHeaders(headers as Record<string, unknown>, isAdminKey)
-            : headers,
-      },
-    }),
-  );
+  const redacting = {
+    url: (url: unknown) => (typeof url === 'string' ? cleanUrls.shown(url) : url),
+    headers: (headers: unknown) =>
+      typeof headers === 'object' && headers !== null
+        ? redactHeaders(headers as Record<string, unknown>, isAdminKey)
+        : headers,
+  };
+  // The serializers go on one child of each logger that requests descend from, not on each request's own: a child
+  // given serializers copies its parent's and builds its formatters anew, and a request's child only adds its id.
+  const bases = new WeakMap<FastifyBaseLogger, FastifyBaseLogger>();
+  app.setChildLoggerFactory((logger, bindings, options) => {
+    let base = bases.get(logger);
+    if (!base) {
+      base = logger.child({}, { serializers: redacting });
+      bases.set(logger, base);
+    }
+    if (options.serializers) {
+      return base.child(bindings, { ...options, serializers: { ...options.serializers, ...redacting } });
+    }
+    return Object.keys(options).length === 0 ? base.child(bindings) : base.child(bindings, options);
+  });
   app.addHook('onResponse', async (request, reply) => {
     const url = cleanUrls.shown(request.url);
     const ms = Math.round(reply.elapsedTime);

@@ -42,25 +42,59 @@ export const serverBase = (logger: FastifyBaseLogger, trustProxy: string[]) => (
  */
 export function installRequestLog(app: FastifyInstance, adminKeyHash = ''): void {
   const isAdminKey: SecretTest = (text) => text.length >= 16 && hashKey(text) === adminKeyHash;
-  app.setChildLoggerFactory((logger, bindings, options) =>
-    logger.child(bindings, {
-      ...options,
-      serializers: {
-        ...options.serializers,
-        url: (url: unknown) => (typeof url === 'string' ? redactUrl(url, isAdminKey) : url),
-        headers: (headers: unknown) =>
-          typeof headers === 'object' && headers !== null
-            ? redactHeaders(headers as Record<string, unknown>, isAdminKey)
-            : headers,
-      },
-    }),
-  );
+  const cleanUrls = new CleanUrls((url) => redactUrl(url, isAdminKey));
+  const redacting = {
+    url: (url: unknown) => (typeof url === 'string' ? cleanUrls.shown(url) : url),
+    headers: (headers: unknown) =>
+      typeof headers === 'object' && headers !== null
+        ? redactHeaders(headers as Record<string, unknown>, isAdminKey)
+        : headers,
+  };
+  // The serializers go on one child of each logger that requests descend from, not on each request's own: a child
+  // given serializers copies its parent's and builds its formatters anew, and a request's child only adds its id.
+  const bases = new WeakMap<FastifyBaseLogger, FastifyBaseLogger>();
+  app.setChildLoggerFactory((logger, bindings, options) => {
+    let base = bases.get(logger);
+    if (!base) {
+      base = logger.child({}, { serializers: redacting });
+      bases.set(logger, base);
+    }
+    if (options.serializers) {
+      return base.child(bindings, { ...options, serializers: { ...options.serializers, ...redacting } });
+    }
+    return Object.keys(options).length === 0 ? base.child(bindings) : base.child(bindings, options);
+  });
   app.addHook('onResponse', async (request, reply) => {
-    const url = redactUrl(request.url, isAdminKey);
+    const url = cleanUrls.shown(request.url);
     const ms = Math.round(reply.elapsedTime);
     const line = { method: request.method, url, status: reply.statusCode, ms };
     const message = `${request.method} ${url} ${reply.statusCode} ${ms} ms`;
     if (quiet(request, reply.statusCode)) request.log.debug(line, message);
     else request.log.info(line, message);
   });
+}
+
+/**
+ * URLs the log showed as they are, remembered (a few hundred): an engine posts to the same instance's URL again and
+ * again, and telling that it holds no credential hashes its long segments. Only what a log line shows whole is
+ * kept, so nothing is held that the log does not already hold.
+ */
+class CleanUrls {
+  static readonly MAX = 512;
+  readonly #redact: (url: string) => string;
+  readonly #clean = new Set<string>();
+
+  constructor(redact: (url: string) => string) {
+    this.#redact = redact;
+  }
+
+  shown(url: string): string {
+    if (this.#clean.has(url)) return url;
+    const shown = this.#redact(url);
+    if (shown === url) {
+      if (this.#clean.size >= CleanUrls.MAX) this.#clean.clear();
+      this.#clean.add(url);
+    }
+    return shown;
+  }
 }

@@ -153,6 +153,14 @@ export async function onEachSystem(ctx: RunContext, spec: LegSpec): Promise<Figu
       ratio('relay process CPU ÷ raw publisher CPU', relay.cpu['relay process'] / raw.cpu.publisher),
     );
   }
+  if (herald && relay) {
+    figures.push(
+      ratio(
+        'Herald process CPU ÷ relay process CPU',
+        herald.cpu['Herald process'] / relay.cpu['relay process'],
+      ),
+    );
+  }
   if (relay && bullmq) {
     figures.push(
       ratio('relay events/s ÷ BullMQ-AOF', relay.eventsPerSecond / bullmq.eventsPerSecond),

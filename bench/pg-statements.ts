@@ -86,3 +86,28 @@ export async function statementsByKind(sql: postgres.Sql, database: string): Pro
   out.other.execMs += left * perCall;
   return out;
 }
+
+/** One statement's cost in pg_stat_statements: what `--statements` prints (bench/scale.ts). */
+export interface StatementCost {
+  role: string;
+  calls: number;
+  rows: number;
+  execMs: number;
+  walRecords: number;
+  blocksHit: number;
+  query: string;
+}
+
+/** The `n` statements of `database` that took the most execution time since the last reset, costliest first. */
+export async function costliestStatements(
+  sql: postgres.Sql,
+  database: string,
+  n: number,
+): Promise<StatementCost[]> {
+  return sql<StatementCost[]>`
+    SELECT r.rolname AS role, s.calls::float8 AS calls, s.rows::float8 AS rows, s.total_exec_time AS "execMs",
+      s.wal_records::float8 AS "walRecords", s.shared_blks_hit::float8 AS "blocksHit",
+      left(regexp_replace(s.query, '[[:space:]]+', ' ', 'g'), 90) AS query
+    FROM pg_stat_statements s JOIN pg_roles r ON r.oid = s.userid JOIN pg_database d ON d.oid = s.dbid
+    WHERE d.datname = ${database} ORDER BY s.total_exec_time DESC LIMIT ${n}`;
+}

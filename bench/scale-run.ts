@@ -13,7 +13,15 @@ import { closedLoop, type Send } from './drive.ts';
 import { HeraldProcess } from './herald-process.ts';
 import type { HostNetwork } from './netns.ts';
 import type { PgCluster } from './pg-cluster.ts';
-import { type ByKind, INGEST_ROLE, resetStatements, statementsByKind, WORKER_ROLE } from './pg-statements.ts';
+import {
+  type ByKind,
+  costliestStatements,
+  INGEST_ROLE,
+  resetStatements,
+  type StatementCost,
+  statementsByKind,
+  WORKER_ROLE,
+} from './pg-statements.ts';
 import { eventSeries, messageEvent, Publisher } from './publisher.ts';
 import { type Receiver, waitForArrivals } from './receiver.ts';
 
@@ -30,6 +38,8 @@ export interface ScaleSpec {
   webhooks: number;
   /** Events per request: 1 is POST …/events (the engine stream), more is POST …/events/batch. */
   batch: number;
+  /** How many of the costliest statements to keep (0: none). */
+  costliest: number;
 }
 
 export interface ScaleResult {
@@ -38,6 +48,8 @@ export interface ScaleResult {
   /** CPU seconds during the measured events, by process group. */
   cpu: { postgres: number; api: number; workers: number };
   statements: ByKind;
+  /** The costliest statements by execution time (`--statements`). */
+  costliest: StatementCost[];
 }
 
 /**
@@ -120,6 +132,7 @@ export async function measureScale(
     const { startedAt, lastAt } = await offer(spec.warmup, spec.events, `${spec.events} events`);
     const cpu = meter();
     const statements = await statementsByKind(admin, database);
+    const costliest = spec.costliest > 0 ? await costliestStatements(admin, database, spec.costliest) : [];
     await publisher.close();
     const seconds = (lastAt - startedAt) / 1000;
     const workersCpu = Object.entries(cpu)
@@ -130,6 +143,7 @@ export async function measureScale(
       seconds,
       cpu: { postgres: cpu.postgres, api: cpu.api, workers: workersCpu },
       statements,
+      costliest,
     };
   } finally {
     await Promise.all(processes.map((p) => p.stop()));

@@ -7,7 +7,8 @@
  * that cost, the statements per event by kind, and the Herald processes' CPU per event. Everything it started is
  * stopped and removed at the end, or on Ctrl-C.
  *
- * Usage: npm run bench:scale -- [--workers 1,2,4] [--events 20000] [--webhooks 20] [--batch 1]   (as root)
+ * Usage: npm run bench:scale -- [--workers 1,2,4] [--events 20000] [--webhooks 20] [--batch 1] [--statements N]
+ *   (as root). --statements N also prints, per worker count, the N statements that took the most execution time.
  */
 import { availableParallelism, cpus } from 'node:os';
 import { parseArgs } from 'node:util';
@@ -32,17 +33,26 @@ const { values } = parseArgs({
     events: opt('20000'),
     webhooks: opt('20'),
     batch: opt('1'),
+    statements: opt('0'),
     help: { type: 'boolean', short: 'h' },
   },
 });
 if (values.help) {
-  console.log('Usage: npm run bench:scale -- [--workers 1,2,4] [--events 20000] [--webhooks 20] [--batch 1]');
+  console.log(
+    'Usage: npm run bench:scale -- [--workers 1,2,4] [--events 20000] [--webhooks 20] [--batch 1] [--statements N]',
+  );
   process.exit(0);
 }
 const counts = values.workers.split(',').map(Number);
-const [events, webhooks, batch] = [values.events, values.webhooks, values.batch].map(Number);
+const [events, webhooks, batch, costliest] = [
+  values.events,
+  values.webhooks,
+  values.batch,
+  values.statements,
+].map(Number);
 if (![events, webhooks, batch, ...counts].every((n) => Number.isInteger(n) && n >= 1))
   fail('--events, --webhooks, --batch and --workers (a comma-separated list) take positive integers');
+if (!Number.isInteger(costliest) || costliest < 0) fail('--statements takes a count');
 if (process.getuid?.() !== 0) fail('bench:scale creates network namespaces: run it as root');
 
 const net = HostNetwork.create(Math.max(...counts));
@@ -67,7 +77,14 @@ try {
   await admin.end();
   receiver = await new Receiver('fast', net.serverAddress).start();
   for (const workers of counts) {
-    const spec: ScaleSpec = { workers, events, webhooks, batch, warmup: Math.min(WARMUP_EVENTS, events) };
+    const spec: ScaleSpec = {
+      workers,
+      events,
+      webhooks,
+      batch,
+      costliest,
+      warmup: Math.min(WARMUP_EVENTS, events),
+    };
     results.push([workers, await measureScale(spec, { pg, net, receiver, label: `bench:scale` })]);
   }
 } finally {
@@ -100,3 +117,18 @@ for (const [workers, r] of results) {
   );
 }
 console.log(lines.join('\n'));
+for (const [workers, r] of results.filter(([, r]) => r.costliest.length > 0)) {
+  const rows = r.costliest.map(
+    (c) =>
+      `| ${c.role} | ${c.calls} | ${count(c.rows / events)} | ${millis((c.execMs * 1000) / events)} | ${millis(c.execMs / c.calls)} | ${count(c.walRecords / events)} | ${count(c.blocksHit / events)} | \`${c.query.replaceAll('|', '\\|')}\` |`,
+  );
+  console.log(
+    [
+      '',
+      `${workers} worker(s): the costliest statements, per event (pg_stat_statements)`,
+      '| role | calls | rows/event | exec ms / 1k events | ms/call | WAL records/event | buffers hit/event | statement |',
+      '|---|---:|---:|---:|---:|---:|---:|---|',
+      ...rows,
+    ].join('\n'),
+  );
+}

@@ -81,7 +81,8 @@ export class PostgresClaims implements Claims {
       this.#lastLead = lead;
       // Each claim and outcome leaves a dead entry in deliveries_leased until vacuum. A bitmap scan visits the heap
       // for every one of them at each claim; a plain index scan marks them dead once and passes over them after.
-      await sql`SET LOCAL enable_bitmapscan = off`;
+      // Nor a sequential scan, which a plan prepared while the table was small (before its first ANALYZE) keeps.
+      await sql`SELECT set_config('enable_bitmapscan', 'off', true), set_config('enable_seqscan', 'off', true)`;
       const leasedRows = await sql<{ webhook_id: string; leased: number }[]>`
         SELECT webhook_id, count(*)::integer AS leased FROM deliveries
         WHERE webhook_id = ANY(${ids}::text[]) AND lease_token IS NOT NULL AND next_attempt_at > ${now}::bigint

@@ -39,7 +39,9 @@ export class PostgresDatabase {
    * Connections whose commits return before their WAL reaches the disk: for recorded outcomes, whose loss in a
    * database crash only means an attempt made again once the lease runs out (at least once). Never for ingest,
    * whose 202 promises the event is stored, nor for claims, whose lease must survive a crash of the database
-   * while the attempt is in flight. Opened on first use, so an API process never opens one.
+   * while the attempt is in flight. Opened on first use, so an API process never opens one. Planned without
+   * sequential scans: an outcome reads deliveries and attempts by key only, and a plan the driver prepared while the
+   * table was small (before autovacuum's first ANALYZE of it) otherwise scans the whole table at every outcome.
    */
   readonly #relaxed: Pool;
   /** NOTIFY channel of this schema, so that two Heralds in two schemas of one database do not wake each other. */
@@ -62,7 +64,10 @@ export class PostgresDatabase {
     try {
       await migrate(sql);
       const [{ schema }] = await sql<{ schema: string }[]>`SELECT current_schema() AS schema`;
-      const relaxed = connect(url, { max: 2, connection: { synchronous_commit: 'off' } });
+      const relaxed = connect(url, {
+        max: 2,
+        connection: { synchronous_commit: 'off', enable_seqscan: 'off' },
+      });
       return new PostgresDatabase(url, sql, relaxed, `herald_work.${schema}`);
     } catch (err) {
       await sql.end({ timeout: 1 });

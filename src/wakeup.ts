@@ -11,6 +11,11 @@ export class Wakeup {
     this.#woken = false;
   }
 
+  /** Whether a wake-up came since begin(): the sleep would end at once, so the loop need not work out its length. */
+  get woken(): boolean {
+    return this.#woken;
+  }
+
   wake(): void {
     this.#woken = true;
     this.#wake?.();

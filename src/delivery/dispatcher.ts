@@ -173,7 +173,9 @@ export class Dispatcher {
           this.#handOver(claims, now);
           this.#webhooks.noteClaim(claims, asked, full);
         }
-        if (!full && !this.#stopping) await this.#wakeup.sleep(await this.#delayUntilDue(now));
+        // A wake-up during the claim (a notification, an outcome) means another round at once: no due time to read.
+        if (!full && !this.#stopping && !this.#wakeup.woken)
+          await this.#wakeup.sleep(await this.#delayUntilDue(now));
       } catch (err) {
         this.#options.logger.error({ err }, 'dispatcher: claim failed; retrying shortly');
         if (!this.#stopping) await this.#wakeup.sleep(MAX_SLEEP_MS);

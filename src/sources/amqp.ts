@@ -1,9 +1,10 @@
 /**
  * A RabbitMQ source: a consumer (rabbitmq-client, on a channel of its own) on the queue with basic.qos prefetch =
  * SOURCE_PREFETCH, so the broker never has more unacknowledged messages out to this process. A message is answered
- * only once its event is stored: ack (those answered together in one basic.ack); a parked message is rejected without requeue (dead-lettered when the queue has a dead-letter
- * exchange, else dropped — it is kept in Herald's parked list either way); a message left unanswered at a stop or
- * a lost connection goes back to the queue. With `exchange`, the durable queue is declared and bound.
+ * only once its event is stored: ack (those answered together in one basic.ack); a parked message is rejected
+ * without requeue (dead-lettered when the queue has a dead-letter exchange, else dropped — it is kept in Herald's
+ * parked list either way); a message left unanswered at a stop or a lost connection goes back to the queue. With
+ * `exchange`, the durable queue is declared and bound.
  */
 import { createHash } from 'node:crypto';
 import { type AsyncMessage, type Channel, Connection } from 'rabbitmq-client';
@@ -52,6 +53,9 @@ export async function consumeAmqp(
     if (!stopping.signal.aborted) hooks.state('reconnecting', words(err));
   };
   connection.on('error', onDown);
+  const stopped = new Promise<void>((r) =>
+    stopping.signal.addEventListener('abort', () => r(), { once: true }),
+  );
 
   // One channel at a time: set up, consumed until it closes (a lost connection closes it; the client reconnects),
   // then set up again with backoff. What was taken on a closed channel goes back to the queue by itself.
@@ -77,7 +81,7 @@ export async function consumeAmqp(
         });
         hooks.state('consuming', null);
         failures = 0;
-        await Promise.race([closed, new Promise((r) => stopping.signal.addEventListener('abort', r))]);
+        await Promise.race([closed, stopped]);
         if (stopping.signal.aborted) {
           await ch.basicCancel(consumerTag).catch(() => {});
           await Promise.race([answers.settled(), new Promise((r) => setTimeout(r, 5000).unref())]);
@@ -133,7 +137,7 @@ class ChannelAnswers {
   readonly #ch: Channel;
   readonly #open: number[] = [];
   readonly #answers = new Map<number, Verdict>();
-  readonly #flush = new Answers<null>(() => this.#send());
+  readonly #flush = new Answers<[tag: number, verdict: Verdict]>((answered) => this.#send(answered));
   #idle: (() => void)[] = [];
 
   constructor(ch: Channel) {
@@ -145,8 +149,7 @@ class ChannelAnswers {
   }
 
   answer(tag: number, verdict: Verdict): void {
-    this.#answers.set(tag, verdict);
-    this.#flush.add(null);
+    this.#flush.add([tag, verdict]);
   }
 
   /** Resolves once every message taken is answered and its answer sent. */
@@ -155,7 +158,8 @@ class ChannelAnswers {
     return new Promise((r) => this.#idle.push(r));
   }
 
-  #send(): void {
+  #send(answered: [number, Verdict][]): void {
+    for (const [tag, verdict] of answered) this.#answers.set(tag, verdict);
     let ackUpTo = 0;
     let n = 0;
     try {

@@ -22,6 +22,7 @@ import {
   type ConsumerOptions,
   pause,
   type SourceConsumer,
+  type Verdict,
   Window,
 } from './consumer.ts';
 import { SharedLinks } from './links.ts';
@@ -115,7 +116,7 @@ export async function consumeNats(
 
   async function handle(m: JsMsg): Promise<void> {
     const working = setInterval(() => m.working(), WORKING_EVERY_MS);
-    let verdict: Awaited<ReturnType<ConsumerHooks['take']>> = 'release';
+    let verdict: Verdict = 'release';
     try {
       verdict = await hooks.take({
         brokerId: `nats:${t.stream}:${m.seq}`,

@@ -14,6 +14,7 @@ import {
   type ConsumerOptions,
   pause,
   type SourceConsumer,
+  type Verdict,
   Window,
 } from './consumer.ts';
 import { SharedLinks } from './links.ts';
@@ -72,7 +73,7 @@ export async function consumeRedis(
   const me = options.consumerName;
 
   const handle = async (e: Entry) => {
-    let verdict: Awaited<ReturnType<ConsumerHooks['take']>> = 'release';
+    let verdict: Verdict = 'release';
     try {
       const body = e.message.body;
       verdict = await hooks.take(

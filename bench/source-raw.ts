@@ -8,6 +8,7 @@ import { type JsMsg, jetstream } from '@nats-io/jetstream';
 import { connect } from '@nats-io/transport-node';
 import { createClient } from '@redis/client';
 import { Connection } from 'rabbitmq-client';
+import { parseSourceUrl, type RedisSource, SourceUrlProblem } from '../src/domain/source-url.ts';
 import type { TestQueue } from '../test/sources/rig.ts';
 import { wallNow } from './payloads.ts';
 
@@ -26,11 +27,11 @@ export async function fill(q: TestQueue, events: { event_id: string }[]): Promis
 
 /** Consumes `n` messages waiting in `q`; events/s from the first message taken to the last one acknowledged. */
 export async function rawConsume(q: TestQueue, n: number, prefetch: number): Promise<number> {
-  const url = new URL(q.url());
-  if (q.kind === 'amqp') return amqp(url.searchParams.get('queue') ?? '', n, prefetch);
-  if (q.kind === 'nats')
-    return nats(url.pathname.slice(1), url.searchParams.get('consumer') ?? '', n, prefetch);
-  return redis(url, n, prefetch);
+  const t = parseSourceUrl(q.url());
+  if (t instanceof SourceUrlProblem) throw new Error(t.message);
+  if (t.kind === 'amqp') return amqp(t.queue, n, prefetch);
+  if (t.kind === 'nats') return nats(t.stream, t.consumer, n, prefetch);
+  return redis(t, n, prefetch);
 }
 
 const rate = (n: number, startedAt: number) => n / ((wallNow() - startedAt) / 1000);
@@ -108,10 +109,9 @@ async function nats(stream: string, durable: string, n: number, prefetch: number
   return r;
 }
 
-async function redis(url: URL, n: number, prefetch: number): Promise<number> {
-  const stream = url.searchParams.get('stream') ?? '';
-  const group = url.searchParams.get('group') ?? '';
-  const client = createClient({ url: `redis://${url.host}`, RESP: 2 });
+async function redis(t: RedisSource, n: number, prefetch: number): Promise<number> {
+  const { stream, group } = t;
+  const client = createClient({ socket: { host: t.host, port: t.port }, database: t.db, RESP: 2 });
   await client.connect();
   let got = 0;
   let open = 0;

@@ -17,6 +17,7 @@ import { resolve } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { parseArgs } from 'node:util';
 import { request } from 'undici';
+import { loadConfig } from '../src/config.ts';
 import { KINDS, type Kind, natsConsumerFirst, testQueue } from '../test/sources/rig.ts';
 import { treeCpuSeconds } from './cpu.ts';
 import { ADMIN_KEY } from './herald-process.ts';
@@ -77,7 +78,8 @@ const results: Record<
     rawCpu: number[];
   }
 > = {};
-const prefetch = Number(values.prefetch ?? 256);
+// The default is Herald's own (SOURCE_PREFETCH unset), so that the raw consumer reads with the source's window.
+const prefetch = Number(values.prefetch ?? loadConfig({}).sourcePrefetch);
 for (let run = 0; run < RUNS; run++) {
   for (const kind of brokers) {
     const system = await openHerald({
@@ -154,7 +156,7 @@ for (let run = 0; run < RUNS; run++) {
 }
 console.log(
   `\n${N} events per leg, ${RUNS} run(s), store ${databaseUrl ? 'PostgreSQL' : 'SQLite'}, ` +
-    `SOURCE_PREFETCH ${values.prefetch ?? '256 (default)'}; medians:`,
+    `SOURCE_PREFETCH ${values.prefetch ?? `${prefetch} (default)`}; medians:`,
 );
 for (const [kind, r] of Object.entries(results)) {
   const h = median(r.http);

@@ -153,14 +153,18 @@ for (const kind of KINDS) {
       );
       assert.ok(proxy.cut() > 0, 'a connection was cut');
       for (let n = N / 2; n < N; n++) await q.publish(messageBody('herald', n, run), `${run}-${n}`);
+      let last: unknown = null;
       await eventually(
         async () => {
           const s = await source(h, id);
+          last = s;
           return s.ingested === N && s.state === 'consuming' ? true : undefined;
         },
         60_000,
         `${N} ingested after the cut`,
-      );
+      ).catch((err) => {
+        throw new Error(`${(err as Error).message}; the source at the end: ${JSON.stringify(last)}`);
+      });
       // ingested counts new events only (a redelivered one is a duplicate): N is N distinct events, none lost.
       assert.equal((await source(h, id)).ingested, N);
       await h.request('DELETE', `/sources/${id}`);

@@ -94,6 +94,42 @@ describe('postgres: deliveries and attempts go with what they belong to', { skip
     assert.equal(await orphans(), 0);
   });
 
+  test('a webhook deleted while an outcome of its delivery is being recorded is deleted, and the outcome too', async () => {
+    await open();
+    const { ins, a, claims } = await attempted();
+    const held = claims.find((c) => c.webhook_id === a.webhook_id)!;
+    // Held as the outcome writer holds it: the delivery updated, then the webhook checked for its hourly counts
+    // (the foreign key's FOR KEY SHARE), the second step taken only once the delete is waiting.
+    const recording = await sql.reserve();
+    try {
+      const [{ pid }] = await recording`SELECT pg_backend_pid() AS pid`;
+      await recording`BEGIN`;
+      await recording`UPDATE deliveries SET status = status WHERE delivery_id = ${held.delivery_id}`;
+      // Settled at once, so that a delete failed while the test still holds its side is reported, not unhandled.
+      const deleting = store.webhooks.deleteWebhook(ins, a.webhook_id).then(
+        (deleted) => ({ deleted }),
+        (err: Error) => ({ failed: err.message }),
+      );
+      await eventually(
+        async () => {
+          const [{ waiting }] = await sql`
+            SELECT count(*)::integer AS waiting FROM pg_stat_activity
+            WHERE ${pid}::integer = ANY(pg_blocking_pids(pid))`;
+          return waiting === 1 || undefined;
+        },
+        5000,
+        'the delete to wait for the delivery being recorded',
+      );
+      await recording`SELECT 1 FROM webhooks WHERE webhook_id = ${a.webhook_id} FOR KEY SHARE`;
+      await recording`COMMIT`;
+      assert.deepEqual(await deleting, { deleted: true });
+    } finally {
+      recording.release();
+    }
+    assert.equal(await count('SELECT count(*) AS n FROM deliveries'), 2);
+    assert.equal(await orphans(), 0);
+  });
+
   test('an outcome recorded while its webhook is being deleted logs nothing, and fails nothing', async () => {
     await open();
     const ins = await instance();

@@ -96,10 +96,20 @@ export class PostgresWebhooks extends QueueOperation<PostgresQueue> implements W
     });
   }
 
+  /**
+   * Locks in the outcome writer's order (webhook, then its deliveries in key order) before the delete: deleted
+   * straight away, the webhook's row was locked whole first, so an outcome holding one of its deliveries and then
+   * checking the webhook for its hourly counts closed a cycle, and PostgreSQL failed the delete as a deadlock.
+   * FOR NO KEY UPDATE lets that check through; the delete's own lock comes once nothing holds the deliveries.
+   */
   async deleteWebhook(instanceId: string, webhookId: string): Promise<boolean> {
-    const result = await this.db.sql`
-      DELETE FROM webhooks WHERE instance_id = ${instanceId} AND webhook_id = ${webhookId}`;
-    return result.count > 0;
+    return this.db.tx(async (sql) => {
+      const [found] = await sql`
+        SELECT 1 FROM webhooks WHERE instance_id = ${instanceId} AND webhook_id = ${webhookId} FOR NO KEY UPDATE`;
+      if (!found) return false;
+      await sql`SELECT 1 FROM deliveries WHERE webhook_id = ${webhookId} ORDER BY delivery_id FOR UPDATE`;
+      return (await sql`DELETE FROM webhooks WHERE webhook_id = ${webhookId}`).count > 0;
+    });
   }
 
   async rotateSecret(

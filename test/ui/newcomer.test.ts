@@ -130,15 +130,21 @@ describe('session page: what a newcomer tripped on', { skip: missingChromium() ?
         button?.scrollIntoView({ block: 'start' });
       }
       const n = notice.getBoundingClientRect();
-      const meets = (r: DOMRect) =>
-        r.width > 1 &&
-        r.height > 1 &&
-        r.left < n.right &&
-        n.left < r.right &&
-        r.top < n.bottom &&
-        n.top < r.bottom;
+      const box = notice.parentElement as Element;
+      // A control is under the notice when it is what shows beneath it: the middle of where they meet hits the
+      // notice first and the control next (not the top bar, which a control scrolled under it is behind).
+      const covered = (el: Element) => {
+        const r = el.getBoundingClientRect();
+        const [left, right] = [Math.max(r.left, n.left), Math.min(r.right, n.right)];
+        const [top, bottom] = [Math.max(r.top, n.top), Math.min(r.bottom, n.bottom)];
+        if (r.width <= 1 || r.height <= 1 || right - left <= 0 || bottom - top <= 0) return false;
+        const beneath = document
+          .elementsFromPoint((left + right) / 2, (top + bottom) / 2)
+          .find((e) => !box.contains(e));
+        return beneath !== undefined && (beneath === el || el.contains(beneath));
+      };
       return [...document.querySelectorAll('button, a[href], input, select, textarea, summary')]
-        .filter((el) => meets(el.getBoundingClientRect()))
+        .filter(covered)
         .map((el) => el.textContent?.trim() || el.getAttribute('placeholder') || el.tagName);
     }, scrollTo);
   }

@@ -121,7 +121,7 @@ export class SourceIngest {
 
   async #ingestBatch(batch: Waiting[]): Promise<void> {
     const format = SOURCE_FORMATS[this.#source.format];
-    const instances = await this.#retrying(batch.length, () => this.#ctx.store.catalog.listInstances());
+    const instances = await this.#retrying(batch.length, () => this.#instances());
     if (instances === null) return this.#release(batch);
     const groups = new Map<string, Ready[]>();
     const seen = new Set<string>();
@@ -161,6 +161,14 @@ export class SourceIngest {
     } finally {
       for (const id of mine) this.#inFlight.delete(id);
     }
+  }
+
+  /** The instances the batch's messages may go to: the source's own, or every one (a body names its instance). */
+  async #instances(): Promise<Instance[]> {
+    const fixed = this.#source.instance_id;
+    if (!fixed) return this.#ctx.store.catalog.listInstances();
+    const instance = await this.#ctx.store.catalog.getInstance(fixed);
+    return instance ? [instance] : [];
   }
 
   #read(

@@ -107,7 +107,10 @@ export class PostgresWebhooks extends QueueOperation<PostgresQueue> implements W
       const [found] = await sql`
         SELECT 1 FROM webhooks WHERE instance_id = ${instanceId} AND webhook_id = ${webhookId} FOR NO KEY UPDATE`;
       if (!found) return false;
-      await sql`SELECT 1 FROM deliveries WHERE webhook_id = ${webhookId} ORDER BY delivery_id FOR UPDATE`;
+      // Locked in a subquery, so that a webhook with a million deliveries sends one row back, not a million.
+      await sql`
+        SELECT count(*) FROM (SELECT 1 FROM deliveries WHERE webhook_id = ${webhookId} ORDER BY delivery_id
+        FOR UPDATE) AS locked`;
       return (await sql`DELETE FROM webhooks WHERE webhook_id = ${webhookId}`).count > 0;
     });
   }

@@ -25,6 +25,8 @@ interface Running {
   stopping: AbortController;
   consumer: Promise<SourceConsumer | null>;
   state: { state: SourceState; error: string | null } | null;
+  /** The state's writes to the store, one after another (see #report). */
+  stateWrites: Promise<void>;
 }
 
 export interface SourceRunnerOptions {
@@ -94,7 +96,14 @@ export class SourceRunner {
   #startOne(source: Source): void {
     const ingest = new SourceIngest(this.#o.ctx, source, this.#o.observer, this.#o.logger);
     const stopping = new AbortController();
-    const r: Running = { source, ingest, stopping, consumer: Promise.resolve(null), state: null };
+    const r: Running = {
+      source,
+      ingest,
+      stopping,
+      consumer: Promise.resolve(null),
+      state: null,
+      stateWrites: Promise.resolve(),
+    };
     this.#running.set(source.source_id, r);
     const hooks: ConsumerHooks = {
       take: ingest.take,
@@ -149,9 +158,12 @@ export class SourceRunner {
     r.state = { state, error };
     this.#o.observer?.sourceUp(r.source.source_id, state === 'consuming');
     if (error) this.#o.logger.warn({ source_id: r.source.source_id, state }, `source ${state}: ${error}`);
-    void this.#o.ctx.store.sources
-      .setSourceState(r.source.source_id, state, error, this.#o.ctx.clock())
-      .catch(() => {});
+    // Each write waits for the one before: two at once may commit in either order on PostgreSQL's pool, and a
+    // 'connecting' committed after 'consuming' left the source shown as connecting while it consumed.
+    const at = this.#o.ctx.clock();
+    r.stateWrites = r.stateWrites.then(() =>
+      this.#o.ctx.store.sources.setSourceState(r.source.source_id, state, error, at).catch(() => {}),
+    );
   }
 }
 

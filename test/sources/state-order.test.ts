@@ -83,7 +83,7 @@ test("a source that reached 'consuming' is stored as consuming, though its 'conn
     config: loadConfig({}),
     store: { ...store, sources } as Store,
     clock: Date.now,
-  } as IngestContext;
+  } as unknown as IngestContext;
   const runner = new SourceRunner({
     ctx,
     secretBox: new SecretBox(randomBytes(32)),

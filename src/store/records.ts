@@ -236,6 +236,22 @@ export interface Source {
 /** What a PATCH of a source changes: its whole configuration. */
 export type SourceConfig = Pick<Source, 'url' | 'url_sealed' | 'format' | 'instance_id'>;
 
+/** A source as it is created: connecting, nothing counted yet. */
+export function newSource(source_id: string, config: SourceConfig, now: number): Source {
+  return {
+    source_id,
+    ...config,
+    state: 'connecting',
+    last_error: null,
+    received: 0,
+    ingested: 0,
+    duplicates: 0,
+    parked: 0,
+    created_at: now,
+    updated_at: now,
+  };
+}
+
 /** Counts to add to a source's counters, from any process. */
 export type SourceCounts = Pick<Source, 'received' | 'ingested' | 'duplicates' | 'parked'>;
 

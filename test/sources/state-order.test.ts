@@ -18,7 +18,7 @@ import { SourceRunner } from '../../src/sources/runner.ts';
 import type { IngestContext } from '../../src/sources/source-ingest.ts';
 import { openSqliteStore } from '../../src/store/open/sqlite.ts';
 import type { Sources, Store } from '../../src/store/ports.ts';
-import type { SourceState } from '../../src/store/records.ts';
+import { newSource, type SourceState } from '../../src/store/records.ts';
 import { records } from '../store/records.ts';
 import { eventually } from '../support/herald.ts';
 import { testQueue } from './rig.ts';
@@ -63,21 +63,9 @@ test("a source that reached 'consuming' is stored as consuming, though its 'conn
   const now = Date.now();
   const instance_id = await records(() => store).instance();
   const source_id = `src_${randomBytes(8).toString('hex')}`;
-  await store.sources.createSource({
-    source_id,
-    url: q.url(),
-    url_sealed: null,
-    format: 'herald',
-    instance_id,
-    state: 'connecting',
-    last_error: null,
-    received: 0,
-    ingested: 0,
-    duplicates: 0,
-    parked: 0,
-    created_at: now,
-    updated_at: now,
-  });
+  await store.sources.createSource(
+    newSource(source_id, { url: q.url(), url_sealed: null, format: 'herald', instance_id }, now),
+  );
   // No message is published: the ingest's media and events are never reached.
   const ctx = {
     config: loadConfig({}),

@@ -13,7 +13,7 @@ import {
   SourceUrlProblem,
 } from '../../domain/source-url.ts';
 import { isSourceFormat, SOURCE_FORMATS } from '../../sources/formats.ts';
-import type { Source, SourceConfig, SourceFormat } from '../../store/records.ts';
+import { newSource, type Source, type SourceConfig, type SourceFormat } from '../../store/records.ts';
 import type { ApiContext } from '../context.ts';
 import { HttpError } from '../errors.ts';
 import { IdParam, Ok } from '../schemas.ts';
@@ -86,18 +86,7 @@ export function sourceRoutes(app: FastifyInstance, ctx: ApiContext): void {
     async (request, reply) => {
       const now = ctx.clock();
       const config = await configOf(ctx, request.body as Body, null);
-      const source: Source = {
-        source_id: newId('src', now),
-        ...config,
-        state: 'connecting',
-        last_error: null,
-        received: 0,
-        ingested: 0,
-        duplicates: 0,
-        parked: 0,
-        created_at: now,
-        updated_at: now,
-      };
+      const source = newSource(newId('src', now), config, now);
       await ctx.store.sources.createSource(source);
       return reply.status(201).send({ success: true, source: sourceView(source) });
     },

@@ -17,8 +17,7 @@ import type { SourceObserver } from '../../src/metrics/source-metrics.ts';
 import { SourceRunner } from '../../src/sources/runner.ts';
 import type { IngestContext } from '../../src/sources/source-ingest.ts';
 import { openSqliteStore } from '../../src/store/open/sqlite.ts';
-import type { Sources, Store } from '../../src/store/ports.ts';
-import { newSource, type SourceState } from '../../src/store/records.ts';
+import { newSource } from '../../src/store/records.ts';
 import { records } from '../store/records.ts';
 import { eventually } from '../support/herald.ts';
 import { testQueue } from './rig.ts';
@@ -34,26 +33,19 @@ test("a source that reached 'consuming' is stored as consuming, though its 'conn
   const held = new Promise<void>((resolve) => {
     release = resolve;
   });
-  const written: SourceState[] = [];
-  let writing = 0;
-  const sources: Sources = new Proxy(store.sources, {
-    get(target, key) {
-      if (key !== 'setSourceState') {
-        const value = Reflect.get(target, key);
-        return typeof value === 'function' ? value.bind(target) : value;
-      }
-      return async (...args: Parameters<Sources['setSourceState']>) => {
-        writing++;
-        try {
-          if (args[1] === 'connecting') await held;
-          await target.setSourceState(...args);
-          written.push(args[1]);
-        } finally {
-          writing--;
-        }
-      };
-    },
-  });
+  // The store's own write, wrapped: 'connecting' waits for `release`.
+  const write = store.sources.setSourceState.bind(store.sources);
+  let [writing, written] = [0, 0];
+  store.sources.setSourceState = async (sourceId, state, lastError, now) => {
+    writing++;
+    try {
+      if (state === 'connecting') await held;
+      await write(sourceId, state, lastError, now);
+      written++;
+    } finally {
+      writing--;
+    }
+  };
   const up: boolean[] = [];
   const observer: SourceObserver = {
     sourceMessages() {},
@@ -69,7 +61,7 @@ test("a source that reached 'consuming' is stored as consuming, though its 'conn
   // No message is published: the ingest's media and events are never reached.
   const ctx = {
     config: loadConfig({}),
-    store: { ...store, sources } as Store,
+    store,
     clock: Date.now,
   } as unknown as IngestContext;
   const runner = new SourceRunner({
@@ -84,7 +76,7 @@ test("a source that reached 'consuming' is stored as consuming, though its 'conn
     await eventually(async () => up.includes(true) || undefined, 10_000, "the runner to report 'consuming'");
     release();
     await eventually(
-      async () => (written.length >= 2 && writing === 0) || undefined,
+      async () => (written >= 2 && writing === 0) || undefined,
       10_000,
       'both state writes to finish',
     );

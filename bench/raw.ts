@@ -21,8 +21,10 @@ async function withChild<T>(fn: (child: Child) => Promise<T>): Promise<T> {
 }
 
 /** POSTs per second of `total` signed requests to `url`; fails if any is not answered 200. */
-export function rawBaseline(url: string, total: number): Promise<number> {
+/** Signed POSTs per second to `url`, over `total` requests after `warmup` requests not timed. */
+export function rawBaseline(url: string, total: number, warmup = 0): Promise<number> {
   return withChild(async (child) => {
+    if (warmup > 0) await child.call('run', { url, total: warmup });
     const { elapsedMs, failed } = await child.call<{ elapsedMs: number; failed: number }>('run', {
       url,
       total,

@@ -8,6 +8,10 @@ export interface RunContext {
   events?: number;
   /** Overrides the steady publishing rate of W2 and W3. */
   rate?: number;
+  /** W2's seconds at the rate before the measured events, on every system (default 1). */
+  warmup?: number;
+  /** W1 and W5: events (and raw requests) sent first, not measured (default none: both start cold). */
+  bulkWarmup?: number;
   /** The fast receiver, one process shared by all runs. */
   receiver: Receiver;
   label: string;
@@ -25,6 +29,6 @@ export interface Figure {
 
 export interface Workload {
   id: string;
-  title: (ctx: Pick<RunContext, 'events' | 'rate'>) => string;
+  title: (ctx: Pick<RunContext, 'events' | 'rate' | 'warmup' | 'bulkWarmup'>) => string;
   run: (ctx: RunContext) => Promise<Figure[]>;
 }

@@ -5,7 +5,7 @@
  * and 20 and EM (engine media) and prints a table of medians with each run's figure and the target.
  *
  * Usage: npm run bench -- [--workload W1,W4] [--events N] [--rate R] [--runs 3] [--store sqlite|postgres]
- *                         [--systems raw,herald,bullmq] [--profile DIR]
+ *                         [--systems raw,herald,bullmq] [--profile DIR] [--warmup S] [--bulk-warmup N]
  */
 import { mkdirSync } from 'node:fs';
 import { availableParallelism, cpus, tmpdir, totalmem } from 'node:os';
@@ -73,6 +73,8 @@ const { values } = parseArgs({
     workload: { type: 'string', default: WORKLOADS.map((w) => w.id).join(',') },
     events: { type: 'string' },
     rate: { type: 'string' },
+    warmup: { type: 'string' },
+    'bulk-warmup': { type: 'string' },
     runs: { type: 'string', default: '3' },
     store: { type: 'string', default: 'sqlite' },
     systems: { type: 'string', default: 'raw,relay,herald,bullmq' },
@@ -83,7 +85,9 @@ const { values } = parseArgs({
 if (values.help) {
   console.log(
     `Usage: npm run bench -- [--workload ${WORKLOADS.map((w) => w.id).join(',')}] [--events N] [--rate R] [--runs 3]
-                        [--store sqlite|postgres] [--systems raw,herald,bullmq] [--profile DIR]
+                        [--store sqlite|postgres] [--systems raw,herald,bullmq] [--profile DIR] [--warmup S] [--bulk-warmup N]
+--warmup:  W2's seconds at the rate before it measures, on every system (default 1)
+--bulk-warmup N: W1 and W5 send N events (raw: N requests) first, not measured (default: none, both cold)
 --systems: what W2 and ES1/ES50 run on, of raw, relay, herald, bullmq (BullMQ-AOF starts a redis-server of its
            own; the relay takes events as Herald does and forwards them, keeping nothing); EM runs on Herald only.`,
   );
@@ -105,6 +109,8 @@ const runs = positiveInteger('runs', values.runs) as number;
 const options = {
   events: positiveInteger('events', values.events),
   rate: positiveInteger('rate', values.rate),
+  warmup: positiveInteger('warmup', values.warmup),
+  bulkWarmup: positiveInteger('bulk-warmup', values['bulk-warmup']),
 };
 const databaseUrl = values.store === 'postgres' ? (process.env.DATABASE_URL ?? DEFAULT_DATABASE_URL) : null;
 const profileDir = values.profile ? resolve(values.profile) : undefined;

@@ -30,28 +30,40 @@ async function withHerald<T>(
   }
 }
 
-/** Publishes `n` events in batches to one instance and waits until `n × webhooks` deliveries arrived. */
+/**
+ * Publishes `n` events in batches to one instance and waits until `n × webhooks` deliveries arrived. With
+ * `ctx.bulkWarmup`, as many events (and raw requests) go first to an instance of their own, not measured.
+ */
 async function throughput(ctx: RunContext, n: number, webhooks: number): Promise<Figure[]> {
   const total = n * webhooks;
+  const warmup = ctx.bulkWarmup ?? 0;
   progress(`${ctx.label}: raw baseline`);
-  const raw = await rawBaseline(ctx.receiver.url, Math.min(total, RAW_REQUESTS));
+  const raw = await rawBaseline(ctx.receiver.url, Math.min(total, RAW_REQUESTS), warmup);
   return withHerald(ctx, async (_, publisher) => {
-    const instance = await publisher.createInstance('bench');
-    for (let k = 0; k < webhooks; k++)
-      await publisher.createWebhook(instance, webhooks === 1 ? ctx.receiver.url : `${ctx.receiver.url}w${k}`);
-    await ctx.receiver.reset();
-    let acked = 0;
-    const publishing = publisher.publishBatches(instance, messageEvents(n), {
-      batch: BATCH,
-      inFlight: BATCH_IN_FLIGHT,
-      onAck: (k) => {
-        acked += k;
-      },
-    });
-    const label = () => `${ctx.label}: ${acked}/${n} events acknowledged`;
-    const { lastAt } = await waitForArrivals(ctx.receiver, total, label, publishing);
-    const { startedAt, ackedAt } = await publishing;
-    await publisher.deleteInstance(instance);
+    const bulk = async (events: number, what: string) => {
+      const instance = await publisher.createInstance(what);
+      for (let k = 0; k < webhooks; k++)
+        await publisher.createWebhook(
+          instance,
+          webhooks === 1 ? ctx.receiver.url : `${ctx.receiver.url}w${k}`,
+        );
+      await ctx.receiver.reset();
+      let acked = 0;
+      const publishing = publisher.publishBatches(instance, messageEvents(events), {
+        batch: BATCH,
+        inFlight: BATCH_IN_FLIGHT,
+        onAck: (k) => {
+          acked += k;
+        },
+      });
+      const label = () => `${ctx.label}: ${what}, ${acked}/${events} events acknowledged`;
+      const { lastAt } = await waitForArrivals(ctx.receiver, events * webhooks, label, publishing);
+      const published = await publishing;
+      await publisher.deleteInstance(instance);
+      return { lastAt, ...published };
+    };
+    if (warmup > 0) await bulk(warmup, 'warm-up');
+    const { lastAt, startedAt, ackedAt } = await bulk(n, 'bench');
     const delivered = total / ((lastAt - startedAt) / 1000);
     return [
       { name: 'raw undici POST/s', value: raw, unit: 'rate' },
@@ -133,21 +145,25 @@ const latencyFigures = (ms: number[], prefix = ''): Figure[] =>
 export const WORKLOADS: Workload[] = [
   {
     id: 'W1',
-    title: (c) => `throughput: ${c.events ?? 50_000} events in batches of ${BATCH}, 1 webhook`,
+    title: (c) =>
+      `throughput: ${c.events ?? 50_000} events in batches of ${BATCH}, 1 webhook` +
+      (c.bulkWarmup ? `, after ${c.bulkWarmup} not measured` : ''),
     run: (ctx) => throughput(ctx, ctx.events ?? 50_000, 1),
   },
   {
     id: 'W2',
     title: (c) =>
-      `latency: ${c.rate ?? 1000} events/s for ${(c.events ?? 20 * (c.rate ?? 1000)) / (c.rate ?? 1000)} s, one request each`,
+      `latency: ${c.rate ?? 1000} events/s for ${(c.events ?? 20 * (c.rate ?? 1000)) / (c.rate ?? 1000)} s, one request each` +
+      (c.warmup ? `, after ${c.warmup} s at that rate` : ''),
     run: (ctx) => {
       const perSecond = ctx.rate ?? 1000;
-      // One second at the rate first, not measured: connections opened, code warmed up, as in steady service.
+      // A second at the rate first (--warmup), not measured: connections opened, code warmed up. V8 is still
+      // compiling after one second; a longer warm-up shows what a service up for minutes pays (BENCHMARKS.md).
       const schedule = { kind: 'paced', perSecond } as const;
       return onEachSystem(ctx, {
         webhooks: 1,
         events: ctx.events ?? 20 * perSecond,
-        warmup: perSecond,
+        warmup: Math.round(perSecond * (ctx.warmup ?? 1)),
         schedule,
       });
     },

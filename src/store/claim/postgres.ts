@@ -1,7 +1,8 @@
 /**
  * Claims on PostgreSQL, shared by any number of processes: leased (`FOR UPDATE SKIP LOCKED`), serialised per
  * webhook by an advisory lock, with the per-webhook cap counted across workers and rate limits paced by a slot
- * every process shares; the next due time, and the queue's depth for /metrics.
+ * every process shares; the lead's full claim wakes the other workers; the next due time, and the queue's depth
+ * for /metrics.
  */
 
 import { PACE_HORIZON_MS, takeSlots } from '../../domain/pacing.ts';
@@ -147,6 +148,9 @@ export class PostgresClaims implements Claims {
         );
       });
       await this.#keepSlots(sql, paced, taken);
+      // A full claim left due work for the next: the lead calls every worker (listener.ts), so that a backlog is
+      // shared as before while a trickle is claimed once.
+      if (rows.length === limit && this.#db.leading) await this.#db.notifyOverflow(sql);
       return claims;
     });
   }

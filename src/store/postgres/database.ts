@@ -5,8 +5,9 @@
  */
 import type { TransactionSql } from 'postgres';
 import { LeaseTokens } from '../../domain/ids.ts';
+import type { Work } from '../records.ts';
 import { CONNECTION_CODES, connect, type Pool, wholeRows } from './connection.ts';
-import { WorkListener } from './listener.ts';
+import { OVERFLOW, WorkListener } from './listener.ts';
 import { migrate } from './migrations.ts';
 
 export type Tx = TransactionSql<Record<string, never>>;
@@ -93,11 +94,22 @@ export class PostgresDatabase {
     await sql`SELECT pg_notify(${this.channel}, '')`;
   }
 
+  /** Whether this process leads the work channel (listener.ts): only the lead's claims call for help. */
+  get leading(): boolean {
+    return this.#listener?.leading ?? false;
+  }
+
+  /** Wakes every process's dispatcher at commit, not only the lead's: due work was left for want of room. */
+  async notifyOverflow(sql: Tx): Promise<void> {
+    await sql`SELECT pg_notify(${this.channel}, ${OVERFLOW})`;
+  }
+
   /**
    * Calls `wake` on every notification of the channel, and again after each (re)connection of the listening
-   * connection, since notifications sent while it was down are lost.
+   * connection, since notifications sent while it was down are lost. Unless this process leads, a notification of
+   * new deliveries wakes with `media` only (listener.ts).
    */
-  async listen(wake: () => void): Promise<void> {
+  async listen(wake: (work?: Work) => void): Promise<void> {
     this.#listener ??= new WorkListener(this.#url, this.channel);
     await this.#listener.listen(wake);
   }

@@ -12,7 +12,7 @@ import type { EventDraft } from '../../src/domain/types.ts';
 import { openPostgresStore } from '../../src/store/open/postgres.ts';
 import type { Store } from '../../src/store/ports.ts';
 import type { Work } from '../../src/store/records.ts';
-import { dropSchema, postgresSkip, scratchSchema } from '../support/postgres.ts';
+import { DATABASE_URL, dropSchema, postgresSkip, scratchSchema } from '../support/postgres.ts';
 import { webhookRecord } from '../support/records.ts';
 import { TcpProxy } from '../support/tcp-proxy.ts';
 
@@ -82,6 +82,14 @@ describe('postgres: one worker leads the work channel', { skip: postgresSkip }, 
     await api.webhooks.createWebhook(webhookRecord({ webhook_id: id('whk'), instance_id: ins }, T0));
     return ins;
   }
+  /** The API's store with an instance and its webhook, and two workers on a fresh schema: `a` (at `aUrl`) leads. */
+  async function workers(aUrl = (url: string) => url) {
+    const url = await schema();
+    const api = await store(url);
+    const a = await worker(aUrl(url));
+    const b = await worker(url);
+    return { api, a, b, ins: await instance(api) };
+  }
   const draft = (ins: string): EventDraft => {
     const e = { event_id: id('evt'), event: 'presence.update', instance_id: ins, timestamp: T0, payload: {} };
     return { ...e, body: eventBody(e) };
@@ -95,22 +103,14 @@ describe('postgres: one worker leads the work channel', { skip: postgresSkip }, 
   }
 
   test('new deliveries wake the lead dispatcher only; media jobs wake on every worker', async () => {
-    const url = await schema();
-    const api = await store(url);
-    const a = await worker(url);
-    const b = await worker(url);
-    const ins = await instance(api);
+    const { api, a, b, ins } = await workers();
     await ingestHeard(api, ins, a.wakes, b.wakes);
     assert.deepEqual(a.wakes.seen, ['all'], 'the first to listen leads: its dispatcher is woken');
     assert.deepEqual(b.wakes.seen, ['media'], 'the other is woken for media jobs, not to claim');
   });
 
   test('when the lead closes, another worker takes it within about a second and is woken at once', async () => {
-    const url = await schema();
-    const api = await store(url);
-    const a = await worker(url);
-    const b = await worker(url);
-    const ins = await instance(api);
+    const { api, a, b, ins } = await workers();
     b.wakes.clear();
     await a.store.close();
     const tookMs = await until(() => b.wakes.count('all') > 0, 'the second worker to take the lead', 4000);
@@ -122,16 +122,17 @@ describe('postgres: one worker leads the work channel', { skip: postgresSkip }, 
   });
 
   test('a lead whose connection is cut hands the lead on, and follows when it is back', async () => {
-    const url = await schema();
-    const api = await store(url);
-    const proxy = await TcpProxy.start({ host: '127.0.0.1', port: Number(new URL(url).port || 5432) });
+    const proxy = await TcpProxy.start({
+      host: '127.0.0.1',
+      port: Number(new URL(DATABASE_URL as string).port || 5432),
+    });
     after(() => proxy.close());
-    const viaProxy = new URL(url);
-    viaProxy.hostname = '127.0.0.1';
-    viaProxy.port = String(proxy.port);
-    const a = await worker(viaProxy.toString());
-    const b = await worker(url);
-    const ins = await instance(api);
+    const { api, a, b, ins } = await workers((url) => {
+      const viaProxy = new URL(url);
+      viaProxy.hostname = '127.0.0.1';
+      viaProxy.port = String(proxy.port);
+      return viaProxy.toString();
+    });
     await ingestHeard(api, ins, a.wakes, b.wakes);
     assert.deepEqual([a.wakes.seen, b.wakes.seen], [['all'], ['media']], 'the worker behind the proxy leads');
 
@@ -148,11 +149,7 @@ describe('postgres: one worker leads the work channel', { skip: postgresSkip }, 
   });
 
   test("the lead's full claim wakes every dispatcher; a claim with room to spare, or a follower's, does not", async () => {
-    const url = await schema();
-    const api = await store(url);
-    const a = await worker(url);
-    const b = await worker(url);
-    const ins = await instance(api);
+    const { api, a, b, ins } = await workers();
     await api.events.ingest(ins, [draft(ins), draft(ins), draft(ins), draft(ins)], route, T0);
     await until(() => b.wakes.count('media') > 0, 'the follower to hear of the ingest');
 

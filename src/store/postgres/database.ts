@@ -99,7 +99,7 @@ export class PostgresDatabase {
     return this.#listener?.leading ?? false;
   }
 
-  /** Wakes every process's dispatcher at commit, not only the lead's: due work was left for want of room. */
+  /** Wakes every process's dispatcher at commit, not only the lead's: the lead's claim came back full. */
   async notifyOverflow(sql: Tx): Promise<void> {
     await sql`SELECT pg_notify(${this.channel}, ${OVERFLOW})`;
   }

@@ -9,7 +9,8 @@
  * payload) wakes the lead's dispatcher only; every other process wakes only its media jobs, and its dispatcher
  * keeps its own rounds (results coming back, due times, at most a second apart). With N workers woken for the same
  * trickle, each made its own small claim, a durable commit each: claims grew with the workers. When the lead's
- * claim leaves due work it had no room for, it sends OVERFLOW, which wakes every dispatcher (claim/postgres.ts).
+ * claim comes back full (more may be due than one claim takes), it sends OVERFLOW, which wakes every dispatcher
+ * (claim/postgres.ts).
  * The others try for the lead every LEAD_RETRY_MS.
  */
 import type { Work } from '../records.ts';

@@ -20,8 +20,7 @@ async function withChild<T>(fn: (child: Child) => Promise<T>): Promise<T> {
   }
 }
 
-/** POSTs per second of `total` signed requests to `url`; fails if any is not answered 200. */
-/** Signed POSTs per second to `url`, over `total` requests after `warmup` requests not timed. */
+/** POSTs per second of `total` signed requests to `url`, after `warmup` not timed; fails if any is not answered 200. */
 export function rawBaseline(url: string, total: number, warmup = 0): Promise<number> {
   return withChild(async (child) => {
     if (warmup > 0) await child.call('run', { url, total: warmup });

@@ -12,6 +12,7 @@ import type { EventDraft } from '../../src/domain/types.ts';
 import { openPostgresStore } from '../../src/store/open/postgres.ts';
 import type { Store } from '../../src/store/ports.ts';
 import type { Work } from '../../src/store/records.ts';
+import { eventually } from '../support/herald.ts';
 import { DATABASE_URL, dropSchema, postgresSkip, scratchSchema } from '../support/postgres.ts';
 import { webhookRecord } from '../support/records.ts';
 import { TcpProxy } from '../support/tcp-proxy.ts';
@@ -35,15 +36,9 @@ class Wakes {
   }
 }
 
-async function until(check: () => boolean, what: string, timeoutMs = 5000): Promise<number> {
-  const started = performance.now();
-  while (!check()) {
-    if (performance.now() - started > timeoutMs)
-      throw new Error(`timed out after ${timeoutMs} ms waiting for ${what}`);
-    await new Promise((r) => setTimeout(r, 10));
-  }
-  return performance.now() - started;
-}
+/** Waits until `check` holds (the project's `eventually`, for a synchronous check). */
+const until = (check: () => boolean, what: string, timeoutMs = 5000) =>
+  eventually(async () => (check() ? true : undefined), timeoutMs, what);
 
 describe('postgres: one worker leads the work channel', { skip: postgresSkip }, () => {
   const schemas: string[] = [];
@@ -113,7 +108,9 @@ describe('postgres: one worker leads the work channel', { skip: postgresSkip }, 
     const { api, a, b, ins } = await workers();
     b.wakes.clear();
     await a.store.close();
-    const tookMs = await until(() => b.wakes.count('all') > 0, 'the second worker to take the lead', 4000);
+    const closedAt = performance.now();
+    await until(() => b.wakes.count('all') > 0, 'the second worker to take the lead', 4000);
+    const tookMs = performance.now() - closedAt;
     assert.ok(tookMs < 2500, `took the lead after ${Math.round(tookMs)} ms`);
     b.wakes.clear();
     await api.events.ingest(ins, [draft(ins)], route, T0);

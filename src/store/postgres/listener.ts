@@ -68,6 +68,7 @@ export class WorkListener {
     wake();
   }
 
+  /** LISTEN, then a try for the lead; its callers wake the listeners once it is done. */
   async #listen(): Promise<void> {
     await this.#sql.unsafe(`LISTEN "${this.#channel.replaceAll('"', '""')}"`);
     await this.#tryLead();
@@ -80,14 +81,16 @@ export class WorkListener {
     const [{ lead }] = await this.#sql<{ lead: boolean }[]>`
       SELECT pg_try_advisory_lock(${LEAD_LOCK}::integer, hashtext(${this.#channel})) AS lead`;
     if (this.#closed) return;
-    if (lead && !this.#leading) {
-      this.#leading = true;
-      // What came while nobody led: the new lead looks at once.
-      for (const wake of this.#wakes) wake();
-    }
+    this.#leading = lead;
     if (!lead)
       this.#leadTimer = setTimeout(() => {
-        this.#tryLead().catch(() => {}); // a lost connection: onclose relistens, and tries again
+        this.#tryLead().then(
+          // The lead taken over: what came while nobody led is looked for at once.
+          () => {
+            if (this.#leading) for (const wake of this.#wakes) wake();
+          },
+          () => {}, // a lost connection: onclose relistens, and tries again
+        );
       }, LEAD_RETRY_MS).unref();
   }
 

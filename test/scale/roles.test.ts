@@ -8,7 +8,7 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { after, before, describe, test } from 'node:test';
-import { ADMIN_KEY, apiRequest, messagePayload } from '../support/herald.ts';
+import { ADMIN_KEY, apiRequest, eventually, messagePayload } from '../support/herald.ts';
 import { dropSchema, postgresSkip, scratchSchema } from '../support/postgres.ts';
 import { TestReceiver } from '../support/receiver.ts';
 import { type ChildHerald, spawnHerald } from '../support/spawn.ts';
@@ -111,6 +111,16 @@ describe('roles on PostgreSQL', { skip: postgresSkip }, () => {
       const res = await apiRequest(worker.url, 'GET', path, { key: null });
       assert.deepEqual([res.status, res.body.status], [200, status], path);
     }
+    // The receiver has the request before the worker has its answer: the counter moves when the outcome is
+    // decided, which is before the log says delivered.
+    await eventually(
+      async () => {
+        const listed = await api.request('GET', `/instances/${instanceId}/deliveries`);
+        return listed.body.deliveries[0]?.status === 'delivered' ? true : undefined;
+      },
+      10_000,
+      'the delivery to be logged as delivered',
+    );
     const metrics = await fetch(`${worker.url}/metrics`, {
       headers: { authorization: `Bearer ${ADMIN_KEY}` },
     });

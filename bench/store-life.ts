@@ -1,12 +1,12 @@
 /**
  * A delivery's life through the SQLite store alone, as W1 drives it: events ingested 500 at a time with the
- * hand-off's room, and each handed-off delivery's outcome (delivered) recorded 64 at a time, as the dispatcher's
- * turns write them. No HTTP, no threads, no timers: the work is the same on every run, so that
+ * hand-off's room, and each handed-off delivery's outcome (delivered) recorded 64 at a time, as the dispatcher
+ * writes a turn's outcomes together. No HTTP, no threads, no timers: the work is the same on every run, so that
  * `valgrind --tool=callgrind` counts the same instructions on a slow machine as on a fast one, where CPU time moves
  * 2× from day to day. Run it at two counts and take the difference per delivery, which leaves start-up out:
  *
- *   valgrind --tool=callgrind --smc-check=all-non-file --callgrind-out-file=/tmp/cg.%p \
- *     node_modules/node/bin/node bench/store-life.ts WORKTREE 4000
+ *   valgrind --tool=callgrind --smc-check=all-non-file --callgrind-out-file=/tmp/cg.1000 \
+ *     node_modules/node/bin/node bench/store-life.ts WORKTREE 1000        # and again at 5000
  *
  * WORKTREE is a checkout whose src/ is measured, so that two commits can be alternated from one place. Without
  * valgrind it prints µs of CPU per delivery, after a first round to warm up.

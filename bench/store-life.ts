@@ -16,7 +16,8 @@
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
-import { deliveryBody, messagePayload } from './payloads.ts';
+import { webhookRecord } from '../test/support/records.ts';
+import { baselineEventId, deliveryBody, messagePayload } from './payloads.ts';
 
 const [worktree = '.', count = '20000'] = process.argv.slice(2);
 const src = resolve(worktree, 'src');
@@ -38,33 +39,20 @@ await store.catalog.createInstance({
   created_at: now,
 });
 const webhook_id = newId('whk', now);
-await store.webhooks.createWebhook({
-  webhook_id,
-  instance_id,
-  destination_url: 'http://127.0.0.1:9/hook',
-  events: ['message'],
-  ignore_status: true,
-  enabled: true,
-  secret_sealed: null,
-  disabled_reason: null,
-  disabled_at: null,
-  created_at: now,
-  updated_at: now,
-});
+await store.webhooks.createWebhook(webhookRecord({ webhook_id, instance_id }, now));
 
 let next = 0;
 async function life(deliveries: number): Promise<void> {
   for (let done = 0; done < deliveries; done += BATCH) {
     const drafts = Array.from({ length: BATCH }, () => {
       const i = next++;
-      const event_id = `evt_BENCH${String(i).padStart(21, '0')}`;
       return {
-        event_id,
+        event_id: baselineEventId(i),
         event: 'message',
         instance_id,
         timestamp: now,
         payload: messagePayload(i),
-        body: deliveryBody(i, now, event_id),
+        body: deliveryBody(i, now),
       };
     });
     const results = await store.events.ingest(instance_id, drafts, route, now, {
